@@ -1,0 +1,55 @@
+"""agentgym: a gym suite for LLM agents.
+
+One API — Gymnasium for one agent, PettingZoo for many — over environments whose rewards come
+from verifiers and whose every task has an oracle, checked by a conformance checker.
+
+>>> import agentgym
+>>> env = agentgym.make("games/TowerOfHanoi-v0")
+>>> obs, info = env.reset(seed=0)
+>>> obs, reward, terminated, truncated, info = env.step("move A C")
+"""
+
+from agentgym.core import SPLITS, Env, GeneratedTaskSet, Task, TaskSet, Verdict
+from agentgym.errors import (
+    AgentGymError,
+    ConformanceError,
+    InfrastructureError,
+    MissingExtraError,
+    TaskError,
+    UnknownEnvError,
+    UsageError,
+)
+from agentgym.registry import EnvSpec, families, list_envs, make, make_multi, register, spec
+from agentgym.spaces import ChatMessages, Text, ToolCall
+from agentgym.task_env import InvalidAction, TaskEnv
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SPLITS",
+    "AgentGymError",
+    "ChatMessages",
+    "ConformanceError",
+    "Env",
+    "EnvSpec",
+    "GeneratedTaskSet",
+    "InfrastructureError",
+    "InvalidAction",
+    "MissingExtraError",
+    "Task",
+    "TaskEnv",
+    "TaskError",
+    "TaskSet",
+    "Text",
+    "ToolCall",
+    "UnknownEnvError",
+    "UsageError",
+    "Verdict",
+    "__version__",
+    "families",
+    "list_envs",
+    "make",
+    "make_multi",
+    "register",
+    "spec",
+]

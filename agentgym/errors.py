@@ -1,0 +1,159 @@
+"""The typed error tree: every failure agentgym raises is one of these.
+
+Three kinds of failure are kept apart, because they are handled differently:
+
+* **The caller used the API wrongly** (a programming error): wrong argument types, stepping a
+  finished episode, an unknown env id. These raise at once with a message that names the value
+  and the likely cause.
+* **The agent made a mistake** (a malformed or illegal action): that is *not* an exception. The
+  env turns it into feedback in the next observation and counts it in ``info``.
+* **The infrastructure failed** (an env process died, a verifier could not judge): these raise
+  an :class:`InfrastructureError`. The evaluator records the episode as ``errored`` and retries
+  or excludes it; it is never scored 0.
+
+::
+
+    AgentGymError
+    ├── UsageError (also TypeError)          the caller passed something wrong
+    │   └── ResetNeeded                      step() before reset() or after the episode ended
+    ├── RegistryError
+    │   ├── UnknownEnvError (also KeyError)  unknown id; says "did you mean ..."
+    │   ├── DuplicateEnvError                an id registered twice with different entry points
+    │   └── MissingExtraError (ImportError)  a family's optional dependency is not installed
+    ├── TaskError (also KeyError)            unknown task id, split or difficulty
+    ├── InfrastructureError                  could not run or judge: excluded, never scored 0
+    │   ├── EnvCrashedError
+    │   └── VerifierError
+    ├── LedgerError                          an episode record that cannot be read or written
+    └── ConformanceError (also AssertionError)   raised by the checker; one subclass per check
+        ├── GymnasiumCheckError / PettingZooCheckError
+        ├── OracleError, NullAgentError, DeterminismError, BadActionError,
+        ├── InfoContractError, SnapshotError, CloseError, LeakError
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentGymError",
+    "BadActionError",
+    "CloseError",
+    "ConformanceError",
+    "DeterminismError",
+    "DuplicateEnvError",
+    "EnvCrashedError",
+    "GymnasiumCheckError",
+    "InfoContractError",
+    "InfrastructureError",
+    "LeakError",
+    "LedgerError",
+    "MissingExtraError",
+    "NullAgentError",
+    "OracleError",
+    "PettingZooCheckError",
+    "RegistryError",
+    "ResetNeeded",
+    "SnapshotError",
+    "TaskError",
+    "UnknownEnvError",
+    "UsageError",
+    "VerifierError",
+]
+
+
+class AgentGymError(Exception):
+    """Base class of every error agentgym raises."""
+
+    def __str__(self) -> str:
+        # KeyError quotes its message; we want the plain text for every subclass.
+        return str(self.args[0]) if self.args else ""
+
+
+class UsageError(AgentGymError, TypeError):
+    """The caller passed a value of the wrong type or shape to an agentgym API."""
+
+
+class ResetNeeded(UsageError):
+    """``step()`` was called before ``reset()`` or after the episode had ended."""
+
+
+class RegistryError(AgentGymError):
+    """Something is wrong with an env id or its registration."""
+
+
+class UnknownEnvError(RegistryError, KeyError):
+    """No env is registered under this id; the message suggests the closest ids."""
+
+
+class DuplicateEnvError(RegistryError):
+    """The same id was registered twice with different entry points."""
+
+
+class MissingExtraError(RegistryError, ImportError):
+    """An env family needs an optional dependency that is not installed.
+
+    The message names the ``pip install 'agentgym[EXTRA]'`` command that installs it.
+    """
+
+
+class TaskError(AgentGymError, KeyError):
+    """An unknown task id, split or difficulty was asked for."""
+
+
+class InfrastructureError(AgentGymError):
+    """The env or verifier could not run or judge. The episode is errored, not failed."""
+
+
+class EnvCrashedError(InfrastructureError):
+    """The process, interpreter or engine behind an env stopped working."""
+
+
+class VerifierError(InfrastructureError):
+    """A verifier could not reach a verdict (as opposed to judging an answer wrong)."""
+
+
+class LedgerError(AgentGymError):
+    """An episode record could not be read or written (bad schema version, corrupt line)."""
+
+
+class ConformanceError(AgentGymError, AssertionError):
+    """An env broke the contract. Raised by :func:`agentgym.check_env`; one subclass per check."""
+
+
+class GymnasiumCheckError(ConformanceError):
+    """Gymnasium's own ``check_env`` failed or warned."""
+
+
+class PettingZooCheckError(ConformanceError):
+    """PettingZoo's own ``api_test`` failed."""
+
+
+class OracleError(ConformanceError):
+    """The task's oracle did not reach the maximum score: the task or its verifier is wrong."""
+
+
+class NullAgentError(ConformanceError):
+    """A do-nothing or random agent scored as well as the oracle: the verifier cannot tell."""
+
+
+class DeterminismError(ConformanceError):
+    """The same seed, task and actions gave a different episode."""
+
+
+class BadActionError(ConformanceError):
+    """A malformed action raised an exception or did not come back as feedback."""
+
+
+class InfoContractError(ConformanceError):
+    """``info`` lacks a required key (``state_key``, ``instructions``, ``verdict``...)."""
+
+
+class SnapshotError(ConformanceError):
+    """``get_state``/``set_state`` did not restore the same situation."""
+
+
+class CloseError(ConformanceError):
+    """``close()`` raised, or could not be called twice."""
+
+
+class LeakError(ConformanceError):
+    """Threads, file descriptors or child processes grew over reset/close cycles."""

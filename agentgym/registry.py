@@ -1,0 +1,238 @@
+"""The registry: ids like ``games/Sokoban-v0`` to env classes, loaded lazily.
+
+* ``register(id, entry_point="module:Class", ...)`` records an env without importing it, so a
+  family whose optional dependency is missing breaks only itself, with an error naming the
+  extra to install.
+* ``make(id, **kwargs)`` builds a single-agent env through :func:`gymnasium.make`, so the
+  standard wrappers are applied and visible in the repr::
+
+      <TimeLimit<OrderEnforcing<PassiveEnvChecker<SokobanEnv<games/Sokoban-v0>>>>>
+
+  Every single-agent id is also registered with Gymnasium, so ``gymnasium.make(id)`` works
+  after ``import agentgym``.
+* ``make_multi(id, **kwargs)`` builds a PettingZoo env (AEC or parallel).
+* Built-in families register when the registry is first used; third-party packages add
+  families through the Python entry-point group ``agentgym.envs`` (the entry point names a
+  module whose import calls :func:`register`).
+* Ids are ``family/Name-vN``. Bump ``N`` whenever rewards, verifiers or task semantics change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.metadata
+import re
+import warnings
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Literal
+
+import gymnasium
+
+from agentgym.errors import (
+    DuplicateEnvError,
+    MissingExtraError,
+    RegistryError,
+    UnknownEnvError,
+    UsageError,
+)
+
+__all__ = ["EnvSpec", "families", "list_envs", "make", "make_multi", "register", "spec"]
+
+ID_PATTERN = re.compile(r"^(?P<family>[a-z][a-z0-9_-]*)/(?P<name>[A-Za-z][A-Za-z0-9_]*)-v(?P<version>\d+)$")
+BUILTIN_FAMILIES = ("agentgym.envs.games",)
+ENTRY_POINT_GROUP = "agentgym.envs"
+
+Kind = Literal["env", "aec", "parallel"]
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What the registry knows about an env before importing it.
+
+    Attributes:
+        id: ``family/Name-vN``.
+        entry_point: ``"module:Class"``, imported on first use.
+        kind: ``env`` (Gymnasium), ``aec`` or ``parallel`` (PettingZoo).
+        kwargs: default constructor arguments.
+        max_episode_steps: the step limit (Gymnasium's ``TimeLimit``); ``None`` for none.
+        extra: the pip extra that installs the family's dependencies (``agentgym[EXTRA]``).
+        description: one line for ``agentgym list``.
+    """
+
+    id: str
+    entry_point: str
+    kind: Kind = "env"
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    max_episode_steps: int | None = None
+    extra: str | None = None
+    description: str = ""
+
+    @property
+    def family(self) -> str:
+        """The namespace before the slash: ``games`` in ``games/Sokoban-v0``."""
+        return self.id.split("/", 1)[0]
+
+    @property
+    def version(self) -> int:
+        """The number after ``-v``."""
+        return int(self.id.rsplit("-v", 1)[1])
+
+    def load(self) -> type:
+        """Import and return the env class, or raise MissingExtraError naming the extra."""
+        module_name, _, attr = self.entry_point.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as missing:
+            if self.extra is None or (missing.name or "").startswith("agentgym"):
+                raise
+            raise MissingExtraError(
+                f"{self.id} needs the Python package {missing.name!r}, which is not installed. "
+                f"Install the family's extra: pip install 'agentgym[{self.extra}]'"
+            ) from missing
+        try:
+            return getattr(module, attr)
+        except AttributeError as error:
+            raise RegistryError(
+                f"{self.id}: entry point {self.entry_point!r} names no attribute {attr!r}"
+            ) from error
+
+
+_registry: dict[str, EnvSpec] = {}
+_loaded = False
+
+
+def register(
+    id: str,
+    entry_point: str,
+    *,
+    kind: Kind = "env",
+    kwargs: dict[str, Any] | None = None,
+    max_episode_steps: int | None = None,
+    extra: str | None = None,
+    description: str = "",
+) -> EnvSpec:
+    """Register an env under ``id``; see :class:`EnvSpec` for the arguments."""
+    if not isinstance(id, str) or not ID_PATTERN.match(id):
+        raise RegistryError(
+            f"env id {id!r} is not of the form 'family/Name-vN' (e.g. 'games/Sokoban-v0')"
+        )
+    if not isinstance(entry_point, str) or ":" not in entry_point:
+        raise RegistryError(f"{id}: entry_point must be 'module:Class', got {entry_point!r}")
+    if kind not in ("env", "aec", "parallel"):
+        raise RegistryError(f"{id}: kind must be 'env', 'aec' or 'parallel', got {kind!r}")
+    new = EnvSpec(id, entry_point, kind, dict(kwargs or {}), max_episode_steps, extra, description)
+    old = _registry.get(id)
+    if old is not None and old != new:
+        raise DuplicateEnvError(
+            f"{id} is already registered with entry point {old.entry_point!r}; "
+            f"bump the version to register {entry_point!r}"
+        )
+    _registry[id] = new
+    if kind == "env":
+        gymnasium.register(
+            id=id,
+            entry_point=partial(_create, id),
+            max_episode_steps=max_episode_steps,
+            kwargs=dict(kwargs or {}),
+        )
+    return new
+
+
+def _create(env_id: str, **kwargs: Any) -> Any:
+    """Gymnasium's entry point for our ids: load lazily, then construct."""
+    return spec(env_id).load()(**kwargs)
+
+
+def _load_families() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for module in BUILTIN_FAMILIES:
+        importlib.import_module(module)
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry.value in BUILTIN_FAMILIES:
+            continue
+        try:
+            entry.load()
+        except Exception as error:  # a broken plug-in must not break every other family
+            warnings.warn(
+                f"agentgym: env family {entry.name!r} ({entry.value}) failed to load: {error!r}",
+                stacklevel=2,
+            )
+
+
+def spec(id: str) -> EnvSpec:
+    """The :class:`EnvSpec` of ``id``; unknown ids raise with the closest matches."""
+    _load_families()
+    if not isinstance(id, str):
+        raise UsageError(f"env ids are strings like 'games/Sokoban-v0', got {type(id).__name__}")
+    found = _registry.get(id)
+    if found is None:
+        raise UnknownEnvError(_unknown_message(id))
+    return found
+
+
+def _unknown_message(id: str) -> str:
+    ids = sorted(_registry)
+    message = f"no env is registered as {id!r}."
+    base = id.rsplit("-v", 1)[0]
+    versions = [i for i in ids if i.rsplit("-v", 1)[0] == base]
+    folded = {i.lower(): i for i in ids}
+    guesses = versions or ([folded[id.lower()]] if id.lower() in folded else [])
+    guesses = guesses or difflib.get_close_matches(id, ids, n=3, cutoff=0.6)
+    if not guesses:
+        by_name = {i.split("/", 1)[-1].lower(): i for i in ids}
+        name = id.split("/", 1)[-1].lower()
+        guesses = [by_name[n] for n in difflib.get_close_matches(name, by_name, n=3, cutoff=0.6)]
+    if guesses:
+        message += " Did you mean " + " or ".join(repr(g) for g in guesses) + "?"
+    message += " Run `agentgym list` to see every id."
+    return message
+
+
+def make(id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
+    """Build a single-agent env with the standard wrappers.
+
+    Keyword arguments go to the env's constructor, except Gymnasium's own ``max_episode_steps``,
+    ``disable_env_checker`` and ``render_mode``.
+
+    >>> env = make("games/TowerOfHanoi-v0")
+    >>> env
+    <TimeLimit<OrderEnforcing<PassiveEnvChecker<TowerOfHanoiEnv<games/TowerOfHanoi-v0>>>>>
+    """
+    found = spec(id)
+    if found.kind != "env":
+        raise UsageError(f"{id} is a multi-agent ({found.kind}) env; build it with make_multi()")
+    found.load()  # surface MissingExtraError before Gymnasium wraps anything
+    return gymnasium.make(id, **kwargs)
+
+
+def make_multi(id: str, **kwargs: Any) -> Any:
+    """Build a multi-agent (PettingZoo) env; AEC envs get PettingZoo's order-enforcing wrapper."""
+    found = spec(id)
+    if found.kind == "env":
+        raise UsageError(f"{id} is a single-agent env; build it with make()")
+    env = found.load()(**{**found.kwargs, **kwargs})
+    if found.kind == "aec":
+        from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+        env = OrderEnforcingWrapper(env)
+    return env
+
+
+def list_envs(family: str | None = None, kind: Kind | None = None) -> list[EnvSpec]:
+    """Registered specs, sorted by id, optionally of one family or kind."""
+    _load_families()
+    return [
+        s
+        for _, s in sorted(_registry.items())
+        if (family is None or s.family == family) and (kind is None or s.kind == kind)
+    ]
+
+
+def families() -> list[str]:
+    """The registered family names."""
+    return sorted({s.family for s in list_envs()})

@@ -1,0 +1,269 @@
+"""Gymnasium spaces for what language agents see and do.
+
+Gymnasium's own :class:`gymnasium.spaces.Text` only admits a fixed character set (by default
+ASCII letters and digits), so it cannot hold what an LLM writes. These spaces are real
+:class:`gymnasium.spaces.Space` subclasses, so ``gymnasium.utils.env_checker.check_env``,
+vector envs and wrappers accept them unchanged:
+
+* :class:`Text` — any unicode string of bounded length (observations and free-form actions);
+* :class:`ChatMessages` — a list of ``{"role", "content"}`` messages (chat observations);
+* :class:`ToolCall` — ``{"name": str, "arguments": dict}`` against declared JSON-schema tools.
+
+Images are ordinary ``Box(H, W, 3, uint8)`` and multimodal observations ordinary ``Dict`` spaces.
+
+>>> space = Text(max_length=8)
+>>> space.contains("héllo ✓"), space.contains("far too long")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gymnasium.spaces import Space
+
+__all__ = ["ChatMessages", "Text", "ToolCall"]
+
+# Characters `sample()` draws from: printable ASCII plus a few multi-byte characters, so that
+# code handling samples is exercised on non-ASCII input too.
+_SAMPLE_ALPHABET = tuple(chr(c) for c in range(32, 127)) + tuple("\n\té✓→中😀")
+
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+class Text(Space[str]):
+    """Any unicode string whose length lies in ``[min_length, max_length]``.
+
+    ``sample()`` draws random printable text, which the conformance checker uses as a source of
+    malformed actions: a text env must answer it with feedback, never an exception.
+    """
+
+    def __init__(
+        self, max_length: int = 65_536, *, min_length: int = 0, seed: int | None = None
+    ) -> None:
+        """Create a text space.
+
+        Args:
+            max_length: the longest string the space contains, in characters.
+            min_length: the shortest string the space contains.
+            seed: seed for :meth:`sample`.
+        """
+        if not 0 <= min_length <= max_length:
+            raise ValueError(
+                f"Text space needs 0 <= min_length <= max_length, got "
+                f"min_length={min_length}, max_length={max_length}"
+            )
+        self.min_length = int(min_length)
+        self.max_length = int(max_length)
+        super().__init__(dtype=str, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        """Free text has no fixed-size array form."""
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        """A random string of printable characters, at most 64 long (or ``max_length``)."""
+        longest = min(self.max_length, max(self.min_length, 64))
+        length = int(self.np_random.integers(self.min_length, longest + 1))
+        picks = self.np_random.integers(0, len(_SAMPLE_ALPHABET), size=length)
+        return "".join(_SAMPLE_ALPHABET[i] for i in picks)
+
+    def contains(self, x: Any) -> bool:
+        """True for a ``str`` whose length is within the bounds."""
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        return f"Text(min_length={self.min_length}, max_length={self.max_length})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Text)
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+        )
+
+    def __hash__(self) -> int:
+        return hash(("Text", self.min_length, self.max_length))
+
+    def to_jsonable(self, sample_n: Sequence[str]) -> list[str]:
+        """Strings are already JSON."""
+        return list(sample_n)
+
+    def from_jsonable(self, sample_n: Sequence[str]) -> list[str]:
+        """Strings are already JSON."""
+        return list(sample_n)
+
+
+class ChatMessages(Space[list[dict[str, Any]]]):
+    """A chat transcript: a list of ``{"role": ..., "content": str}`` dicts.
+
+    Roles are ``system``, ``user``, ``assistant`` and ``tool``. Messages may carry extra keys
+    (``name``, ``tool_calls``, ``tool_call_id``) as OpenAI-style chat APIs do.
+    """
+
+    def __init__(
+        self, max_messages: int = 4096, *, max_length: int = 65_536, seed: int | None = None
+    ) -> None:
+        """Create a chat-messages space.
+
+        Args:
+            max_messages: the most messages a transcript may hold.
+            max_length: the longest ``content`` of one message, in characters.
+            seed: seed for :meth:`sample`.
+        """
+        self.max_messages = int(max_messages)
+        self.content = Text(max_length)
+        super().__init__(dtype=None, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        """Transcripts have no fixed-size array form."""
+        return False
+
+    def seed(self, seed: int | None = None) -> int | list[int] | dict[str, int]:
+        """Seed this space and the text space used for message contents."""
+        seeded = super().seed(seed)
+        self.content.seed(int(self.np_random.integers(2**31)))
+        return seeded
+
+    def sample(self, mask: Any = None, probability: Any = None) -> list[dict[str, Any]]:
+        """A short random transcript alternating user and assistant turns."""
+        count = int(self.np_random.integers(1, min(self.max_messages, 4) + 1))
+        roles = ("user", "assistant")
+        return [{"role": roles[i % 2], "content": self.content.sample()} for i in range(count)]
+
+    def contains(self, x: Any) -> bool:
+        """True for a list of well-formed messages within the bounds."""
+        if not isinstance(x, list) or len(x) > self.max_messages:
+            return False
+        return all(
+            isinstance(m, Mapping)
+            and m.get("role") in _ROLES
+            and self.content.contains(m.get("content", ""))
+            for m in x
+        )
+
+    def __repr__(self) -> str:
+        return f"ChatMessages(max_messages={self.max_messages}, max_length={self.content.max_length})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ChatMessages)
+            and self.max_messages == other.max_messages
+            and self.content == other.content
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ChatMessages", self.max_messages, self.content.max_length))
+
+
+class ToolCall(Space[dict[str, Any]]):
+    """A structured tool call ``{"name": str, "arguments": dict}`` against declared tools.
+
+    ``tools`` are JSON-schema function declarations in the OpenAI format, ``{"name",
+    "description", "parameters": {"type": "object", "properties", "required"}}``. ``contains``
+    checks the name, the required arguments and the JSON types of the given ones; that is what
+    an env needs to turn a wrong call into feedback rather than a crash.
+    """
+
+    _JSON_TYPES: Mapping[str, tuple[type, ...]] = {
+        "string": (str,),
+        "integer": (int,),
+        "number": (int, float),
+        "boolean": (bool,),
+        "array": (list, tuple),
+        "object": (dict,),
+        "null": (type(None),),
+    }
+
+    def __init__(self, tools: Sequence[Mapping[str, Any]], *, seed: int | None = None) -> None:
+        """Create a tool-call space.
+
+        Args:
+            tools: the tool declarations (JSON-schema functions); names must be unique.
+            seed: seed for :meth:`sample`.
+        """
+        names = [t.get("name") for t in tools]
+        if not tools or any(not isinstance(n, str) or not n for n in names):
+            raise ValueError(f"ToolCall needs tools with non-empty 'name' strings, got {names!r}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"ToolCall tool names must be unique, got {names!r}")
+        self.tools = tuple(json.loads(json.dumps(t)) for t in tools)  # deep, JSON-only copy
+        self._by_name = {t["name"]: t for t in self.tools}
+        super().__init__(dtype=None, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        """Tool calls have no fixed-size array form."""
+        return False
+
+    def problems(self, call: Any) -> list[str]:
+        """Everything wrong with ``call``, as messages for the agent (empty if it is valid)."""
+        if not isinstance(call, Mapping):
+            return [f"a tool call must be an object with 'name' and 'arguments', got {call!r}"]
+        name, arguments = call.get("name"), call.get("arguments", {})
+        if name not in self._by_name:
+            return [f"unknown tool {name!r}; available tools: {', '.join(self._by_name)}"]
+        if not isinstance(arguments, Mapping):
+            return [f"arguments of {name!r} must be an object, got {arguments!r}"]
+        schema = self._by_name[name].get("parameters", {})
+        properties = schema.get("properties", {})
+        found = [
+            f"{name}: missing required argument {key!r}"
+            for key in schema.get("required", [])
+            if key not in arguments
+        ]
+        for key, value in arguments.items():
+            if key not in properties:
+                if schema.get("additionalProperties", True) is False:
+                    found.append(f"{name}: unexpected argument {key!r}")
+                continue
+            expected = properties[key].get("type")
+            types = self._JSON_TYPES.get(expected) if isinstance(expected, str) else None
+            is_bool = isinstance(value, bool) and expected in ("integer", "number")
+            if types is not None and (not isinstance(value, types) or is_bool):
+                found.append(f"{name}: argument {key!r} must be {expected}, got {value!r}")
+        return found
+
+    def contains(self, x: Any) -> bool:
+        """True when ``x`` names a declared tool with well-typed arguments."""
+        return not self.problems(x)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> dict[str, Any]:
+        """A call of a random tool with random arguments of the declared types."""
+        tool = self.tools[int(self.np_random.integers(len(self.tools)))]
+        properties = tool.get("parameters", {}).get("properties", {})
+        return {
+            "name": tool["name"],
+            "arguments": {k: self._sample_value(v.get("type")) for k, v in properties.items()},
+        }
+
+    def _sample_value(self, json_type: Any) -> Any:
+        rng = self.np_random
+        match json_type:
+            case "integer":
+                return int(rng.integers(-100, 100))
+            case "number":
+                return float(rng.normal())
+            case "boolean":
+                return bool(rng.integers(2))
+            case "array":
+                return []
+            case "object":
+                return {}
+            case "null":
+                return None
+            case _:
+                return "".join(chr(int(c)) for c in rng.integers(97, 123, size=6))
+
+    def __repr__(self) -> str:
+        return f"ToolCall(tools={[t['name'] for t in self.tools]})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolCall) and self.tools == other.tools
+
+    def __hash__(self) -> int:
+        return hash(("ToolCall", json.dumps(self.tools, sort_keys=True)))

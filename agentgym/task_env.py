@@ -1,0 +1,326 @@
+"""``TaskEnv``: reset/step, feedback, rewards and ``info`` written once for every text env.
+
+A family subclasses :class:`TaskEnv` and writes only what is particular to it:
+
+* ``tasks`` (a :class:`~agentgym.core.TaskSet`, set in ``__init__``);
+* :meth:`TaskEnv.act` — apply the agent's text to the world, return a line of feedback, and
+  raise :class:`InvalidAction` with a helpful message for anything it cannot do;
+* :meth:`TaskEnv.observe` — the world as text;
+* :meth:`TaskEnv.state_key` — the canonical state (no history);
+* optionally :meth:`TaskEnv.admissible_actions`, :meth:`TaskEnv.is_over` and
+  :meth:`TaskEnv.action_syntax`.
+
+Everything else — seeding, task choice, option checking, invalid-action counting, rewards as
+verdict deltas, ``info``, snapshots, rendering and the clear errors for misuse — lives here, so
+every family behaves the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from agentgym.core import Env, Task, Verdict
+from agentgym.errors import ResetNeeded, TaskError, UsageError
+from agentgym.spaces import Text
+
+__all__ = ["InvalidAction", "TaskEnv"]
+
+WorldT = TypeVar("WorldT")
+
+RESET_OPTIONS = ("task_id", "split", "difficulty")
+
+
+class InvalidAction(Exception):  # noqa: N818 - an agent's mistake, not an error of the program
+    """Raised by :meth:`TaskEnv.act` for an action the env cannot carry out.
+
+    The message is shown to the agent, so it should say what was wrong and what would work:
+    ``"there is a wall to the north; open directions: south, east"``.
+    """
+
+
+@dataclass
+class _Snapshot:
+    """What :meth:`TaskEnv.get_state` returns: everything an episode's future depends on."""
+
+    task: Task[Any]
+    world: Any
+    rng_state: Mapping[str, Any]
+    score: float
+    invalid_actions: int
+    done: bool
+    observation: str
+
+
+class TaskEnv(Env[str, str], Generic[WorldT]):
+    """A text env over a :class:`~agentgym.core.TaskSet`; see the module docstring.
+
+    Args:
+        split: the split tasks are drawn from when ``reset`` gets no ``task_id``.
+        difficulty: restrict sampled tasks to one difficulty (``None``: all of them).
+        max_invalid_actions: truncate the episode after this many invalid actions
+            (``None``: never).
+        render_mode: ``"ansi"`` (``render()`` returns the text) or ``"human"`` (prints it).
+    """
+
+    metadata: dict[str, Any] = {
+        "render_modes": ["ansi", "human"],
+        "supports_state_snapshot": True,
+        "multimodal": False,
+        "needs_sandbox": False,
+        "needs_browser": False,
+    }
+    max_observation_length = 16_384
+    max_action_length = 4_096
+
+    def __init__(
+        self,
+        *,
+        split: str = "train",
+        difficulty: str | None = None,
+        max_invalid_actions: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        self.tasks.check_split(split)
+        self.tasks.check_difficulty(difficulty)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise UsageError(
+                f"render_mode={render_mode!r} is not supported; use one of "
+                f"{self.metadata['render_modes']} or None"
+            )
+        if max_invalid_actions is not None and max_invalid_actions < 1:
+            raise UsageError(f"max_invalid_actions must be >= 1 or None, got {max_invalid_actions}")
+        self.split = split
+        self.difficulty = difficulty
+        self.max_invalid_actions = max_invalid_actions
+        self.render_mode = render_mode
+        self.observation_space = Text(self.max_observation_length)
+        self.action_space = Text(self.max_action_length)
+        self._task: Task[WorldT] | None = None
+        self._world: WorldT | None = None
+        self._score = 0.0
+        self._invalid_actions = 0
+        self._done = False
+        self._observation = ""
+
+    # ----------------------------------------------------------------- hooks for families
+
+    def act(self, world: WorldT, action: str) -> str:
+        """Apply the agent's action to ``world``; return feedback or raise InvalidAction."""
+        raise NotImplementedError
+
+    def observe(self, world: WorldT) -> str:
+        """The world as the agent sees it, as text."""
+        raise NotImplementedError
+
+    def state_key(self, world: WorldT) -> str:
+        """A canonical string of the state the agent is in (no history, no step count)."""
+        raise NotImplementedError
+
+    def admissible_actions(self, world: WorldT) -> list[str] | None:
+        """The valid actions now, where the env can list them (``None`` if it cannot)."""
+        return None
+
+    def is_over(self, world: WorldT) -> bool:
+        """Whether the episode has ended without success (lost, out of moves)."""
+        return False
+
+    def action_syntax(self) -> str:
+        """How to write actions, for the instructions. Defaults to the class docstring's part."""
+        return ""
+
+    # ----------------------------------------------------------------- the Gymnasium API
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode.
+
+        Args:
+            seed: seeds the env's generator; with no ``task_id`` it also picks the task.
+            options: ``{"task_id": str}`` to play a given task, or ``{"split": str,
+                "difficulty": str}`` to sample from another split or level than the env's.
+        """
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            raise UsageError(f"reset(seed=...) takes an int or None, got {type(seed).__name__}")
+        opts = self._check_options(options)
+        super().reset(seed=seed)
+        self._release()
+        if "task_id" in opts:
+            task = self.tasks.get(opts["task_id"])
+        else:
+            task = self.tasks.sample(
+                self.np_random,
+                opts.get("split", self.split),
+                opts.get("difficulty", self.difficulty),
+            )
+        world, goal = task.setup(self.np_random)
+        self._task, self._world = task, world
+        self._invalid_actions, self._done = 0, False
+        verdict = task.validate(world)
+        self._score = verdict.score
+        self._observation = self._clip(f"{goal}\n\n{self.observe(world)}")
+        info = self._info(verdict, invalid=False)
+        info["instructions"] = self.instructions(goal)
+        info["goal"] = goal
+        return self._observation, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Apply the agent's action. Bad actions come back as feedback, not exceptions."""
+        if self._task is None or self._world is None:
+            raise ResetNeeded(f"{self._name()}: call reset() before step()")
+        if self._done:
+            raise ResetNeeded(
+                f"{self._name()}: the episode has ended (terminated or truncated); call reset()"
+            )
+        if not isinstance(action, str):
+            raise UsageError(
+                f"{self._name()}.step() takes the agent's action as a str, got "
+                f"{type(action).__name__} {action!r:.80}. Pass the text the agent wrote; "
+                f"the env parses it."
+            )
+        invalid = False
+        try:
+            if len(action) > self.max_action_length:
+                raise InvalidAction(
+                    f"the action is {len(action)} characters long; the limit is "
+                    f"{self.max_action_length}"
+                )
+            feedback = self.act(self._world, action)
+        except InvalidAction as mistake:
+            invalid = True
+            self._invalid_actions += 1
+            feedback = f"Invalid action: {mistake}"
+        verdict = self._task.validate(self._world)
+        reward = verdict.score - self._score
+        self._score = verdict.score
+        terminated = verdict.passed or self.is_over(self._world)
+        truncated = (
+            not terminated
+            and self.max_invalid_actions is not None
+            and self._invalid_actions >= self.max_invalid_actions
+        )
+        self._done = terminated or truncated
+        self._observation = self._clip(f"{feedback}\n\n{self.observe(self._world)}")
+        info = self._info(verdict, invalid)
+        if truncated:
+            info["truncation_reason"] = "invalid_actions"
+        if self.render_mode == "human":
+            self.render()
+        return self._observation, float(reward), bool(terminated), bool(truncated), info
+
+    def render(self) -> str | None:
+        """``ansi``: the current observation text; ``human``: print it."""
+        if self.render_mode == "human":
+            print(self._observation)
+            return None
+        return self._observation
+
+    def close(self) -> None:
+        """Release the current task's resources. Safe to call any number of times."""
+        self._release()
+
+    # ----------------------------------------------------------------- oracle, snapshots
+
+    def oracle_action(self) -> str | None:
+        """The task's oracle, asked from the current state."""
+        if self._task is None or self._world is None:
+            raise ResetNeeded(f"{self._name()}: call reset() before oracle_action()")
+        return self._task.solve(self._world)
+
+    def get_state(self) -> _Snapshot:
+        """A deep copy of everything the rest of the episode depends on."""
+        if self._task is None:
+            raise ResetNeeded(f"{self._name()}: call reset() before get_state()")
+        return _Snapshot(
+            task=self._task,
+            world=copy.deepcopy(self._world),
+            rng_state=copy.deepcopy(self.np_random.bit_generator.state),
+            score=self._score,
+            invalid_actions=self._invalid_actions,
+            done=self._done,
+            observation=self._observation,
+        )
+
+    def set_state(self, state: _Snapshot) -> None:
+        """Continue from a snapshot; the next ``step`` behaves as it did after ``get_state``."""
+        if not isinstance(state, _Snapshot):
+            raise UsageError(
+                f"set_state() takes what get_state() returned, got {type(state).__name__}"
+            )
+        self._task, self._world = state.task, copy.deepcopy(state.world)
+        self.np_random.bit_generator.state = copy.deepcopy(state.rng_state)
+        self._score, self._invalid_actions = state.score, state.invalid_actions
+        self._done, self._observation = state.done, state.observation
+
+    # ----------------------------------------------------------------- helpers
+
+    @property
+    def task(self) -> Task[WorldT] | None:
+        """The task of the current episode."""
+        return self._task
+
+    def instructions(self, goal: str) -> str:
+        """Goal and action syntax: what a system prompt needs."""
+        syntax = self.action_syntax()
+        return f"{goal}\n\n{syntax}".strip()
+
+    def _info(self, verdict: Verdict, invalid: bool) -> dict[str, Any]:
+        assert self._task is not None and self._world is not None
+        info: dict[str, Any] = {
+            "task_id": self._task.id,
+            "split": self._task.split,
+            "difficulty": self._task.difficulty,
+            "state_key": self.state_key(self._world),
+            "verdict": verdict,
+            "invalid_action": invalid,
+            "invalid_actions": self._invalid_actions,
+        }
+        actions = self.admissible_actions(self._world)
+        if actions is not None:
+            info["admissible_actions"] = list(actions)
+        return info
+
+    def _check_options(self, options: Any) -> dict[str, Any]:
+        if options is None:
+            return {}
+        if not isinstance(options, Mapping):
+            raise UsageError(
+                f"reset(options=...) takes a dict or None, got {type(options).__name__}"
+            )
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise UsageError(
+                f"unknown reset option(s) {unknown}; {self._name()} accepts {list(RESET_OPTIONS)}"
+            )
+        for key, value in options.items():
+            if not (isinstance(value, str) or (key == "difficulty" and value is None)):
+                raise UsageError(
+                    f"reset option {key!r} must be a str, got {type(value).__name__} {value!r}"
+                )
+        if "split" in options:
+            self.tasks.check_split(options["split"])
+        if "difficulty" in options:
+            self.tasks.check_difficulty(options["difficulty"])
+        if "task_id" in options and {"split", "difficulty"} & set(options):
+            raise TaskError("give either 'task_id' or 'split'/'difficulty' in reset options")
+        return dict(options)
+
+    def _release(self) -> None:
+        if self._task is not None and self._world is not None:
+            task, world = self._task, self._world
+            self._task, self._world = None, None
+            task.teardown(world)
+
+    def _clip(self, text: str) -> str:
+        if len(text) <= self.max_observation_length:
+            return text
+        marker = "\n[... observation cut to fit the limit ...]"
+        return text[: self.max_observation_length - len(marker)] + marker
+
+    def _name(self) -> str:
+        return self.spec.id if self.spec is not None else type(self).__name__

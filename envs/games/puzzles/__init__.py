@@ -1,0 +1,1 @@
+"""Native text puzzles: seeded generators, text rendering, move parsing and real solvers."""

@@ -1,0 +1,1 @@
+"""Leaderboard: submission schema, validation, re-scoring from episode records, ranking with CIs."""
