@@ -300,6 +300,7 @@ class Env(gymnasium.Env[ObsT, ActT]):
 
     metadata: dict[str, Any] = {
         "render_modes": ["ansi"],
+        "render_fps": 4,
         "supports_state_snapshot": False,
         "multimodal": False,
         "needs_sandbox": False,

@@ -69,6 +69,7 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
 
     metadata: dict[str, Any] = {
         "render_modes": ["ansi", "human"],
+        "render_fps": 4,
         "supports_state_snapshot": True,
         "multimodal": False,
         "needs_sandbox": False,
@@ -234,6 +235,8 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
 
     def get_state(self) -> _Snapshot:
         """A deep copy of everything the rest of the episode depends on."""
+        if not self.metadata.get("supports_state_snapshot"):
+            return super().get_state()
         if self._task is None:
             raise ResetNeeded(f"{self._name()}: call reset() before get_state()")
         return _Snapshot(
@@ -248,6 +251,8 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
 
     def set_state(self, state: _Snapshot) -> None:
         """Continue from a snapshot; the next ``step`` behaves as it did after ``get_state``."""
+        if not self.metadata.get("supports_state_snapshot"):
+            return super().set_state(state)
         if not isinstance(state, _Snapshot):
             raise UsageError(
                 f"set_state() takes what get_state() returned, got {type(state).__name__}"
