@@ -149,7 +149,7 @@ class Task(ABC, Generic[WorldT]):
         when there is nothing left to do.
         """
 
-    def teardown(self, world: WorldT) -> None:  # noqa: B027 - optional hook, most tasks hold nothing
+    def teardown(self, world: WorldT) -> None:
         """Release what ``setup`` acquired (processes, files). Most tasks hold nothing."""
 
     def __repr__(self) -> str:

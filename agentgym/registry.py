@@ -40,7 +40,9 @@ from agentgym.errors import (
 
 __all__ = ["EnvSpec", "families", "list_envs", "make", "make_multi", "register", "spec"]
 
-ID_PATTERN = re.compile(r"^(?P<family>[a-z][a-z0-9_-]*)/(?P<name>[A-Za-z][A-Za-z0-9_]*)-v(?P<version>\d+)$")
+ID_PATTERN = re.compile(
+    r"^(?P<family>[a-z][a-z0-9_-]*)/(?P<name>[A-Za-z][A-Za-z0-9_]*)-v(?P<version>\d+)$"
+)
 BUILTIN_FAMILIES = ("agentgym.envs.games",)
 ENTRY_POINT_GROUP = "agentgym.envs"
 

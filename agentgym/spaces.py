@@ -147,7 +147,9 @@ class ChatMessages(Space[list[dict[str, Any]]]):
         )
 
     def __repr__(self) -> str:
-        return f"ChatMessages(max_messages={self.max_messages}, max_length={self.content.max_length})"
+        return (
+            f"ChatMessages(max_messages={self.max_messages}, max_length={self.content.max_length})"
+        )
 
     def __eq__(self, other: object) -> bool:
         return (

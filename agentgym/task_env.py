@@ -35,7 +35,7 @@ WorldT = TypeVar("WorldT")
 RESET_OPTIONS = ("task_id", "split", "difficulty")
 
 
-class InvalidAction(Exception):  # noqa: N818 - an agent's mistake, not an error of the program
+class InvalidAction(Exception):
     """Raised by :meth:`TaskEnv.act` for an action the env cannot carry out.
 
     The message is shown to the agent, so it should say what was wrong and what would work:

@@ -189,8 +189,9 @@ def parse_command(text: str, commands: Mapping[str, int], example: str) -> tuple
     starts = [i for i, w in enumerate(words) if w in commands]
     if not starts:
         known = ", ".join(sorted(commands))
-        raise InvalidAction(f"could not read {text.strip()[:80]!r}: use one of {known}, e.g. "
-                            f"'{example}'")
+        raise InvalidAction(
+            f"could not read {text.strip()[:80]!r}: use one of {known}, e.g. '{example}'"
+        )
     start = starts[-1]
     command, args = words[start], words[start + 1 :]
     expected = commands[command]

@@ -1,0 +1,561 @@
+"""The conformance checker: does an env keep the agentgym contract?
+
+:func:`check_env` runs Gymnasium's own ``check_env`` (warnings count as failures) and then
+agentgym's checks, each a small named function that raises its own
+:class:`~agentgym.errors.ConformanceError` subclass with a message naming the env, the task,
+the seed and what went wrong:
+
+==========================  =================================================================
+check                       what it proves
+==========================  =================================================================
+``gymnasium``               Gymnasium's API: spaces, seeding, step/reset types, render, close
+``info_contract``           ``info`` has ``instructions`` at reset, ``state_key`` and
+                            ``verdict`` every step
+``oracle``                  on sampled tasks of every split and difficulty the oracle reaches
+                            the maximum score: each task is solvable and its verifier says so
+``random_agent``            a random agent (valid actions where listed) scores below the oracle
+``determinism``             same seed, same task, same actions: identical episode
+``bad_actions``             malformed actions are feedback (``invalid_action``), not
+                            exceptions; wrong argument *types* raise a ``TypeError``
+``snapshot``                ``get_state``/``set_state`` restore the episode (when declared)
+``close``                   ``close()`` may be called twice, before or after ``reset``
+``leaks``                   no growth of threads, file descriptors or child processes over
+                            many make/reset/step/close cycles
+==========================  =================================================================
+
+The test suite runs it over the whole registry, so an env is checked the moment it is
+registered. ``agentgym check [ID ...]`` runs it from the command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import os
+import pickle
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.utils.env_checker import check_env as gymnasium_check_env
+from gymnasium.utils.env_checker import data_equivalence
+
+from agentgym.core import Verdict
+from agentgym.errors import (
+    BadActionError,
+    CloseError,
+    DeterminismError,
+    GymnasiumCheckError,
+    InfoContractError,
+    LeakError,
+    NullAgentError,
+    OracleError,
+    SnapshotError,
+    UsageError,
+)
+from agentgym.spaces import Text
+
+__all__ = ["CHECKS", "CheckReport", "check_env"]
+
+EnvFactory = Callable[[], gymnasium.Env[Any, Any]]
+
+CHECKS = (
+    "gymnasium",
+    "info_contract",
+    "oracle",
+    "random_agent",
+    "determinism",
+    "bad_actions",
+    "snapshot",
+    "close",
+    "leaks",
+)
+
+# Actions no env could take for a valid move.
+MALFORMED_ACTIONS = (
+    "",
+    "   \n\t ",
+    "\x00\x01\x02\x7f",
+    "🙂🙃🙂🙃",
+    "((((]]]]",
+    "\\u0000;DROP TABLE",
+)
+
+
+@dataclass
+class CheckReport:
+    """What :func:`check_env` found; every listed check passed."""
+
+    env_id: str
+    passed: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    oracle_tasks: list[str] = field(default_factory=list)
+    oracle_mean_score: float = 0.0
+    random_mean_score: float = 0.0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One line for the CLI."""
+        skipped = f", skipped {sorted(self.skipped)}" if self.skipped else ""
+        return (
+            f"{self.env_id}: {len(self.passed)} checks passed{skipped}; oracle "
+            f"{self.oracle_mean_score:.2f} vs random {self.random_mean_score:.2f} over "
+            f"{len(self.oracle_tasks)} tasks ({sum(self.seconds.values()):.1f}s)"
+        )
+
+
+def check_env(
+    env: str | gymnasium.Env[Any, Any] | EnvFactory,
+    *,
+    seed: int = 0,
+    tasks_per_split: int = 1,
+    leak_cycles: int = 200,
+    skip: Sequence[str] = (),
+) -> CheckReport:
+    """Check an env against the contract; raise a ConformanceError subclass on the first failure.
+
+    Args:
+        env: an env id, an env instance made by :func:`agentgym.make` (fresh instances are
+            made from its spec), or a zero-argument factory returning an env.
+        seed: the seed every check derives its randomness from.
+        tasks_per_split: tasks sampled per split and difficulty for the oracle and random agent.
+        leak_cycles: make/reset/step/close cycles of the leak check (the contract says 200).
+        skip: names from :data:`CHECKS` to leave out (reported as skipped).
+    """
+    factory, env_id = _factory(env)
+    unknown = sorted(set(skip) - set(CHECKS))
+    if unknown:
+        raise UsageError(f"unknown check name(s) {unknown}; checks are {list(CHECKS)}")
+    report = CheckReport(env_id)
+    for name in skip:
+        report.skipped[name] = "skipped by the caller"
+
+    def run(name: str, check: Callable[[], None]) -> None:
+        if name in report.skipped:
+            return
+        started = time.perf_counter()
+        check()
+        report.seconds[name] = time.perf_counter() - started
+        report.passed.append(name)
+
+    run("gymnasium", lambda: check_gymnasium(factory, env_id))
+    run("info_contract", lambda: check_info_contract(factory, env_id, seed))
+    tasks = _sample_tasks(factory, seed, tasks_per_split)
+
+    def oracle() -> None:
+        report.oracle_tasks = list(tasks)
+        report.oracle_mean_score = check_oracle(factory, env_id, tasks, seed)
+
+    def random_agent() -> None:
+        report.random_mean_score = check_random_agent(factory, env_id, tasks, seed)
+
+    run("oracle", oracle)
+    run("random_agent", random_agent)
+    run("determinism", lambda: check_determinism(factory, env_id, tasks[0], seed))
+    run("bad_actions", lambda: check_bad_actions(factory, env_id, seed))
+    with _made(factory) as probe:
+        declares_snapshot = bool(probe.metadata.get("supports_state_snapshot"))
+    if declares_snapshot:
+        run("snapshot", lambda: check_snapshot(factory, env_id, seed))
+    elif "snapshot" not in report.skipped:
+        report.skipped["snapshot"] = "the env does not declare supports_state_snapshot"
+    run("close", lambda: check_close(factory, env_id))
+    run("leaks", lambda: check_leaks(factory, env_id, leak_cycles, seed))
+    return report
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def check_gymnasium(factory: EnvFactory, env_id: str) -> None:
+    """Gymnasium's ``check_env`` on the unwrapped env; its warnings are failures too."""
+    with _made(factory) as env, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # render_mode="human" prints
+                gymnasium_check_env(env.unwrapped)
+        except Exception as error:
+            raise GymnasiumCheckError(
+                f"{env_id}: Gymnasium's check_env failed: {type(error).__name__}: {error}"
+            ) from error
+    messages = sorted({str(w.message) for w in caught if "gymnasium" in (w.filename or "")})
+    if messages:
+        raise GymnasiumCheckError(
+            f"{env_id}: Gymnasium's check_env warned: " + " | ".join(messages)
+        )
+
+
+def check_info_contract(factory: EnvFactory, env_id: str, seed: int) -> None:
+    """``instructions`` at reset; ``state_key`` and ``verdict`` at reset and every step."""
+    with _made(factory) as env:
+        _, info = env.reset(seed=seed)
+        instructions = info.get("instructions")
+        if not isinstance(instructions, str) or not instructions.strip():
+            raise InfoContractError(
+                f"{env_id}: reset() info must carry 'instructions' (a non-empty str: the goal "
+                f"and the action syntax), got {instructions!r:.80}"
+            )
+        _check_step_info(env_id, "reset()", info)
+        _, _, _, _, info = env.step(_some_action(env, info, np.random.default_rng(seed)))
+        _check_step_info(env_id, "step()", info)
+        if not isinstance(info.get("invalid_action"), bool):
+            raise InfoContractError(
+                f"{env_id}: step() info must carry 'invalid_action' (bool), got "
+                f"{info.get('invalid_action')!r}"
+            )
+
+
+def check_oracle(factory: EnvFactory, env_id: str, tasks: Sequence[str], seed: int) -> float:
+    """The oracle reaches the maximum score on every sampled task; returns its mean score."""
+    scores = []
+    with _made(factory) as env:
+        for task_id in tasks:
+            episode = _play(env, task_id, seed, policy=lambda e, _info: e.unwrapped.oracle_action())
+            verdict = episode.verdict
+            if not (verdict.passed and verdict.score >= verdict.max_score - 1e-9):
+                raise OracleError(
+                    f"{env_id}: the oracle did not reach the maximum score on task {task_id!r} "
+                    f"(seed {seed}): score {verdict.score} of {verdict.max_score}, passed="
+                    f"{verdict.passed}, after {episode.steps} steps ({episode.ending}); "
+                    f"verdict: {verdict.details!r}. The task or its verifier is wrong. Last "
+                    f"observation: {episode.last_observation[-300:]!r}"
+                )
+            scores.append(verdict.score)
+    return float(np.mean(scores))
+
+
+def check_random_agent(factory: EnvFactory, env_id: str, tasks: Sequence[str], seed: int) -> float:
+    """A random agent scores below the maximum on average; returns its mean score."""
+    rng = np.random.default_rng(seed)
+    scores, maxima = [], []
+    with _made(factory) as env:
+        for task_id in tasks:
+            episode = _play(
+                env, task_id, seed, policy=lambda e, info: _some_action(e, info, rng), limit=200
+            )
+            scores.append(episode.verdict.score)
+            maxima.append(episode.verdict.max_score)
+    mean, best = float(np.mean(scores)), float(np.mean(maxima))
+    if mean >= best - 1e-9:
+        raise NullAgentError(
+            f"{env_id}: a random agent scored {mean:.3f} on average over {len(tasks)} tasks, as "
+            f"high as the oracle ({best:.3f}): the verifier cannot tell success from failure, "
+            f"or the tasks are trivial"
+        )
+    return mean
+
+
+def check_determinism(factory: EnvFactory, env_id: str, task_id: str, seed: int) -> None:
+    """Two fresh envs, the same seed, task and actions: identical observations, rewards, infos."""
+    runs = []
+    for _ in range(2):
+        rng = np.random.default_rng(seed)
+        with _made(factory) as env:
+            episode = _play(
+                env,
+                task_id,
+                seed,
+                policy=lambda e, info, rng=rng: _some_action(e, info, rng),
+                limit=30,
+                record=True,
+            )
+            runs.append(episode.transcript)
+    # Without a task id, the seed must pick the task too.
+    for _ in range(2):
+        with _made(factory) as env:
+            runs.append([env.reset(seed=seed)])
+    for first, second in ((runs[0], runs[1]), (runs[2], runs[3])):
+        for index, (a, b) in enumerate(zip(first, second, strict=False)):
+            for name, x, y in zip(_FIELDS[len(a)], a, b, strict=True):
+                if not data_equivalence(x, y, exact=True):
+                    raise DeterminismError(
+                        f"{env_id}: the same seed {seed} and task {task_id!r} gave different "
+                        f"episodes at {'reset' if index == 0 else f'step {index}'}: {name} "
+                        f"differs: {x!r:.200} vs {y!r:.200}"
+                    )
+        if len(first) != len(second):
+            raise DeterminismError(
+                f"{env_id}: the same seed {seed} and task {task_id!r} gave episodes of "
+                f"{len(first) - 1} and {len(second) - 1} steps"
+            )
+
+
+_FIELDS = {
+    2: ("observation", "info"),
+    5: ("observation", "reward", "terminated", "truncated", "info"),
+}
+
+
+def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
+    """Malformed actions come back as feedback; wrong argument types raise TypeError."""
+    with _made(factory) as env:
+        env.reset(seed=seed)
+        space = env.action_space
+        malformed: list[Any] = list(MALFORMED_ACTIONS)
+        if isinstance(space, Text):
+            malformed.append("x" * (space.max_length + 1))
+        for action in malformed:
+            try:
+                observation, _, terminated, truncated, info = env.step(action)
+            except Exception as error:
+                raise BadActionError(
+                    f"{env_id}: step({action!r:.40}) raised {type(error).__name__}: {error}. A "
+                    f"malformed action is the agent's mistake: answer it with feedback in the "
+                    f"observation and info['invalid_action'] = True"
+                ) from error
+            if not env.observation_space.contains(observation):
+                raise BadActionError(
+                    f"{env_id}: after step({action!r:.40}) the observation is not in the "
+                    f"observation space: {observation!r:.80}"
+                )
+            if info.get("invalid_action") is not True:
+                raise BadActionError(
+                    f"{env_id}: step({action!r:.40}) was accepted as a valid action; expected "
+                    f"info['invalid_action'] = True and feedback saying what is wrong"
+                )
+            if terminated or truncated:
+                env.reset(seed=seed)
+        for call, description in (
+            (lambda: env.step(12345), "step(12345)"),
+            (lambda: env.step(None), "step(None)"),
+            (lambda: env.reset(seed="zero"), "reset(seed='zero')"),
+            (lambda: env.reset(options=["task"]), "reset(options=['task'])"),
+        ):
+            env.reset(seed=seed)
+            try:
+                call()
+            except TypeError:
+                continue
+            except Exception as error:
+                raise BadActionError(
+                    f"{env_id}: {description} raised {type(error).__name__}: {error}; a wrong "
+                    f"argument type should raise a TypeError (agentgym.UsageError) naming it"
+                ) from error
+            raise BadActionError(
+                f"{env_id}: {description} was accepted; a wrong argument type should raise a "
+                f"TypeError (agentgym.UsageError) naming the expected type"
+            )
+
+
+def check_snapshot(factory: EnvFactory, env_id: str, seed: int) -> None:
+    """``set_state(get_state())`` replays the same future; snapshots pickle."""
+    rng = np.random.default_rng(seed)
+    with _made(factory) as env:
+        base = env.unwrapped
+        _, info = env.reset(seed=seed)
+        for _ in range(3):
+            _, _, terminated, truncated, info = env.step(_some_action(env, info, rng))
+            if terminated or truncated:
+                _, info = env.reset(seed=seed)
+        snapshot = base.get_state()
+        try:
+            pickle.dumps(snapshot)
+        except Exception as error:
+            raise SnapshotError(
+                f"{env_id}: get_state() returned an unpicklable snapshot: {error}"
+            ) from error
+        actions, first = [], []
+        for _ in range(5):
+            action = _some_action(env, info, rng)
+            actions.append(action)
+            step = base.step(action)
+            first.append(step)
+            info = step[4]
+            if step[2] or step[3]:
+                break
+        base.set_state(snapshot)
+        for index, action in enumerate(actions):
+            again = base.step(action)
+            if not data_equivalence(first[index], again, exact=True):
+                raise SnapshotError(
+                    f"{env_id}: after set_state(get_state()) step {index + 1} with action "
+                    f"{action!r:.40} gave a different result: {first[index]!r:.200} vs "
+                    f"{again!r:.200}"
+                )
+
+
+def check_close(factory: EnvFactory, env_id: str) -> None:
+    """``close()`` twice, with and without a reset, never raises."""
+    for reset_first in (False, True):
+        env = factory()
+        if reset_first:
+            env.reset(seed=0)
+        for attempt in ("first", "second"):
+            try:
+                env.close()
+            except Exception as error:
+                raise CloseError(
+                    f"{env_id}: the {attempt} close() "
+                    f"{'after reset' if reset_first else 'before any reset'} raised "
+                    f"{type(error).__name__}: {error}; close() must be idempotent"
+                ) from error
+
+
+def check_leaks(factory: EnvFactory, env_id: str, cycles: int, seed: int) -> None:
+    """No growth of threads, open file descriptors or child processes over many cycles."""
+
+    def cycle(index: int) -> None:
+        env = factory()
+        _, info = env.reset(seed=seed + index)
+        env.step(_some_action(env, info, np.random.default_rng(index)))
+        env.close()
+
+    for index in range(3):  # warm caches and lazy imports before measuring
+        cycle(index)
+    before = _resources()
+    for index in range(cycles):
+        cycle(index)
+    after = _resources()
+    for name, count in before.items():
+        if after[name] > count:
+            raise LeakError(
+                f"{env_id}: {name} grew from {count} to {after[name]} over {cycles} "
+                f"make/reset/step/close cycles; close() must release every resource an "
+                f"episode takes"
+            )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@dataclass
+class _Episode:
+    verdict: Verdict
+    steps: int
+    ending: str
+    last_observation: str
+    transcript: list[tuple[Any, ...]]
+
+
+def _play(
+    env: gymnasium.Env[Any, Any],
+    task_id: str,
+    seed: int,
+    policy: Callable[[gymnasium.Env[Any, Any], dict[str, Any]], Any],
+    limit: int = 10_000,
+    record: bool = False,
+) -> _Episode:
+    observation, info = env.reset(seed=seed, options={"task_id": task_id})
+    transcript: list[tuple[Any, ...]] = [(observation, info)] if record else []
+    steps, ending = 0, "step limit of the check"
+    while steps < limit:
+        action = policy(env, info)
+        if action is None:
+            ending = "the oracle had no action left"
+            break
+        step = env.step(action)
+        observation, _, terminated, truncated, info = step
+        steps += 1
+        if record:
+            transcript.append(step)
+        if terminated or truncated:
+            ending = (
+                "terminated"
+                if terminated
+                else f"truncated ({info.get('truncation_reason', 'step limit')})"
+            )
+            break
+    verdict = info.get("verdict")
+    if not isinstance(verdict, Verdict):
+        raise InfoContractError(f"{env_id_of(env)}: info['verdict'] is missing or not a Verdict")
+    return _Episode(verdict, steps, ending, str(observation), transcript)
+
+
+def _some_action(
+    env: gymnasium.Env[Any, Any], info: dict[str, Any], rng: np.random.Generator
+) -> Any:
+    """A random admissible action where the env lists them, else a sample of the action space."""
+    actions = info.get("admissible_actions")
+    if actions:
+        return actions[int(rng.integers(len(actions)))]
+    env.action_space.seed(int(rng.integers(2**31)))
+    return env.action_space.sample()
+
+
+def _sample_tasks(factory: EnvFactory, seed: int, per_split: int) -> list[str]:
+    """``per_split`` task ids of every split and difficulty, drawn with ``seed``."""
+    rng = np.random.default_rng(seed)
+    with _made(factory) as env:
+        tasks = env.unwrapped.tasks
+        chosen = []
+        for split in tasks.splits:
+            for difficulty in tasks.difficulties:
+                ids = tasks.ids(split, difficulty)
+                for index in rng.choice(len(ids), size=min(per_split, len(ids)), replace=False):
+                    chosen.append(ids[int(index)])
+    return chosen
+
+
+def _check_step_info(env_id: str, where: str, info: dict[str, Any]) -> None:
+    key = info.get("state_key")
+    if not isinstance(key, str) or not key:
+        raise InfoContractError(
+            f"{env_id}: {where} info must carry 'state_key' (a non-empty str naming the "
+            f"canonical state), got {key!r:.80}"
+        )
+    if not isinstance(info.get("verdict"), Verdict):
+        raise InfoContractError(
+            f"{env_id}: {where} info must carry 'verdict' (an agentgym.Verdict), got "
+            f"{info.get('verdict')!r:.80}"
+        )
+
+
+def _resources() -> dict[str, int]:
+    gc.collect()
+    return {
+        "threads": threading.active_count(),
+        "open file descriptors": len(os.listdir("/proc/self/fd")),
+        "child processes": len(_children()),
+    }
+
+
+def _children() -> list[int]:
+    me, found = str(os.getpid()), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError), open(f"/proc/{entry}/stat") as stat:
+                # the fields after the parenthesised command: state, ppid, ...
+                if stat.read().rsplit(")", 1)[1].split()[1] == me:
+                    found.append(int(entry))
+    return found
+
+
+@contextlib.contextmanager
+def _made(factory: EnvFactory) -> Iterator[gymnasium.Env[Any, Any]]:
+    env = factory()
+    try:
+        yield env
+    finally:
+        env.close()
+
+
+def env_id_of(env: gymnasium.Env[Any, Any]) -> str:
+    """The registered id of an env, or its class name."""
+    spec = env.spec
+    return spec.id if spec is not None else type(env.unwrapped).__name__
+
+
+def _factory(env: Any) -> tuple[EnvFactory, str]:
+    if isinstance(env, str):
+        from agentgym.registry import make
+
+        make(env).close()  # unknown ids and missing extras fail here, with their own errors
+        return (lambda: make(env)), env
+    if isinstance(env, gymnasium.Env):
+        if env.spec is None:
+            raise UsageError(
+                f"check_env() needs fresh instances of {type(env.unwrapped).__name__}; pass an "
+                f"env made by agentgym.make(), an id, or a zero-argument factory"
+            )
+        spec = env.spec
+        return (lambda: gymnasium.make(spec)), spec.id
+    if callable(env):
+        with _made(env) as probe:
+            return env, env_id_of(probe)
+    raise UsageError(f"check_env() takes an env id, an env, or a factory, got {type(env).__name__}")
