@@ -34,6 +34,7 @@ import gc
 import io
 import os
 import pickle
+import re
 import threading
 import time
 import warnings
@@ -76,6 +77,8 @@ CHECKS = (
     "close",
     "leaks",
 )
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # Actions no env could take for a valid move.
 MALFORMED_ACTIONS = (
@@ -184,7 +187,9 @@ def check_gymnasium(factory: EnvFactory, env_id: str) -> None:
             raise GymnasiumCheckError(
                 f"{env_id}: Gymnasium's check_env failed: {type(error).__name__}: {error}"
             ) from error
-    messages = sorted({str(w.message) for w in caught if "gymnasium" in (w.filename or "")})
+    messages = sorted(
+        {_ANSI.sub("", str(w.message)) for w in caught if "gymnasium" in (w.filename or "")}
+    )
     if messages:
         raise GymnasiumCheckError(
             f"{env_id}: Gymnasium's check_env warned: " + " | ".join(messages)

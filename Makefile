@@ -1,0 +1,42 @@
+# agentgym — the two commands a newcomer needs are `make demo` and `make test`.
+# Every target installs what it needs first (idempotent; a fresh Debian machine is enough).
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: install demo test lint check bench clean
+
+install: $(STAMP)
+
+# System packages (only when running as root and something is missing), then a virtualenv
+# with the project and its extras installed under the pinned constraints.
+$(STAMP): pyproject.toml constraints.txt
+	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v make >/dev/null); then \
+		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv; fi
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
+	@touch $(STAMP)
+
+demo: install
+	$(PY) -m agentgym.demo
+
+test: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+check: install
+	$(VENV)/bin/agentgym check
+
+bench: install
+	$(PY) tests/perf/bench_overhead.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,275 @@
+"""The ``agentgym`` command: list, inspect, play and check environments.
+
+agentgym list                       every env id, with task counts and a line on each
+agentgym info games/Sokoban-v0      the env's doc page, spaces, splits and capabilities
+agentgym play games/Sokoban-v0      play it yourself in the terminal
+agentgym check games/Sokoban-v0     run the conformance checker (no id: the whole registry)
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+import textwrap
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from agentgym.errors import AgentGymError, ConformanceError, MissingExtraError
+from agentgym.registry import EnvSpec, list_envs, make, spec
+
+__all__ = ["main"]
+
+DESCRIPTION = """\
+agentgym: a gym suite for LLM agents. Every env speaks Gymnasium (one agent) or PettingZoo
+(many), every task has an oracle, and every reward comes from a verifier.
+
+Start with `agentgym list`, read one env with `agentgym info ID`, try it with
+`agentgym play ID`, and check that envs keep the contract with `agentgym check`.
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.run(args) or 0)
+    except AgentGymError as error:
+        print(f"agentgym: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentgym",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    listing = commands.add_parser("list", help="list env ids with task counts")
+    listing.add_argument("--family", help="only this family (e.g. games)")
+    listing.add_argument("--kind", choices=["env", "aec", "parallel"], help="only this kind")
+    listing.add_argument("--grep", metavar="TEXT", help="only ids or descriptions containing TEXT")
+    listing.add_argument(
+        "--no-counts", action="store_true", help="skip task counts (no env is constructed)"
+    )
+    listing.set_defaults(run=_list)
+
+    info = commands.add_parser("info", help="show an env's documentation, spaces and splits")
+    info.add_argument("id", help="an env id such as games/Sokoban-v0")
+    info.set_defaults(run=_info)
+
+    play = commands.add_parser(
+        "play",
+        help="play an env in the terminal",
+        description="Play an env yourself. Type actions at the prompt; ':help' lists the "
+        "special commands (:hint asks the oracle, :actions lists valid actions, :quit leaves).",
+    )
+    play.add_argument("id", help="an env id such as games/Sokoban-v0")
+    play.add_argument("--seed", type=int, default=None, help="reset seed (picks the task)")
+    play.add_argument("--task-id", help="play this task id (e.g. test/easy/3)")
+    play.add_argument("--split", help="draw the task from this split (train, dev, test)")
+    play.add_argument("--difficulty", help="draw the task from this difficulty")
+    play.set_defaults(run=_play)
+
+    check = commands.add_parser(
+        "check",
+        help="run the conformance checker",
+        description="Check envs against the agentgym contract: Gymnasium's checker, oracle "
+        "reaches max score on every split, a random agent scores lower, determinism, bad "
+        "actions are feedback, snapshots, idempotent close, no leaks.",
+    )
+    check.add_argument("ids", nargs="*", help="env ids (default: every registered env)")
+    check.add_argument("--family", help="check every env of this family")
+    check.add_argument("--tasks-per-split", type=int, default=1, metavar="N")
+    check.add_argument("--leak-cycles", type=int, default=200, metavar="N")
+    check.add_argument("--seed", type=int, default=0)
+    check.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="leave out a check (repeatable)",
+    )
+    check.set_defaults(run=_check)
+    return parser
+
+
+# --------------------------------------------------------------------------- list
+
+
+def _list(args: argparse.Namespace) -> int:
+    specs = list_envs(family=args.family, kind=args.kind)
+    if args.grep:
+        needle = args.grep.lower()
+        specs = [s for s in specs if needle in s.id.lower() or needle in s.description.lower()]
+    rows = [("ID", "KIND", "TASKS (train/dev/test)", "DESCRIPTION")]
+    for found in specs:
+        counts = "" if args.no_counts else _task_counts(found)
+        rows.append((found.id, found.kind, counts, found.description))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
+    families = sorted({s.family for s in specs})
+    print(f"\n{len(specs)} envs in {len(families)} families ({', '.join(families)})")
+    return 0
+
+
+def _task_counts(found: EnvSpec) -> str:
+    try:
+        env = found.load()()
+    except MissingExtraError:
+        return f"(needs agentgym[{found.extra}])"
+    try:
+        tasks = env.tasks
+        return "/".join(_short(tasks.count(split)) for split in tasks.splits)
+    finally:
+        env.close()
+
+
+def _short(n: int) -> str:
+    return f"{n // 1000}k" if n >= 10_000 and n % 1000 == 0 else str(n)
+
+
+# --------------------------------------------------------------------------- info
+
+
+def _info(args: argparse.Namespace) -> int:
+    found = spec(args.id)
+    cls = found.load()
+    doc = inspect.getdoc(cls) or "(no documentation)"
+    print(f"{found.id}  —  {found.description}\n")
+    print(doc)
+    print("\n" + "-" * 72)
+    print(f"entry point      {found.entry_point}")
+    print(f"kind             {found.kind}")
+    print(f"step limit       {found.max_episode_steps}")
+    if found.extra:
+        print(f"extra            pip install 'agentgym[{found.extra}]'")
+    if found.kind == "env":
+        env = make(found.id)
+        try:
+            base = env.unwrapped
+            print(f"observations     {env.observation_space}")
+            print(f"actions          {env.action_space}")
+            tasks = base.tasks
+            print(f"difficulties     {', '.join(tasks.difficulties)}")
+            for split in tasks.splits:
+                print(f"split {split:<10} {tasks.count(split)} tasks, e.g. {tasks.ids(split)[0]}")
+            flags = {k: v for k, v in base.metadata.items() if isinstance(v, bool)}
+            print("capabilities     " + ", ".join(f"{k}={v}" for k, v in flags.items()))
+        finally:
+            env.close()
+    return 0
+
+
+# --------------------------------------------------------------------------- play
+
+PLAY_HELP = """\
+Type an action and press Enter. Special commands:
+  :help      this help, and the task's instructions
+  :actions   the valid actions now (where the env lists them)
+  :hint      the oracle's next action
+  :reset     start a new episode
+  :quit      leave (Ctrl-D too)"""
+
+
+def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
+    stdin = stdin or sys.stdin
+    env = make(args.id)
+    options: dict[str, Any] = {}
+    if args.task_id:
+        options["task_id"] = args.task_id
+    for key in ("split", "difficulty"):
+        if getattr(args, key):
+            options[key] = getattr(args, key)
+    try:
+        observation, info = env.reset(seed=args.seed, options=options or None)
+        print(f"{args.id} — task {info['task_id']}\n")
+        print(_indent(info.get("instructions", "")))
+        print(f"\n{PLAY_HELP}\n\n{observation}")
+        total, steps = 0.0, 0
+        while True:
+            print("> ", end="", flush=True)
+            line = stdin.readline()
+            if not line:
+                print()
+                break
+            action = line.rstrip("\n")
+            command = action.strip().lower()
+            if command in (":quit", ":q", ":exit"):
+                break
+            if command == ":help":
+                print(PLAY_HELP + "\n\n" + _indent(info.get("instructions", "")))
+                continue
+            if command == ":actions":
+                actions = info.get("admissible_actions")
+                print(", ".join(actions) if actions else "(this env does not list its actions)")
+                continue
+            if command == ":hint":
+                print(f"oracle: {env.unwrapped.oracle_action()!r}")
+                continue
+            if command == ":reset":
+                observation, info = env.reset(options=options or None)
+                total, steps = 0.0, 0
+                print(f"new episode — task {info['task_id']}\n\n{observation}")
+                continue
+            observation, reward, terminated, truncated, info = env.step(action)
+            total += reward
+            steps += 1
+            print(f"\n{observation}\n[reward {reward:+g}, return {total:g}, step {steps}]")
+            if terminated or truncated:
+                verdict = info["verdict"]
+                ending = "finished" if terminated else "stopped (step or mistake limit)"
+                print(
+                    f"\nEpisode {ending}: score {verdict.score:g}/{verdict.max_score:g}, "
+                    f"{'passed' if verdict.passed else 'not passed'} — {verdict.details}"
+                )
+                break
+    finally:
+        env.close()
+    return 0
+
+
+def _indent(text: str) -> str:
+    return textwrap.indent(text, "  ")
+
+
+# --------------------------------------------------------------------------- check
+
+
+def _check(args: argparse.Namespace) -> int:
+    from agentgym.checker import check_env
+
+    ids = list(args.ids) or [s.id for s in list_envs(family=args.family, kind="env")]
+    failures = 0
+    for env_id in ids:
+        started = time.perf_counter()
+        try:
+            report = check_env(
+                env_id,
+                seed=args.seed,
+                tasks_per_split=args.tasks_per_split,
+                leak_cycles=args.leak_cycles,
+                skip=args.skip,
+            )
+        except (ConformanceError, AgentGymError) as error:
+            failures += 1
+            print(f"FAIL  {env_id}  ({type(error).__name__}, {time.perf_counter() - started:.1f}s)")
+            print(_indent(str(error)))
+            continue
+        print(f"ok    {report.summary()}")
+    print(f"\n{len(ids) - failures} of {len(ids)} envs conform")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,534 @@
+"""Sokoban: push every box onto a goal square in a walled room.
+
+**What the agent sees.** The room in the standard Sokoban symbols, a legend and a count::
+
+    #######
+    ##  ###
+    ## $. ##
+    #  @  .#
+    # $   ##
+    #######
+    Legend: # wall, @ you, $ box, . goal, * box on goal, + you on a goal, (space) floor.
+    Boxes on goals: 0/2.
+
+Rows run top to bottom, so ``up`` moves toward the first line.
+
+**What it may do.** One step per action: ``up``, ``down``, ``left``, ``right`` (also ``u``,
+``d``, ``l``, ``r``, ``north``, ``south``, ``west``, ``east``, ``n``, ``s``, ``w``, ``e``,
+the arrows ``↑ ↓ ← →``, and phrases such as ``move up`` or ``push left``). Walking into a box
+pushes it one square. Walking into a wall, pushing a box into a wall or into another box, and
+a line with no direction or with two different directions are invalid actions: the
+observation says why (and which directions are open) and nothing moves. Boxes cannot be pulled.
+
+**Scoring.** Reward 1 when every box is on a goal (the episode terminates), else 0.
+
+**Lost states.** The episode also terminates, with reward 0, as soon as the level is provably
+unsolvable: a box stands on a *dead square* (one from which no push sequence can bring a box to
+any goal, such as a corner without a goal, or a stretch of wall with no goal along it), or a
+2x2 block made only of walls and boxes holds a box that is not on a goal (those boxes can never
+move again). Other deadlocks are not detected; the oracle then has no move (``None``).
+
+**Levels.** Rooms are carved by a random walk inside a border of walls; boxes start on the
+goals and are *pulled* away by random reverse moves, so every level is solvable by
+construction, and the solver then checks it and bounds its length.
+
+* easy: 5x5 interior, 1 box, an optimal solution of 4 to 40 moves;
+* medium: 6x6 interior, 2 boxes, 8 to 70 moves, at least 4 pushes;
+* hard: 7x7 interior, 3 boxes, 12 to 110 moves, at least 8 pushes.
+
+**Oracle.** A* over push states (player square, box squares) with the cost in single moves, so
+its plans are move-optimal; the heuristic is the sum of each box's push distance to its nearest
+goal, and dead squares and 2x2 freezes are pruned.
+
+**Version history.** v0: first release.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld
+from agentgym.task_env import InvalidAction
+
+__all__ = ["SokobanEnv", "SokobanWorld"]
+
+# Directions, in the order used everywhere: (name, row delta, column delta).
+DIRECTIONS = (("up", -1, 0), ("down", 1, 0), ("left", 0, -1), ("right", 0, 1))
+NAMES = tuple(name for name, _, _ in DIRECTIONS)
+_ALIASES = {
+    "up": 0, "u": 0, "north": 0, "n": 0, "↑": 0,
+    "down": 1, "d": 1, "south": 1, "s": 1, "↓": 1,
+    "left": 2, "l": 2, "west": 2, "w": 2, "←": 2,
+    "right": 3, "r": 3, "east": 3, "e": 3, "→": 3,
+}  # fmt: skip
+_TOKEN = re.compile(r"[a-z]+|[↑↓←→]")
+_SYNTAX_HINT = "write one of up, down, left, right (or u/d/l/r, north/south/west/east)"
+
+LEGEND = "Legend: # wall, @ you, $ box, . goal, * box on goal, + you on a goal, (space) floor."
+
+
+class SokobanWorld(PuzzleWorld):
+    """A room as flat cell indices ``row * width + col``; the border is always wall."""
+
+    def __init__(
+        self,
+        height: int,
+        width: int,
+        floor: Iterable[int],
+        goals: Iterable[int],
+        boxes: Iterable[int],
+        player: int,
+    ) -> None:
+        self.height = height
+        self.width = width
+        self.floor = frozenset(floor)
+        self.goals = frozenset(goals)
+        self.boxes = set(boxes)
+        self.player = player
+        self.deltas = (-width, width, -1, 1)
+        self.live = _live_squares(self.floor, self.goals, self.deltas)
+
+    # ------------------------------------------------------------------ moves
+
+    def apply(self, action: str) -> str:
+        direction = _parse_direction(action)
+        name, delta = NAMES[direction], self.deltas[direction]
+        target = self.player + delta
+        if target not in self.floor:
+            raise InvalidAction(
+                f"there is a wall {_where(name)} you; you can move {self._open_text()}"
+            )
+        if target in self.boxes:
+            beyond = target + delta
+            if beyond not in self.floor:
+                raise InvalidAction(
+                    f"the box {_where(name)} you cannot be pushed {name}: there is a wall behind "
+                    f"it; you can move {self._open_text()}"
+                )
+            if beyond in self.boxes:
+                raise InvalidAction(
+                    f"the box {_where(name)} you cannot be pushed {name}: another box is behind "
+                    f"it (you can push only one box at a time); you can move {self._open_text()}"
+                )
+            self.boxes.remove(target)
+            self.boxes.add(beyond)
+            self.player = target
+            done = len(self.boxes & self.goals)
+            feedback = f"You pushed a box {name}"
+            feedback += f"; it is on a goal ({done}/{len(self.goals)})." if beyond in self.goals else "."
+            if self.lost():
+                feedback += " That box can never reach a goal now: the level is lost."
+            return feedback
+        self.player = target
+        return f"You moved {name}."
+
+    def legal_actions(self) -> list[str]:
+        return [NAMES[d] for d in range(4) if self._can_move(d)]
+
+    def _can_move(self, direction: int) -> bool:
+        delta = self.deltas[direction]
+        target = self.player + delta
+        if target not in self.floor:
+            return False
+        if target in self.boxes:
+            beyond = target + delta
+            return beyond in self.floor and beyond not in self.boxes
+        return True
+
+    def _open_text(self) -> str:
+        legal = self.legal_actions()
+        return ", ".join(legal) if legal else "nowhere (every way is blocked)"
+
+    # ------------------------------------------------------------------ state
+
+    def render(self) -> str:
+        rows = []
+        for r in range(self.height):
+            row = []
+            for c in range(self.width):
+                cell = r * self.width + c
+                row.append(self._symbol(cell))
+            rows.append("".join(row).rstrip())
+        done = len(self.boxes & self.goals)
+        return "\n".join([*rows, LEGEND, f"Boxes on goals: {done}/{len(self.goals)}."])
+
+    def _symbol(self, cell: int) -> str:
+        if cell not in self.floor:
+            return "#"
+        goal = cell in self.goals
+        if cell == self.player:
+            return "+" if goal else "@"
+        if cell in self.boxes:
+            return "*" if goal else "$"
+        return "." if goal else " "
+
+    def key(self) -> str:
+        w = self.width
+        player = f"{self.player // w},{self.player % w}"
+        boxes = ";".join(f"{b // w},{b % w}" for b in sorted(self.boxes))
+        return f"@{player}|${boxes}"
+
+    def solved(self) -> bool:
+        return self.boxes <= self.goals
+
+    def lost(self) -> bool:
+        if any(box not in self.live for box in self.boxes):
+            return True
+        return any(_frozen(box, self.boxes, self.floor, self.goals, self.width) for box in self.boxes)
+
+    def status(self) -> str:
+        done = len(self.boxes & self.goals)
+        if self.solved():
+            return f"solved: all {len(self.goals)} boxes are on goals"
+        if self.lost():
+            return f"lost: a box can never reach a goal ({done}/{len(self.goals)} on goals)"
+        return f"{done}/{len(self.goals)} boxes on goals"
+
+    def copy(self) -> SokobanWorld:
+        clone = object.__new__(SokobanWorld)
+        clone.__dict__.update(self.__dict__)
+        clone.boxes = set(self.boxes)
+        return clone
+
+
+def _where(name: str) -> str:
+    return {"up": "above", "down": "below", "left": "left of", "right": "right of"}[name]
+
+
+def _parse_direction(action: str) -> int:
+    lines = [ln.strip() for ln in action.strip().strip("`").splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("```")]
+    line = lines[-1].lower() if lines else ""
+    found = {_ALIASES[t] for t in _TOKEN.findall(line) if t in _ALIASES}
+    if not found:
+        raise InvalidAction(f"could not read a direction from {action.strip()[:80]!r}: "
+                            f"{_SYNTAX_HINT}")
+    if len(found) > 1:
+        names = " and ".join(NAMES[d] for d in sorted(found))
+        raise InvalidAction(f"found several directions ({names}) in {line[:80]!r}: make one move "
+                            f"per action")
+    return found.pop()
+
+
+def _live_squares(floor: frozenset[int], goals: frozenset[int], deltas: tuple[int, ...]) -> frozenset[int]:
+    """Squares from which a lone box can be pushed onto some goal (by pulling back from goals)."""
+    live = set(goals)
+    frontier = list(goals)
+    while frontier:
+        cell = frontier.pop()
+        for delta in deltas:
+            # A box at `prev` pushed by a player standing at `prev - delta` lands on `cell`.
+            prev = cell - delta
+            if prev in floor and prev not in live and prev - delta in floor:
+                live.add(prev)
+                frontier.append(prev)
+    return frozenset(live)
+
+
+def _push_distances(
+    floor: frozenset[int], goals: frozenset[int], deltas: tuple[int, ...]
+) -> dict[int, int]:
+    """Fewest pushes from each live square to the nearest goal, ignoring other boxes."""
+    dist = dict.fromkeys(goals, 0)
+    frontier = list(goals)
+    while frontier:
+        nxt = []
+        for cell in frontier:
+            for delta in deltas:
+                prev = cell - delta
+                if prev in floor and prev not in dist and prev - delta in floor:
+                    dist[prev] = dist[cell] + 1
+                    nxt.append(prev)
+        frontier = nxt
+    return dist
+
+
+def _frozen(
+    box: int, boxes: set[int] | frozenset[int], floor: frozenset[int], goals: frozenset[int], w: int
+) -> bool:
+    """Whether ``box`` is in a 2x2 block of walls and boxes holding a box off its goal."""
+    for corner in (box, box - 1, box - w, box - w - 1):
+        block = (corner, corner + 1, corner + w, corner + w + 1)
+        if all(c in boxes or c not in floor for c in block) and any(
+            c in boxes and c not in goals for c in block
+        ):
+            return True
+    return False
+
+
+def _solve(world: SokobanWorld, max_expansions: int = 200_000) -> list[int] | None:
+    """Move-optimal A* over push states; returns directions, or None if unsolvable."""
+    floor, goals, deltas, w = world.floor, world.goals, world.deltas, world.width
+    boxes0 = frozenset(world.boxes)
+    if boxes0 <= goals:
+        return []
+    if world.lost():
+        return None
+    pdist = _push_distances(floor, goals, deltas)
+    start = (world.player, boxes0)
+    best = {start: 0}
+    parent: dict[tuple[int, frozenset[int]], tuple[tuple[int, frozenset[int]], int, int]] = {}
+    heap = [(sum(pdist[b] for b in boxes0), 0, 0, world.player, boxes0)]
+    counter = 0
+    goal_state = None
+    while heap:
+        _, g, _, player, boxes = heapq.heappop(heap)
+        state = (player, boxes)
+        if best.get(state, -1) < g:
+            continue
+        if boxes <= goals:
+            goal_state = state
+            break
+        counter += 1
+        if counter > max_expansions:
+            return None
+        dist = _walk_distances(player, boxes, floor, deltas)
+        for box in boxes:
+            for direction, delta in enumerate(deltas):
+                stand = box - delta
+                walk = dist.get(stand)
+                if walk is None:
+                    continue
+                target = box + delta
+                if target not in pdist or target in boxes:
+                    continue
+                new_boxes = boxes - {box} | {target}
+                if _frozen(target, new_boxes, floor, goals, w):
+                    continue
+                new_g = g + walk + 1
+                new_state = (box, new_boxes)
+                if new_g < best.get(new_state, 1 << 30):
+                    best[new_state] = new_g
+                    parent[new_state] = (state, stand, direction)
+                    h = sum(pdist[b] for b in new_boxes)
+                    heapq.heappush(heap, (new_g + h, new_g, -counter, box, new_boxes))
+    if goal_state is None:
+        return None
+    pushes = []
+    state = goal_state
+    while state != start:
+        prev, stand, direction = parent[state]
+        pushes.append((prev, stand, direction))
+        state = prev
+    moves: list[int] = []
+    for (player, boxes), stand, direction in reversed(pushes):
+        moves.extend(_walk_path(player, stand, boxes, floor, deltas))
+        moves.append(direction)
+    return moves
+
+
+def _walk_distances(
+    start: int, boxes: frozenset[int], floor: frozenset[int], deltas: tuple[int, ...]
+) -> dict[int, int]:
+    dist = {start: 0}
+    frontier = [start]
+    steps = 0
+    while frontier:
+        steps += 1
+        nxt = []
+        for cell in frontier:
+            for delta in deltas:
+                n = cell + delta
+                if n in floor and n not in dist and n not in boxes:
+                    dist[n] = steps
+                    nxt.append(n)
+        frontier = nxt
+    return dist
+
+
+def _walk_path(
+    start: int, end: int, boxes: frozenset[int], floor: frozenset[int], deltas: tuple[int, ...]
+) -> list[int]:
+    """Directions of a shortest walk from ``start`` to ``end`` around the boxes."""
+    if start == end:
+        return []
+    came: dict[int, tuple[int, int]] = {start: (start, -1)}
+    frontier = [start]
+    while frontier and end not in came:
+        nxt = []
+        for cell in frontier:
+            for direction, delta in enumerate(deltas):
+                n = cell + delta
+                if n in floor and n not in came and n not in boxes:
+                    came[n] = (cell, direction)
+                    nxt.append(n)
+        frontier = nxt
+    path = []
+    cell = end
+    while cell != start:
+        cell, direction = came[cell]
+        path.append(direction)
+    path.reverse()
+    return path
+
+
+# Room carving masks (3x3 around the walker, as (row, col) offsets); each holds the centre.
+_MASKS = (
+    ((0, -1), (0, 0), (0, 1)),
+    ((-1, 0), (0, 0), (1, 0)),
+    ((0, -1), (0, 0), (1, 0)),
+    ((0, -1), (0, 0), (1, -1), (1, 0)),
+    ((0, 0), (0, 1), (1, 0)),
+    ((0, 0),),
+)
+
+
+def _carve_room(rng: np.random.Generator, rows: int, cols: int, steps: int) -> set[int]:
+    """Floor cells of a connected room carved by a random walk inside a wall border."""
+    width = cols + 2
+    r, c = int(rng.integers(1, rows + 1)), int(rng.integers(1, cols + 1))
+    direction = int(rng.integers(4))
+    turns = rng.random(steps)
+    new_dirs = rng.integers(4, size=steps)
+    masks = rng.integers(len(_MASKS), size=steps)
+    floor: set[int] = set()
+    for i in range(steps):
+        if turns[i] < 0.35:
+            direction = int(new_dirs[i])
+        _, dr, dc = DIRECTIONS[direction]
+        r = min(max(r + dr, 1), rows)
+        c = min(max(c + dc, 1), cols)
+        for mr, mc in _MASKS[int(masks[i])]:
+            rr, cc = r + mr, c + mc
+            if 1 <= rr <= rows and 1 <= cc <= cols:
+                floor.add(rr * width + cc)
+    return floor
+
+
+def _flood(start: int, free: int, width: int) -> int:
+    """The cells (a bit mask) reachable from the ``start`` mask through the ``free`` mask."""
+    region = start
+    while True:
+        grown = (region | region << 1 | region >> 1 | region << width | region >> width) & free
+        if grown == region:
+            return region
+        region = grown
+
+
+def _bits(mask: int) -> list[int]:
+    cells = []
+    while mask:
+        low = mask & -mask
+        cells.append(low.bit_length() - 1)
+        mask ^= low
+    return cells
+
+
+def _pull_layers(
+    floor: frozenset[int], goals: list[int], width: int, max_states: int
+) -> list[list[tuple[int, int]]]:
+    """Breadth-first search of pulls from the solved position.
+
+    Layer ``k`` holds the states ``(boxes mask, player region mask)`` whose best solution needs
+    exactly ``k`` pushes (pulls reversed are pushes). Stops after the layer that brings the
+    count of states past ``max_states``.
+    """
+    floor_mask = sum(1 << c for c in floor)
+    boxes0 = sum(1 << c for c in goals)
+    free = floor_mask & ~boxes0
+    seen: set[tuple[int, int]] = set()
+    layer: list[tuple[int, int]] = []
+    while free:  # the solved position, with the player in each part of the room
+        region = _flood(free & -free, floor_mask & ~boxes0, width)
+        free &= ~region
+        seen.add((boxes0, region & -region))
+        layer.append((boxes0, region))
+    layers = [layer]
+    total = len(layer)
+    deltas = (-width, width, -1, 1)
+    while layer and total < max_states:
+        nxt = []
+        for boxes, region in layer:
+            for box in _bits(boxes):
+                for delta in deltas:
+                    stand, back = box + delta, box + 2 * delta
+                    if (region >> stand) & 1 and (region >> back) & 1:
+                        moved = boxes ^ (1 << box) | (1 << stand)
+                        reach = _flood(1 << back, floor_mask & ~moved, width)
+                        key = (moved, reach & -reach)
+                        if key not in seen:
+                            seen.add(key)
+                            nxt.append((moved, reach))
+        total += len(nxt)
+        if nxt:
+            layers.append(nxt)
+        layer = nxt
+    return layers
+
+
+class SokobanEnv(PuzzleEnv):
+    __doc__ = __doc__
+    name = "sokoban"
+    levels = {
+        "easy": {"rows": 5, "cols": 5, "carve": 30, "boxes": 1, "min_pushes": 3, "max_moves": 40,
+                 "max_states": 5_000},
+        "medium": {"rows": 6, "cols": 6, "carve": 50, "boxes": 2, "min_pushes": 6,
+                   "max_moves": 80, "max_states": 5_000},
+        "hard": {"rows": 7, "cols": 7, "carve": 60, "boxes": 3, "min_pushes": 10,
+                 "max_moves": 120, "max_states": 6_000},
+    }  # fmt: skip
+    syntax = (
+        "Actions: one move per action, 'up', 'down', 'left' or 'right' (also u/d/l/r or "
+        "north/south/west/east). Walking into a box pushes it; boxes cannot be pulled."
+    )
+
+    @staticmethod
+    def generate(rng: np.random.Generator, **level: Any) -> SokobanWorld:
+        rows, cols, n_boxes = int(level["rows"]), int(level["cols"]), int(level["boxes"])
+        min_pushes, max_moves = int(level["min_pushes"]), int(level["max_moves"])
+        height, width = rows + 2, cols + 2
+        attempt = 0
+        while True:
+            attempt += 1
+            # After many unlucky rooms, accept shallower levels rather than loop for long.
+            need = min_pushes if attempt <= 50 else 1
+            floor = frozenset(_carve_room(rng, rows, cols, steps=int(level["carve"])))
+            if len(floor) < 3 * n_boxes + 4:
+                continue
+            cells = sorted(floor)
+            goals = [cells[int(i)] for i in rng.permutation(len(cells))[:n_boxes]]
+            layers = _pull_layers(floor, goals, width, max_states=int(level["max_states"]))
+            goal_mask = sum(1 << g for g in goals)
+            for depth in range(len(layers) - 1, need - 1, -1):
+                # Prefer starts with no box on a goal; pick one at random, player anywhere.
+                states = [s for s in layers[depth] if not s[0] & goal_mask] or layers[depth]
+                boxes, region = states[int(rng.integers(len(states)))]
+                spots = _bits(region)
+                player = spots[int(rng.integers(len(spots)))]
+                world = SokobanWorld(height, width, floor, goals, _bits(boxes), player)
+                plan = _solve(world)
+                if plan is not None and len(plan) <= max_moves:
+                    return world
+
+    @staticmethod
+    def solve(world: PuzzleWorld) -> list[str]:
+        assert isinstance(world, SokobanWorld)
+        plan = _solve(world)
+        return [NAMES[d] for d in plan] if plan else []
+
+    @staticmethod
+    def goal(world: PuzzleWorld) -> str:
+        assert isinstance(world, SokobanWorld)
+        n = len(world.goals)
+        boxes = "the box ($) onto the goal square (.)" if n == 1 else (
+            f"all {n} boxes ($) onto the goal squares (.)"
+        )
+        return (
+            f"Sokoban: push {boxes}. You (@) move one square per action and push a box by "
+            f"walking into it; you cannot pull boxes or push two at once."
+        )
+
+
+def _count_pushes(world: SokobanWorld, plan: list[int]) -> int:
+    walker = world.copy()
+    pushes = 0
+    for direction in plan:
+        if walker.player + walker.deltas[direction] in walker.boxes:
+            pushes += 1
+        walker.apply(NAMES[direction])
+    return pushes

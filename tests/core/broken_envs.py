@@ -1,0 +1,172 @@
+"""Test doubles for the checker's own tests: a tiny counting env and one broken variant per check.
+
+``CounterEnv`` is correct: the agent types ``inc`` until the counter reaches the target (``dec``
+and ``zero`` make a random walk unlikely to get there). Each
+subclass breaks exactly one rule, and the checker test asserts the exact error it gets.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from typing import Any
+
+import numpy as np
+
+from agentgym.core import GeneratedTaskSet, Task, Verdict
+from agentgym.task_env import InvalidAction, TaskEnv
+
+
+class Counter:
+    def __init__(self, target: int) -> None:
+        self.value = 0
+        self.target = target
+
+
+class CounterTask(Task[Counter]):
+    def setup(self, rng: np.random.Generator) -> tuple[Counter, str]:
+        return Counter(6 + self.seed % 3), "Count up to the target."
+
+    def validate(self, world: Counter) -> Verdict:
+        done = world.value == world.target
+        return Verdict(float(done), done, {"solved": float(done)}, f"at {world.value}")
+
+    def solve(self, world: Counter) -> str | None:
+        return "inc" if world.value < world.target else None
+
+
+class CounterEnv(TaskEnv[Counter]):
+    """Type ``inc`` until the counter reaches the target; ``dec`` goes back."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.tasks = GeneratedTaskSet(
+            "counter", CounterTask, ("easy",), sizes={"train": 5, "dev": 5, "test": 5}
+        )
+        super().__init__(**kwargs)
+
+    def act(self, world: Counter, action: str) -> str:
+        if action.strip() == "inc":
+            world.value += 1
+        elif action.strip() == "dec" and world.value > 0:
+            world.value -= 1
+        elif action.strip() == "zero":
+            world.value = 0
+        else:
+            raise InvalidAction("type 'inc', 'dec' or 'zero'")
+        return f"now {world.value}"
+
+    def observe(self, world: Counter) -> str:
+        return f"counter {world.value} of {world.target}"
+
+    def state_key(self, world: Counter) -> str:
+        return f"{world.value}/{world.target}"
+
+    def admissible_actions(self, world: Counter) -> list[str]:
+        return ["inc", "dec", "zero"]
+
+
+class WrongOracleTask(CounterTask):
+    def solve(self, world: Counter) -> str | None:
+        return "dec"
+
+
+class WrongOracleEnv(CounterEnv):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tasks.make_task = WrongOracleTask
+
+
+class AlwaysPassTask(CounterTask):
+    def validate(self, world: Counter) -> Verdict:
+        return Verdict(1.0, True, details="everything passes")
+
+
+class AlwaysPassEnv(CounterEnv):
+    """A verifier that cannot tell success from failure."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tasks.make_task = AlwaysPassTask
+
+    def is_over(self, world: Counter) -> bool:
+        return False
+
+
+class NondeterministicEnv(CounterEnv):
+    """Draws from global randomness instead of the seeded generator."""
+
+    def observe(self, world: Counter) -> str:
+        return f"counter {world.value} (noise {random.random():.6f})"
+
+
+class CrashOnBadActionEnv(CounterEnv):
+    def act(self, world: Counter, action: str) -> str:
+        if action.strip() not in ("inc", "dec", "zero"):
+            raise ValueError(f"cannot parse {action!r}")
+        return super().act(world, action)
+
+
+class AcceptsAnythingEnv(CounterEnv):
+    """Silently ignores what it cannot parse instead of giving feedback."""
+
+    def act(self, world: Counter, action: str) -> str:
+        try:
+            return super().act(world, action)
+        except InvalidAction:
+            return "nothing happens"
+
+
+class NoStateKeyEnv(CounterEnv):
+    def state_key(self, world: Counter) -> str:
+        return ""
+
+
+class NoInstructionsEnv(CounterEnv):
+    def instructions(self, goal: str) -> str:
+        return ""
+
+
+class ShallowSnapshotEnv(CounterEnv):
+    """get_state() keeps a reference to the live world, so later steps change the snapshot."""
+
+    def get_state(self) -> Any:
+        snapshot = super().get_state()
+        snapshot.world = self._world
+        return snapshot
+
+    def set_state(self, state: Any) -> None:
+        super().set_state(state)
+        self._world = state.world
+
+
+class CloseTwiceFailsEnv(CounterEnv):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._closed = False
+
+    def close(self) -> None:
+        if self._closed:
+            raise RuntimeError("already closed")
+        self._closed = True
+        super().close()
+
+
+class ThreadLeakEnv(CounterEnv):
+    """Starts a helper thread per reset and never stops it."""
+
+    def reset(self, **kwargs: Any) -> Any:
+        stop = threading.Event()
+        threading.Thread(target=stop.wait, daemon=True).start()
+        self._stops = [*getattr(self, "_stops", []), stop]
+        _LEAKED.append(stop)
+        return super().reset(**kwargs)
+
+
+_LEAKED: list[threading.Event] = []
+
+
+def release_leaked_threads() -> None:
+    """Stop the threads ThreadLeakEnv left behind (test cleanup)."""
+    for stop in _LEAKED:
+        stop.set()
+    _LEAKED.clear()
