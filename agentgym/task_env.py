@@ -325,7 +325,8 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
         if len(text) <= self.max_observation_length:
             return text
         marker = "\n[... observation cut to fit the limit ...]"
-        return text[: self.max_observation_length - len(marker)] + marker
+        keep = max(0, self.max_observation_length - len(marker))
+        return (text[:keep] + marker)[: self.max_observation_length]
 
     def _name(self) -> str:
         return self.spec.id if self.spec is not None else type(self).__name__

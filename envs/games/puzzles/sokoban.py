@@ -46,6 +46,7 @@ goal, and dead squares and 2x2 freezes are pruned.
 from __future__ import annotations
 
 import heapq
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -92,6 +93,9 @@ class SokobanWorld(PuzzleWorld):
         self.player = player
         self.deltas = (-width, width, -1, 1)
         self.live = _live_squares(self.floor, self.goals, self.deltas)
+        self.floor_mask = sum(1 << c for c in self.floor)
+        self.goal_mask = sum(1 << c for c in self.goals)
+        self.wall_mask = ((1 << (height * width)) - 1) & ~self.floor_mask
 
     # ------------------------------------------------------------------ moves
 
@@ -215,31 +219,22 @@ def _parse_direction(action: str) -> int:
     return found.pop()
 
 
-def _live_squares(floor: frozenset[int], goals: frozenset[int], deltas: tuple[int, ...]) -> frozenset[int]:
-    """Squares from which a lone box can be pushed onto some goal (by pulling back from goals)."""
-    live = set(goals)
-    frontier = list(goals)
-    while frontier:
-        cell = frontier.pop()
-        for delta in deltas:
-            # A box at `prev` pushed by a player standing at `prev - delta` lands on `cell`.
-            prev = cell - delta
-            if prev in floor and prev not in live and prev - delta in floor:
-                live.add(prev)
-                frontier.append(prev)
-    return frozenset(live)
-
-
-def _push_distances(
+def _live_squares(
     floor: frozenset[int], goals: frozenset[int], deltas: tuple[int, ...]
-) -> dict[int, int]:
-    """Fewest pushes from each live square to the nearest goal, ignoring other boxes."""
-    dist = dict.fromkeys(goals, 0)
-    frontier = list(goals)
+) -> frozenset[int]:
+    """Squares from which a lone box can be pushed onto some goal (found by pulling from goals)."""
+    return frozenset().union(*(_push_distances(floor, g, deltas) for g in goals))
+
+
+def _push_distances(floor: frozenset[int], goal: int, deltas: tuple[int, ...]) -> dict[int, int]:
+    """Fewest pushes that bring a lone box from each square onto ``goal`` (unreachable: absent)."""
+    dist = {goal: 0}
+    frontier = [goal]
     while frontier:
         nxt = []
         for cell in frontier:
             for delta in deltas:
+                # A box at `prev`, pushed by a player standing at `prev - delta`, lands on `cell`.
                 prev = cell - delta
                 if prev in floor and prev not in dist and prev - delta in floor:
                     dist[prev] = dist[cell] + 1
@@ -261,52 +256,119 @@ def _frozen(
     return False
 
 
-def _solve(world: SokobanWorld, max_expansions: int = 200_000) -> list[int] | None:
-    """Move-optimal A* over push states; returns directions, or None if unsolvable."""
-    floor, goals, deltas, w = world.floor, world.goals, world.deltas, world.width
-    boxes0 = frozenset(world.boxes)
-    if boxes0 <= goals:
+_INF = 1 << 30
+
+
+class _Heuristic:
+    """A lower bound on pushes: the cheapest assignment of boxes to distinct goals."""
+
+    def __init__(self, world: SokobanWorld) -> None:
+        goals = sorted(world.goals)
+        self.tables = [_push_distances(world.floor, g, world.deltas) for g in goals]
+        n = len(goals)
+        self.orders = list(itertools.permutations(range(n))) if n <= 4 else None
+        self.cache: dict[int, int] = {}
+
+    def __call__(self, boxes: int) -> int:
+        value = self.cache.get(boxes)
+        if value is not None:
+            return value
+        cells = _bits(boxes)
+        tables = self.tables
+        if self.orders is None:  # many boxes: each to its nearest goal
+            value = sum(min(t.get(c, _INF) for t in tables) for c in cells)
+        else:
+            value = _INF
+            for order in self.orders:
+                total = 0
+                for cell, g in zip(cells, order, strict=True):
+                    total += tables[g].get(cell, _INF)
+                value = min(value, total)
+        value = min(value, _INF)
+        self.cache[boxes] = value
+        return value
+
+
+def _solve(world: SokobanWorld, max_expansions: int = 300_000) -> list[int] | None:
+    """Move-optimal A* over push states; returns directions, or None if none was found.
+
+    States are ``(player square, box mask)`` reached right after a push; the walk to the square
+    behind a box is costed by a breadth-first flood, so the cost is the number of single moves.
+    """
+    w, deltas = world.width, world.deltas
+    floor_mask, goal_mask, wall_mask = world.floor_mask, world.goal_mask, world.wall_mask
+    boxes0 = sum(1 << b for b in world.boxes)
+    if not boxes0 & ~goal_mask:
         return []
     if world.lost():
         return None
-    pdist = _push_distances(floor, goals, deltas)
+    heuristic = _Heuristic(world)
+    h0 = heuristic(boxes0)
+    if h0 >= _INF:
+        return None
     start = (world.player, boxes0)
     best = {start: 0}
-    parent: dict[tuple[int, frozenset[int]], tuple[tuple[int, frozenset[int]], int, int]] = {}
-    heap = [(sum(pdist[b] for b in boxes0), 0, 0, world.player, boxes0)]
-    counter = 0
+    parent: dict[tuple[int, int], tuple[tuple[int, int], int, int]] = {}
+    heap = [(h0, 0, 0, world.player, boxes0)]
+    blocks = _block_masks(world.height * world.width, w)
+    expansions = 0
     goal_state = None
     while heap:
         _, g, _, player, boxes = heapq.heappop(heap)
+        g = -g
         state = (player, boxes)
-        if best.get(state, -1) < g:
+        if best[state] < g:
             continue
-        if boxes <= goals:
+        if not boxes & ~goal_mask:
             goal_state = state
             break
-        counter += 1
-        if counter > max_expansions:
+        expansions += 1
+        if expansions > max_expansions:
             return None
-        dist = _walk_distances(player, boxes, floor, deltas)
-        for box in boxes:
+        free = floor_mask & ~boxes
+        box_cells = _bits(boxes)
+        # Squares the player must reach to push some box, and how far away each one is.
+        need = 0
+        for box in box_cells:
+            for delta in deltas:
+                need |= 1 << (box - delta)
+        need &= free
+        walk = {}
+        region = frontier = 1 << player
+        steps = 0
+        if need & region:
+            walk[player] = 0
+            need &= ~region
+        while frontier and need:
+            steps += 1
+            frontier = (frontier << 1 | frontier >> 1 | frontier << w | frontier >> w) & free
+            frontier &= ~region
+            region |= frontier
+            hit = frontier & need
+            if hit:
+                for cell in _bits(hit):
+                    walk[cell] = steps
+                need &= ~hit
+        for box in box_cells:
             for direction, delta in enumerate(deltas):
-                stand = box - delta
-                walk = dist.get(stand)
-                if walk is None:
+                distance = walk.get(box - delta)
+                if distance is None:
                     continue
                 target = box + delta
-                if target not in pdist or target in boxes:
+                if not free >> target & 1:
                     continue
-                new_boxes = boxes - {box} | {target}
-                if _frozen(target, new_boxes, floor, goals, w):
+                moved = boxes ^ (1 << box) | (1 << target)
+                new_g = g + distance + 1
+                new_state = (box, moved)
+                if new_g >= best.get(new_state, _INF):
                     continue
-                new_g = g + walk + 1
-                new_state = (box, new_boxes)
-                if new_g < best.get(new_state, 1 << 30):
-                    best[new_state] = new_g
-                    parent[new_state] = (state, stand, direction)
-                    h = sum(pdist[b] for b in new_boxes)
-                    heapq.heappush(heap, (new_g + h, new_g, -counter, box, new_boxes))
+                h = heuristic(moved)
+                if h >= _INF or _frozen_mask(target, moved, wall_mask, goal_mask, blocks):
+                    continue
+                best[new_state] = new_g
+                parent[new_state] = (state, box - delta, direction)
+                # Ties on f go to the deeper state: far fewer expansions with a tight bound.
+                heapq.heappush(heap, (new_g + h, -new_g, expansions, box, moved))
     if goal_state is None:
         return None
     pushes = []
@@ -317,36 +379,33 @@ def _solve(world: SokobanWorld, max_expansions: int = 200_000) -> list[int] | No
         state = prev
     moves: list[int] = []
     for (player, boxes), stand, direction in reversed(pushes):
-        moves.extend(_walk_path(player, stand, boxes, floor, deltas))
+        moves.extend(_walk_path(player, stand, floor_mask & ~boxes, deltas))
         moves.append(direction)
     return moves
 
 
-def _walk_distances(
-    start: int, boxes: frozenset[int], floor: frozenset[int], deltas: tuple[int, ...]
-) -> dict[int, int]:
-    dist = {start: 0}
-    frontier = [start]
-    steps = 0
-    while frontier:
-        steps += 1
-        nxt = []
-        for cell in frontier:
-            for delta in deltas:
-                n = cell + delta
-                if n in floor and n not in dist and n not in boxes:
-                    dist[n] = steps
-                    nxt.append(n)
-        frontier = nxt
-    return dist
+def _frozen_mask(box: int, boxes: int, walls: int, goals: int, blocks: list[list[int]]) -> bool:
+    """:func:`_frozen` on bit masks; ``blocks[c]`` are the four 2x2 block masks holding ``c``."""
+    blocked = boxes | walls
+    for block in blocks[box]:
+        if block & blocked == block and block & boxes & ~goals:
+            return True
+    return False
 
 
-def _walk_path(
-    start: int, end: int, boxes: frozenset[int], floor: frozenset[int], deltas: tuple[int, ...]
-) -> list[int]:
-    """Directions of a shortest walk from ``start`` to ``end`` around the boxes."""
-    if start == end:
-        return []
+def _block_masks(size: int, w: int) -> list[list[int]]:
+    """For each interior cell, the masks of the four 2x2 blocks that contain it."""
+    blocks: list[list[int]] = [[] for _ in range(size)]
+    for cell in range(w + 1, size - w - 1):
+        for corner in (cell, cell - 1, cell - w, cell - w - 1):
+            blocks[cell].append(
+                (1 << corner) | (1 << (corner + 1)) | (1 << (corner + w)) | (1 << (corner + w + 1))
+            )
+    return blocks
+
+
+def _walk_path(start: int, end: int, free: int, deltas: tuple[int, ...]) -> list[int]:
+    """Directions of a shortest walk from ``start`` to ``end`` through the ``free`` mask."""
     came: dict[int, tuple[int, int]] = {start: (start, -1)}
     frontier = [start]
     while frontier and end not in came:
@@ -354,7 +413,7 @@ def _walk_path(
         for cell in frontier:
             for direction, delta in enumerate(deltas):
                 n = cell + delta
-                if n in floor and n not in came and n not in boxes:
+                if free >> n & 1 and n not in came:
                     came[n] = (cell, direction)
                     nxt.append(n)
         frontier = nxt

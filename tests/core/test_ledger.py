@@ -1,0 +1,84 @@
+"""Episode records: round trips, crash-safe appends, clear errors on bad files."""
+
+import json
+
+import numpy as np
+import pytest
+
+from agentgym.core import Verdict
+from agentgym.errors import LedgerError
+from agentgym.ledger import (
+    EpisodeRecord,
+    EpisodeSpec,
+    EpisodeWriter,
+    StepRecord,
+    TokenRecord,
+    jsonable,
+    read_episodes,
+)
+
+
+def record(task="dev/easy/0", tokens=True):
+    step = StepRecord(
+        action="move A C",
+        observation="ok",
+        reward=1.0,
+        terminated=True,
+        truncated=False,
+        info={"state_key": "x", "verdict": Verdict(1.0, True), "n": np.int64(3)},
+        env_seconds=0.001,
+        tokens=TokenRecord([1, 2], [3, 4], [-0.1, -0.2], [1, 1]) if tokens else None,
+    )
+    spec = EpisodeSpec("games/TowerOfHanoi-v0", task, seed=0, agent="oracle")
+    return EpisodeRecord(spec, "start", [step], Verdict(1.0, True), episode_id=task)
+
+
+def test_a_record_round_trips_through_jsonl(tmp_path):
+    path = tmp_path / "episodes.jsonl"
+    with EpisodeWriter(path) as writer:
+        writer.write(record())
+    (back,) = read_episodes(path)
+    assert back.spec.env_version == 0 and back.spec.agentgym_version
+    assert back.steps[0].tokens.completion_ids == [3, 4]
+    assert back.steps[0].info == {"state_key": "x", "verdict": Verdict(1.0, True).to_dict(), "n": 3}
+    assert back.verdict == Verdict(1.0, True) and back.total_reward == 1.0
+
+
+def test_a_torn_last_line_is_skipped_and_cut_before_the_next_append(tmp_path):
+    path = tmp_path / "episodes.jsonl"
+    with EpisodeWriter(path) as writer:
+        writer.write(record("a"))
+    with open(path, "a") as file:
+        file.write('{"schema_version": "1.0", "spe')  # a crash mid-write
+    with pytest.warns(UserWarning, match="skipping a torn last line"):
+        assert [r.episode_id for r in read_episodes(path)] == ["a"]
+    with EpisodeWriter(path) as writer:
+        writer.write(record("b"))
+    assert [r.episode_id for r in read_episodes(path)] == ["a", "b"]
+
+
+def test_a_corrupt_middle_line_names_its_number(tmp_path):
+    path = tmp_path / "episodes.jsonl"
+    line = json.dumps(record().to_dict())
+    path.write_text(f"{line}\nnot json\n{line}\n")
+    with pytest.raises(LedgerError, match=r"episodes.jsonl:2: not valid JSON"):
+        list(read_episodes(path))
+
+
+def test_a_newer_major_schema_is_refused(tmp_path):
+    path = tmp_path / "episodes.jsonl"
+    data = record().to_dict() | {"schema_version": "2.0"}
+    path.write_text(json.dumps(data) + "\n")
+    with pytest.raises(LedgerError, match=r":1: episode record has schema version '2.0'"):
+        list(read_episodes(path))
+
+
+def test_token_fields_must_align():
+    with pytest.raises(LedgerError, match="logprobs has 1 entries for 2 completion tokens"):
+        TokenRecord([1], [2, 3], logprobs=[-1.0])
+
+
+def test_jsonable_keeps_unusual_values_writable():
+    assert jsonable({"a": (1, 2), "b": float("nan"), "c": object}) == {
+        "a": [1, 2], "b": "nan", "c": "<class 'object'>"
+    }

@@ -1,0 +1,95 @@
+"""make(), ids, wrappers, suggestions and the missing-extra error."""
+
+import gymnasium
+import pytest
+
+import agentgym
+from agentgym import registry
+from agentgym.errors import (
+    DuplicateEnvError,
+    MissingExtraError,
+    RegistryError,
+    UnknownEnvError,
+    UsageError,
+)
+
+
+def test_make_applies_the_standard_wrappers_visibly():
+    env = agentgym.make("games/TowerOfHanoi-v0")
+    assert repr(env) == (
+        "<TimeLimit<OrderEnforcing<PassiveEnvChecker<TowerOfHanoiEnv<games/TowerOfHanoi-v0>>>>>"
+    )
+    assert env.spec.max_episode_steps == 300
+
+
+def test_gymnasium_make_works_on_our_ids():
+    env = gymnasium.make("games/TowerOfHanoi-v0", difficulty="easy")
+    _, info = env.reset(seed=0)
+    assert info["difficulty"] == "easy"
+
+
+def test_unknown_ids_suggest_the_closest():
+    with pytest.raises(UnknownEnvError) as raised:
+        agentgym.make("games/TowerOfHanio-v0")
+    assert str(raised.value).startswith(
+        "no env is registered as 'games/TowerOfHanio-v0'. Did you mean 'games/TowerOfHanoi-v0'"
+    )
+
+
+def test_a_wrong_version_suggests_the_existing_one():
+    with pytest.raises(UnknownEnvError, match="Did you mean 'games/TowerOfHanoi-v0'"):
+        agentgym.make("games/TowerOfHanoi-v9")
+
+
+def test_a_bare_name_suggests_the_namespaced_id():
+    with pytest.raises(UnknownEnvError, match="Did you mean 'games/TowerOfHanoi-v0'"):
+        agentgym.make("towerofhanoi")
+
+
+def test_a_missing_dependency_names_the_extra(tmp_path, monkeypatch):
+    (tmp_path / "needs_missing_dep.py").write_text(
+        "import surely_not_installed_package_xyz\nclass Env: pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.register("testonly/NeedsExtra-v0", "needs_missing_dep:Env", extra="fancy")
+    try:
+        with pytest.raises(MissingExtraError) as raised:
+            agentgym.make("testonly/NeedsExtra-v0")
+        assert str(raised.value) == (
+            "testonly/NeedsExtra-v0 needs the Python package 'surely_not_installed_package_xyz', "
+            "which is not installed. Install the family's extra: pip install 'agentgym[fancy]'"
+        )
+        assert isinstance(raised.value, ImportError)
+    finally:
+        _unregister("testonly/NeedsExtra-v0")
+
+
+def test_ids_must_be_family_name_version():
+    with pytest.raises(RegistryError, match="is not of the form 'family/Name-vN'"):
+        registry.register("Sokoban", "x:Y")
+
+
+def test_registering_another_entry_point_under_a_taken_id_fails():
+    with pytest.raises(DuplicateEnvError, match="bump the version"):
+        registry.register("games/TowerOfHanoi-v0", "elsewhere:Hanoi")
+
+
+def test_make_multi_and_make_refuse_the_other_kind():
+    with pytest.raises(UsageError, match="is a single-agent env; build it with make"):
+        agentgym.make_multi("games/TowerOfHanoi-v0")
+
+
+def test_non_string_ids_are_usage_errors():
+    with pytest.raises(UsageError, match="env ids are strings"):
+        agentgym.make(42)
+
+
+def test_listing_filters_by_family():
+    games = agentgym.list_envs(family="games")
+    assert games and all(s.family == "games" for s in games)
+    assert "games" in agentgym.families()
+
+
+def _unregister(env_id):
+    registry._registry.pop(env_id, None)
+    gymnasium.registry.pop(env_id, None)
