@@ -216,29 +216,21 @@ class CountdownWorld(PuzzleWorld):
     def _moves(self) -> Iterator[tuple[Fraction, str, Fraction]]:
         """Every valid combination, once per pair of values (both orders for - and /)."""
         values = self.numbers
-        seen: set[tuple[Fraction, Fraction]] = set()
+        seen: set[tuple[Fraction, str, Fraction]] = set()
         for i in range(len(values)):
             for j in range(i + 1, len(values)):
                 a, b = max(values[i], values[j]), min(values[i], values[j])
-                if (a, b) in seen:
-                    continue
-                seen.add((a, b))
-                for x, op, y in (
-                    (a, "+", b),
-                    (a, "-", b),
-                    (b, "-", a),
-                    (a, "*", b),
-                    (a, "/", b),
-                    (b, "/", a),
-                ):
-                    if (op == "-" or op == "/") and x == y and (x, op, y) != (a, op, b):
-                        continue  # 5 - 5 and 5 / 5 once
-                    result = compute(x, op, y)
+                for move in ((a, "+", b), (a, "-", b), (b, "-", a), (a, "*", b), (a, "/", b),
+                             (b, "/", a)):
+                    if move in seen:
+                        continue
+                    seen.add(move)
+                    result = compute(*move)
                     if result is None:
                         continue
                     if self.integers_only and (result.denominator != 1 or result <= 0):
                         continue
-                    yield x, op, y
+                    yield move
 
     def _numbers(self) -> str:
         return " ".join(fmt(n) for n in self.numbers)
@@ -290,14 +282,22 @@ def _last_line(text: str) -> str:
     lines = [ln.strip() for ln in text.strip().strip("`").splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith("```")]
     line = (lines[-1] if lines else "").lower().translate(_SYMBOLS)
-    line = line.strip("`'\"*!?;:. ")
+    line = _unwrap(line)
     if ":" in line:  # "Action: 8 * 3", "Step 1: 8 * 3"
-        line = line.rsplit(":", 1)[1].strip("`'\"*!?;:. ")
+        line = _unwrap(line.rsplit(":", 1)[1])
     for pattern, symbol in _WORDS:
         line = pattern.sub(symbol, line)
     line = re.sub(r"(?<=[\d)])\s*x\s*(?=[\d(-])", " * ", line)
     line = re.sub(r"\s*\*\*\s*", " ** ", line)  # keep '**' (a power) from passing as '*'
     return " ".join(line.split())
+
+
+def _unwrap(line: str) -> str:
+    """Strip quotes, backticks, bold markers and trailing punctuation around an action."""
+    line = line.strip("`'\"!?;:. ")
+    while line.startswith("**") and line.endswith("**") and len(line) > 4:
+        line = line[2:-2].strip("`'\"!?;:. ")
+    return line
 
 
 def _shown(text: str) -> str:
@@ -406,6 +406,7 @@ def _build(
 
 def _partners(a: Any, v: Fraction, right: set[Any]) -> Iterator[tuple[str, Any]]:
     """The ``(op, b)`` with ``a op b == v`` worth looking up in ``right``."""
+    v = Fraction(v)
     yield "+", v - a
     yield "-", a - v
     if a:
