@@ -30,8 +30,9 @@ from agentgym.checker import CHECKS, check_env
 
 def factory(cls: type, **kwargs: Any) -> Callable[[], gymnasium.Env]:
     """Fresh wrapped instances of a test env, with a spec but outside the agentgym registry."""
-    spec = EnvSpec(id=f"test/{cls.__name__}-v0", entry_point=cls, max_episode_steps=50,
-                   kwargs=kwargs)
+    spec = EnvSpec(
+        id=f"test/{cls.__name__}-v0", entry_point=cls, max_episode_steps=50, kwargs=kwargs
+    )
     return lambda: gymnasium.make(spec)
 
 
@@ -50,16 +51,22 @@ def test_wrong_oracle_is_an_oracle_error_naming_task_and_seed():
     assert message.startswith(
         "test/WrongOracleEnv-v0: the oracle did not reach the maximum score on task 'train/easy/"
     )
-    assert "(seed 0): score 0.0 of 1.0, passed=False, after 50 steps (truncated (step limit))" in message
+    assert (
+        "(seed 0): score 0.0 of 1.0, passed=False, after 50 steps (truncated (step limit))"
+        in message
+    )
     assert "The task or its verifier is wrong." in message
 
 
 def test_a_verifier_that_always_passes_is_caught_by_the_random_agent():
-    with pytest.raises(errors.NullAgentError, match=re.escape(
-        "test/AlwaysPassEnv-v0: a random agent scored 1.000 on average over 3 tasks, as high as "
-        "the oracle (1.000): the verifier cannot tell success from failure, or the tasks are "
-        "trivial"
-    )):
+    with pytest.raises(
+        errors.NullAgentError,
+        match=re.escape(
+            "test/AlwaysPassEnv-v0: a random agent scored 1.000 on average over 3 tasks, as high "
+            "as the oracle (1.000): the verifier cannot tell success from failure, or the tasks "
+            "are trivial"
+        ),
+    ):
         check_env(factory(AlwaysPassEnv), skip=["gymnasium"])
 
 
@@ -70,62 +77,86 @@ def test_global_randomness_is_a_determinism_error():
 
 
 def test_determinism_check_names_step_and_field():
-    with pytest.raises(errors.DeterminismError, match=r"gave different episodes at reset: "
-                       r"observation differs: "):
+    with pytest.raises(
+        errors.DeterminismError,
+        match=r"gave different episodes at reset: "
+        r"observation differs: ",
+    ):
         check_env(factory(NondeterministicEnv), skip=["gymnasium"])
 
 
 def test_an_exception_on_a_malformed_action_is_a_bad_action_error():
-    with pytest.raises(errors.BadActionError, match=re.escape(
-        "test/CrashOnBadActionEnv-v0: step('') raised ValueError: cannot parse ''. A malformed "
-        "action is the agent's mistake: answer it with feedback in the observation and "
-        "info['invalid_action'] = True"
-    )):
+    with pytest.raises(
+        errors.BadActionError,
+        match=re.escape(
+            "test/CrashOnBadActionEnv-v0: step('') raised ValueError: cannot parse ''. A malformed "
+            "action is the agent's mistake: answer it with feedback in the observation and "
+            "info['invalid_action'] = True"
+        ),
+    ):
         check_env(factory(CrashOnBadActionEnv), skip=["gymnasium", "random_agent", "determinism"])
 
 
 def test_silently_ignoring_a_malformed_action_is_a_bad_action_error():
-    with pytest.raises(errors.BadActionError, match=re.escape(
-        "test/AcceptsAnythingEnv-v0: step('') was accepted as a valid action; expected "
-        "info['invalid_action'] = True and feedback saying what is wrong"
-    )):
+    with pytest.raises(
+        errors.BadActionError,
+        match=re.escape(
+            "test/AcceptsAnythingEnv-v0: step('') was accepted as a valid action; expected "
+            "info['invalid_action'] = True and feedback saying what is wrong"
+        ),
+    ):
         check_env(factory(AcceptsAnythingEnv))
 
 
 def test_missing_state_key_is_an_info_contract_error():
-    with pytest.raises(errors.InfoContractError, match=re.escape(
-        "test/NoStateKeyEnv-v0: reset() info must carry 'state_key' (a non-empty str naming the "
-        "canonical state), got ''"
-    )):
+    with pytest.raises(
+        errors.InfoContractError,
+        match=re.escape(
+            "test/NoStateKeyEnv-v0: reset() info must carry 'state_key' (a non-empty str naming "
+            "the canonical state), got ''"
+        ),
+    ):
         check_env(factory(NoStateKeyEnv))
 
 
 def test_missing_instructions_is_an_info_contract_error():
-    with pytest.raises(errors.InfoContractError, match=re.escape(
-        "test/NoInstructionsEnv-v0: reset() info must carry 'instructions' (a non-empty str: the "
-        "goal and the action syntax), got ''"
-    )):
+    with pytest.raises(
+        errors.InfoContractError,
+        match=re.escape(
+            "test/NoInstructionsEnv-v0: reset() info must carry 'instructions' (a non-empty str: "
+            "the goal and the action syntax), got ''"
+        ),
+    ):
         check_env(factory(NoInstructionsEnv))
 
 
 def test_a_snapshot_that_aliases_the_live_world_is_a_snapshot_error():
-    with pytest.raises(errors.SnapshotError, match=r"after set_state\(get_state\(\)\) step \d "
-                       r"with action '\w+' gave a different result"):
+    with pytest.raises(
+        errors.SnapshotError,
+        match=r"after set_state\(get_state\(\)\) step \d "
+        r"with action '\w+' gave a different result",
+    ):
         check_env(factory(ShallowSnapshotEnv))
 
 
 def test_close_that_fails_the_second_time_is_a_close_error():
-    with pytest.raises(errors.CloseError, match=re.escape(
-        "test/CloseTwiceFailsEnv-v0: the second close() before any reset raised RuntimeError: "
-        "already closed; close() must be idempotent"
-    )):
+    with pytest.raises(
+        errors.CloseError,
+        match=re.escape(
+            "test/CloseTwiceFailsEnv-v0: the second close() before any reset raised RuntimeError: "
+            "already closed; close() must be idempotent"
+        ),
+    ):
         check_env(factory(CloseTwiceFailsEnv), skip=["gymnasium"])  # it catches this too
 
 
 def test_a_thread_per_reset_is_a_leak_error():
     try:
-        with pytest.raises(errors.LeakError, match=r"^test/ThreadLeakEnv-v0: threads grew from "
-                           r"\d+ to \d+ over 10 make/reset/step/close cycles"):
+        with pytest.raises(
+            errors.LeakError,
+            match=r"^test/ThreadLeakEnv-v0: threads grew from "
+            r"\d+ to \d+ over 10 make/reset/step/close cycles",
+        ):
             check_env(factory(ThreadLeakEnv), leak_cycles=10)
     finally:
         release_leaked_threads()
@@ -134,8 +165,16 @@ def test_a_thread_per_reset_is_a_leak_error():
 def test_every_conformance_error_is_an_assertion_error():
     # so plain pytest and unittest report checker failures as test failures
     assert issubclass(errors.ConformanceError, AssertionError)
-    for name in ("OracleError", "NullAgentError", "DeterminismError", "BadActionError",
-                 "InfoContractError", "SnapshotError", "CloseError", "LeakError"):
+    for name in (
+        "OracleError",
+        "NullAgentError",
+        "DeterminismError",
+        "BadActionError",
+        "InfoContractError",
+        "SnapshotError",
+        "CloseError",
+        "LeakError",
+    ):
         assert issubclass(getattr(errors, name), errors.ConformanceError)
 
 
@@ -145,5 +184,5 @@ def test_unknown_check_names_are_rejected():
 
 
 def test_an_env_without_a_spec_is_refused_with_advice():
-    with pytest.raises(errors.UsageError, match="pass an env made by agentgym.make"):
+    with pytest.raises(errors.UsageError, match=r"pass an env made by agentgym\.make"):
         check_env(CounterEnv())

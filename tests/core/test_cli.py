@@ -11,8 +11,9 @@ AGENTGYM = [sys.executable, "-m", "agentgym.cli"]
 
 
 def run(*args, stdin=None):
-    return subprocess.run([*AGENTGYM, *args], input=stdin, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [*AGENTGYM, *args], input=stdin, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_list_shows_ids_with_task_counts():

@@ -80,5 +80,7 @@ def test_token_fields_must_align():
 
 def test_jsonable_keeps_unusual_values_writable():
     assert jsonable({"a": (1, 2), "b": float("nan"), "c": object}) == {
-        "a": [1, 2], "b": "nan", "c": "<class 'object'>"
+        "a": [1, 2],
+        "b": "nan",
+        "c": "<class 'object'>",
     }

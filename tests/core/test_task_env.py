@@ -23,7 +23,7 @@ def test_reward_is_the_change_in_score_and_success_terminates():
     env.reset(seed=0, options={"task_id": "dev/easy/0"})
     total, terminated = 0.0, False
     while not terminated:
-        _, reward, terminated, truncated, info = env.step(env.oracle_action())
+        _, reward, terminated, _, info = env.step(env.oracle_action())
         total += reward
     assert total == 1.0 and info["verdict"].passed
 

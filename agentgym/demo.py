@@ -1,0 +1,71 @@
+"""``make demo``: a short scripted showcase of the games family and the contract.
+
+For a handful of games it makes the env, shows the instructions and first observation, plays
+the task's oracle to the end (the same oracle the conformance checker runs), and prints the
+verdict; then it runs the conformance checker on one env. Everything is offline and seeded.
+(The evaluator replaces this with a real evaluation of the embedded model.)
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import agentgym
+from agentgym.checker import check_env
+from agentgym.errors import MissingExtraError
+
+SHOWCASE = (
+    ("games/Sokoban-v0", "dev/easy/0"),
+    ("games/TowerOfHanoi-v0", "dev/easy/0"),
+    ("games/Wordle-v0", "dev/easy/0"),
+    ("games/Minesweeper-v0", "dev/easy/0"),
+    ("games/TextWorldCoinCollector-v0", "dev/easy/0"),
+    ("games/BabyAIGoTo-v0", "dev/easy/0"),
+)
+
+
+def show(env_id: str, task_id: str) -> None:
+    """Play one task with its oracle, printing the first and last observations."""
+    print("=" * 78)
+    try:
+        env = agentgym.make(env_id)
+    except MissingExtraError as error:
+        print(f"{env_id}: skipped ({error})")
+        return
+    started = time.perf_counter()
+    observation, info = env.reset(seed=0, options={"task_id": task_id})
+    print(f"{env!r}\ntask {info['task_id']}\n")
+    print(textwrap.indent(info["instructions"], "  | "))
+    print("\nfirst observation:\n" + textwrap.indent(observation, "    "))
+    actions, total = [], 0.0
+    while (action := env.unwrapped.oracle_action()) is not None:
+        observation, reward, terminated, truncated, info = env.step(action)
+        actions.append(action)
+        total += reward
+        if terminated or truncated:
+            break
+    env.close()
+    shown = ", ".join(actions[:12]) + (" ..." if len(actions) > 12 else "")
+    print(f"\noracle played {len(actions)} actions: {shown}")
+    print("last observation:\n" + textwrap.indent(observation, "    "))
+    verdict = info["verdict"]
+    print(
+        f"return {total:g}; verdict: score {verdict.score:g}/{verdict.max_score:g}, "
+        f"passed={verdict.passed} ({verdict.details}); {time.perf_counter() - started:.2f}s"
+    )
+
+
+def main() -> None:
+    """Run the showcase."""
+    ids = [s.id for s in agentgym.list_envs(family="games")]
+    print(f"agentgym {agentgym.__version__}: {len(ids)} game envs registered\n")
+    for env_id, task_id in SHOWCASE:
+        show(env_id, task_id)
+    print("=" * 78)
+    print("conformance check of games/Sokoban-v0:")
+    print("  " + check_env("games/Sokoban-v0", leak_cycles=50).summary())
+
+
+if __name__ == "__main__":
+    main()
