@@ -22,9 +22,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from gymnasium.spaces import Space
 
-__all__ = ["ChatMessages", "Text", "ToolCall"]
+__all__ = ["ChatMessages", "Text", "TextObservation", "ToolCall"]
 
 # Characters `sample()` draws from: printable ASCII plus a few multi-byte characters, so that
 # code handling samples is exercised on non-ASCII input too.
@@ -95,6 +96,18 @@ class Text(Space[str]):
     def from_jsonable(self, sample_n: Sequence[str]) -> list[str]:
         """Strings are already JSON."""
         return list(sample_n)
+
+
+class TextObservation(str):
+    """A ``str`` that also carries the ``dtype`` of :class:`Text`.
+
+    PettingZoo's ``api_test`` compares ``observation.dtype`` with the space's ``dtype``, which
+    only NumPy observations have. Multi-agent text envs return their observations as this
+    subclass so the standard test runs unchanged; for everything else it is a plain string.
+    """
+
+    __slots__ = ()
+    dtype = np.dtype(str)
 
 
 class ChatMessages(Space[list[dict[str, Any]]]):

@@ -1,0 +1,21 @@
+"""Multi-agent family: PettingZoo envs with text observations and actions.
+
+Importing this module registers the ids. The family is young: TicTacToe (turn-based, AEC) and
+RockPaperScissors (simultaneous, parallel) prove the multi-agent bases and checker; board
+games, Werewolf and negotiation come with the multi-agent family's own issue.
+"""
+
+from agentgym.registry import register
+
+register(
+    "multiagent/TicTacToe-v0",
+    entry_point="agentgym.envs.multiagent.tictactoe:TicTacToeEnv",
+    kind="aec",
+    description="two players take turns marking a 3x3 grid; three in a row wins",
+)
+register(
+    "multiagent/RockPaperScissors-v0",
+    entry_point="agentgym.envs.multiagent.rockpaperscissors:RockPaperScissorsEnv",
+    kind="parallel",
+    description="two players throw at once; first to win a majority of rounds",
+)
