@@ -247,14 +247,15 @@ def _indent(text: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from agentgym.checker import check_env
+    from agentgym.checker import check_env, check_multiagent_env
 
-    ids = list(args.ids) or [s.id for s in list_envs(family=args.family, kind="env")]
+    ids = list(args.ids) or [s.id for s in list_envs(family=args.family)]
     failures = 0
     for env_id in ids:
         started = time.perf_counter()
         try:
-            report = check_env(
+            checker = check_env if spec(env_id).kind == "env" else check_multiagent_env
+            report = checker(
                 env_id,
                 seed=args.seed,
                 tasks_per_split=args.tasks_per_split,

@@ -6,7 +6,7 @@ A new env is checked the moment it is registered; nothing here names a particula
 import pytest
 
 import agentgym
-from agentgym.checker import check_env
+from agentgym.checker import check_env, check_multiagent_env
 
 SLOW_FAMILIES_OR_PREFIXES = ("games/TextWorld",)
 
@@ -22,6 +22,12 @@ def test_env_conforms(env_id):
     report = check_env(env_id, leak_cycles=200)
     assert report.oracle_mean_score > report.random_mean_score
     assert "oracle" in report.passed and "leaks" in report.passed
+
+
+@pytest.mark.parametrize("env_id", [s.id for s in agentgym.list_envs() if s.kind != "env"])
+def test_multiagent_env_conforms(env_id):
+    report = check_multiagent_env(env_id, leak_cycles=200)
+    assert "pettingzoo" in report.passed and "leaks" in report.passed
 
 
 def test_the_games_family_has_at_least_eleven_ids():
