@@ -1,0 +1,29 @@
+"""The docs' code runs: the new-family guide's blocks, in order, in one namespace."""
+
+import re
+import sys
+import types
+from pathlib import Path
+
+import gymnasium
+
+from agentgym import registry
+
+DOCS = Path(__file__).parents[1] / "docs"
+
+
+def python_blocks(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.DOTALL)
+
+
+def test_the_new_family_guide_builds_a_conforming_env(capsys):
+    module = types.ModuleType("docs_new_family_example")
+    sys.modules[module.__name__] = module
+    try:
+        for block in python_blocks(DOCS / "new-family.md"):
+            exec(compile(block, "docs/new-family.md", "exec"), module.__dict__)
+        assert "nim/Nim-v0: 9 checks passed" in capsys.readouterr().out
+    finally:
+        sys.modules.pop(module.__name__, None)
+        registry._registry.pop("nim/Nim-v0", None)
+        gymnasium.registry.pop("nim/Nim-v0", None)
