@@ -28,17 +28,27 @@ any goal, such as a corner without a goal, or a stretch of wall with no goal alo
 2x2 block made only of walls and boxes holds a box that is not on a goal (those boxes can never
 move again). Other deadlocks are not detected; the oracle then has no move (``None``).
 
-**Levels.** Rooms are carved by a random walk inside a border of walls; boxes start on the
-goals and are *pulled* away by random reverse moves, so every level is solvable by
-construction, and the solver then checks it and bounds its length.
+**Levels.** A room is carved by a random walk inside a border of walls and the goals are
+placed at random. A breadth-first search of *pulls* from the solved position (boxes on the
+goals) then finds every position the level can be solved from, together with the fewest pushes
+each one needs; the start is drawn from the deepest layer (preferring starts with no box on a
+goal), so every level is solvable by construction and as deep as its room allows. The oracle
+then solves it, and a start whose plan is too long is replaced by one a layer shallower.
 
-* easy: 5x5 interior, 1 box, an optimal solution of 4 to 40 moves;
-* medium: 6x6 interior, 2 boxes, 8 to 70 moves, at least 4 pushes;
-* hard: 7x7 interior, 3 boxes, 12 to 110 moves, at least 8 pushes.
+* easy: 5x5 interior, 1 box, at least 3 pushes, at most 40 moves (typically 4 pushes, 10 moves);
+* medium: 6x6 interior, 2 boxes, at least 6 pushes, at most 80 moves (typically 9 pushes,
+  22 moves);
+* hard: 7x7 interior, 3 boxes, at least 10 pushes, at most 120 moves (typically 16 pushes,
+  40 moves).
 
-**Oracle.** A* over push states (player square, box squares) with the cost in single moves, so
-its plans are move-optimal; the heuristic is the sum of each box's push distance to its nearest
-goal, and dead squares and 2x2 freezes are pruned.
+A room too cramped for the minimum is redrawn; after 50 such rooms any depth is accepted.
+
+**Oracle.** Weighted A* over push states (the player's square after a push, the box squares),
+with the cost counted in single moves (walks are costed by breadth-first search) and the
+priority ``moves + 2.5 x pushes still needed``, where the pushes still needed are a lower bound:
+the cheapest assignment of boxes to distinct goals by lone-box push distance. Dead squares and
+2x2 freezes are pruned. Plans are within a few moves of the shortest; on hard levels the solver
+takes about 3 ms typically and ~0.1 s at worst.
 
 **Version history.** v0: first release.
 """
@@ -124,7 +134,9 @@ class SokobanWorld(PuzzleWorld):
             self.player = target
             done = len(self.boxes & self.goals)
             feedback = f"You pushed a box {name}"
-            feedback += f"; it is on a goal ({done}/{len(self.goals)})." if beyond in self.goals else "."
+            feedback += (
+                f"; it is on a goal ({done}/{len(self.goals)})." if beyond in self.goals else "."
+            )
             if self.lost():
                 feedback += " That box can never reach a goal now: the level is lost."
             return feedback
@@ -183,7 +195,9 @@ class SokobanWorld(PuzzleWorld):
     def lost(self) -> bool:
         if any(box not in self.live for box in self.boxes):
             return True
-        return any(_frozen(box, self.boxes, self.floor, self.goals, self.width) for box in self.boxes)
+        return any(
+            _frozen(box, self.boxes, self.floor, self.goals, self.width) for box in self.boxes
+        )
 
     def status(self) -> str:
         done = len(self.boxes & self.goals)
@@ -210,12 +224,14 @@ def _parse_direction(action: str) -> int:
     line = lines[-1].lower() if lines else ""
     found = {_ALIASES[t] for t in _TOKEN.findall(line) if t in _ALIASES}
     if not found:
-        raise InvalidAction(f"could not read a direction from {action.strip()[:80]!r}: "
-                            f"{_SYNTAX_HINT}")
+        raise InvalidAction(
+            f"could not read a direction from {action.strip()[:80]!r}: {_SYNTAX_HINT}"
+        )
     if len(found) > 1:
         names = " and ".join(NAMES[d] for d in sorted(found))
-        raise InvalidAction(f"found several directions ({names}) in {line[:80]!r}: make one move "
-                            f"per action")
+        raise InvalidAction(
+            f"found several directions ({names}) in {line[:80]!r}: make one move per action"
+        )
     return found.pop()
 
 
@@ -257,6 +273,9 @@ def _frozen(
 
 
 _INF = 1 << 30
+# The push lower bound is weighted in A*'s priority: a single push costs about 2.5 moves on
+# average, so this finds near-optimal plans (a few moves over optimal) ten times faster.
+_WEIGHT = 2.5
 
 
 class _Heuristic:
@@ -290,7 +309,7 @@ class _Heuristic:
 
 
 def _solve(world: SokobanWorld, max_expansions: int = 300_000) -> list[int] | None:
-    """Move-optimal A* over push states; returns directions, or None if none was found.
+    """Weighted A* over push states; returns directions, or None if none was found.
 
     States are ``(player square, box mask)`` reached right after a push; the walk to the square
     behind a box is costed by a breadth-first flood, so the cost is the number of single moves.
@@ -368,7 +387,7 @@ def _solve(world: SokobanWorld, max_expansions: int = 300_000) -> list[int] | No
                 best[new_state] = new_g
                 parent[new_state] = (state, box - delta, direction)
                 # Ties on f go to the deeper state: far fewer expansions with a tight bound.
-                heapq.heappush(heap, (new_g + h, -new_g, expansions, box, moved))
+                heapq.heappush(heap, (new_g + _WEIGHT * h, -new_g, expansions, box, moved))
     if goal_state is None:
         return None
     pushes = []
@@ -387,10 +406,7 @@ def _solve(world: SokobanWorld, max_expansions: int = 300_000) -> list[int] | No
 def _frozen_mask(box: int, boxes: int, walls: int, goals: int, blocks: list[list[int]]) -> bool:
     """:func:`_frozen` on bit masks; ``blocks[c]`` are the four 2x2 block masks holding ``c``."""
     blocked = boxes | walls
-    for block in blocks[box]:
-        if block & blocked == block and block & boxes & ~goals:
-            return True
-    return False
+    return any(block & blocked == block and block & boxes & ~goals for block in blocks[box])
 
 
 def _block_masks(size: int, w: int) -> list[list[int]]:
@@ -520,17 +536,18 @@ def _pull_layers(
     return layers
 
 
+_MAX_PULL_STATES = 6_000  # the pull search stops after the layer that passes this many states
+
+
 class SokobanEnv(PuzzleEnv):
     __doc__ = __doc__
     name = "sokoban"
+    # rows x cols: the interior; carve: random-walk steps that dig the room.
     levels = {
-        "easy": {"rows": 5, "cols": 5, "carve": 30, "boxes": 1, "min_pushes": 3, "max_moves": 40,
-                 "max_states": 5_000},
-        "medium": {"rows": 6, "cols": 6, "carve": 50, "boxes": 2, "min_pushes": 6,
-                   "max_moves": 80, "max_states": 5_000},
-        "hard": {"rows": 7, "cols": 7, "carve": 60, "boxes": 3, "min_pushes": 10,
-                 "max_moves": 120, "max_states": 6_000},
-    }  # fmt: skip
+        "easy": dict(rows=5, cols=5, carve=30, boxes=1, min_pushes=3, max_moves=40),
+        "medium": dict(rows=6, cols=6, carve=50, boxes=2, min_pushes=6, max_moves=80),
+        "hard": dict(rows=7, cols=7, carve=60, boxes=3, min_pushes=10, max_moves=120),
+    }
     syntax = (
         "Actions: one move per action, 'up', 'down', 'left' or 'right' (also u/d/l/r or "
         "north/south/west/east). Walking into a box pushes it; boxes cannot be pulled."
@@ -551,7 +568,7 @@ class SokobanEnv(PuzzleEnv):
                 continue
             cells = sorted(floor)
             goals = [cells[int(i)] for i in rng.permutation(len(cells))[:n_boxes]]
-            layers = _pull_layers(floor, goals, width, max_states=int(level["max_states"]))
+            layers = _pull_layers(floor, goals, width, max_states=_MAX_PULL_STATES)
             goal_mask = sum(1 << g for g in goals)
             for depth in range(len(layers) - 1, need - 1, -1):
                 # Prefer starts with no box on a goal; pick one at random, player anywhere.
@@ -574,20 +591,11 @@ class SokobanEnv(PuzzleEnv):
     def goal(world: PuzzleWorld) -> str:
         assert isinstance(world, SokobanWorld)
         n = len(world.goals)
-        boxes = "the box ($) onto the goal square (.)" if n == 1 else (
-            f"all {n} boxes ($) onto the goal squares (.)"
-        )
+        if n == 1:
+            boxes = "the box ($) onto the goal square (.)"
+        else:
+            boxes = f"all {n} boxes ($) onto the goal squares (.)"
         return (
             f"Sokoban: push {boxes}. You (@) move one square per action and push a box by "
             f"walking into it; you cannot pull boxes or push two at once."
         )
-
-
-def _count_pushes(world: SokobanWorld, plan: list[int]) -> int:
-    walker = world.copy()
-    pushes = 0
-    for direction in plan:
-        if walker.player + walker.deltas[direction] in walker.boxes:
-            pushes += 1
-        walker.apply(NAMES[direction])
-    return pushes
