@@ -17,7 +17,7 @@ def _params():
         yield pytest.param(spec.id, id=spec.id, marks=[pytest.mark.slow] if slow else [])
 
 
-@pytest.mark.parametrize("env_id", _params())
+@pytest.mark.parametrize("env_id", list(_params()))
 def test_env_conforms(env_id):
     report = check_env(env_id, leak_cycles=200)
     assert report.oracle_mean_score > report.random_mean_score

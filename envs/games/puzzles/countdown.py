@@ -36,21 +36,22 @@ and the step limit (Game24 20 steps, Countdown 30) ends the episode.
 
 **Levels.** The generator keeps only solvable instances, checked by the solver.
 
-* Game24, by solver-measured difficulty over the instance's solutions (sequences of steps,
-  counted on the graph of distinct number multisets): easy — at least 12 solutions, one of
-  which keeps every intermediate a non-negative whole number; medium — 6 to 11 such solutions;
-  hard — at most 5, or every solution needs a fraction or a negative number (``1 5 5 5``:
-  ``5 * (5 - 1/5)``). Over uniformly drawn solvable instances that is about 35%, 34% and 31%.
-* Countdown: easy — 4 small numbers, a target of 10-99 that needs at least 3 of them (2 steps);
-  medium — 1 large and 4 small numbers, a target of 100-499 that needs at least 4 (3 steps);
-  hard — 1-2 large and 4-5 small numbers, a target of 100-999 that needs at least 5 (4 steps).
+* Game24, by solver-measured difficulty: the number of solutions (sequences of steps, counted
+  on the graph of distinct number multisets, so ``8 * 3`` and ``3 * 8`` are one) and whether one
+  of them keeps every intermediate a non-negative whole number. easy: at least 12 solutions;
+  medium: 6 to 11; hard: at most 5, or none without fractions or negative numbers (``1 5 5 5``:
+  ``5 * (5 - 1/5)``). Of uniformly drawn solvable instances about 35%, 34% and 31% fall in each.
+* Countdown: easy — 4 small numbers, a target of 10-99 that needs at least 3 of them (2 or more
+  steps); medium — 1 large and 4 small numbers, a target of 100-499 that needs at least 4;
+  hard — 1-2 large and 4-5 small numbers, a target of 100-999 that needs at least 5.
   Small numbers are drawn from two cards of each of 1-10, large ones from 25, 50, 75, 100 (no
   repeats). The target is drawn uniformly from the values in range that the numbers can make
   and no fewer of them can.
 
 **Oracle.** An exhaustive solver with memoisation: the values reachable from every subset of the
-numbers (``2**n`` subsets), then a goal-directed reconstruction of one expression, played as
-steps. From a dead end it plays ``undo`` until the target is reachable again.
+numbers (``2**n`` subsets), then a goal-directed reconstruction of one expression over the
+fewest numbers, played as steps. From a dead end it plays ``undo`` until the target is
+reachable again.
 
 **Version history.** v0: first release.
 """
@@ -58,6 +59,7 @@ steps. From a dead end it plays ``undo`` until the target is reachable again.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
@@ -300,7 +302,7 @@ def _number(token: str) -> Fraction:
 def _last_line(text: str) -> str:
     lines = [ln.strip() for ln in text.strip().strip("`").splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith("```")]
-    line = (lines[-1] if lines else "").lower().translate(_SYMBOLS)
+    line = " ".join((lines[-1] if lines else "").lower().translate(_SYMBOLS).split())
     quoted = re.findall(r"`([^`]+)`", line)
     if quoted:  # "I will do `8 * 3` now."
         line = quoted[-1]
@@ -390,7 +392,9 @@ def _popcount(mask: int) -> int:
     return bin(mask).count("1")
 
 
-def plan(numbers: Sequence[Fraction], target: Fraction, use_all: bool, integers_only: bool):
+def plan(
+    numbers: Sequence[Fraction], target: Fraction, use_all: bool, integers_only: bool
+) -> list[Step] | None:
     """Steps ``(a, op, b, result)`` that make ``target``, or ``None`` if it cannot be made."""
     numbers = list(numbers)
     if not use_all and target in numbers:
@@ -400,13 +404,11 @@ def plan(numbers: Sequence[Fraction], target: Fraction, use_all: bool, integers_
     masks = [full] if use_all else sorted(range(1, full + 1), key=_popcount)
     for mask in masks:
         if target in values[mask]:
-            return _build(numbers, values, mask, target, integers_only)
+            return _build(values, mask, target)
     return None
 
 
-def _build(
-    numbers: list[Fraction], values: list[set[Fraction]], mask: int, v: Fraction, integers: bool
-) -> list[Step]:
+def _build(values: list[set[Any]], mask: int, v: Any) -> list[Step]:
     """Reconstruct one expression over ``mask`` worth ``v`` (known to exist) as steps."""
     if mask & (mask - 1) == 0:
         return []
@@ -418,8 +420,8 @@ def _build(
             for op, b in _partners(a, v, right):
                 if b in right and compute(Fraction(a), op, Fraction(b)) == v:
                     return [
-                        *_build(numbers, values, sub, a, integers),
-                        *_build(numbers, values, other, b, integers),
+                        *_build(values, sub, a),
+                        *_build(values, other, b),
                         (Fraction(a), op, Fraction(b), Fraction(v)),
                     ]
         sub = (sub - 1) & mask
@@ -460,29 +462,29 @@ def count_solutions(numbers: Sequence[Fraction], target: Fraction) -> tuple[int,
     """Game24: ``(solutions, whole-number solutions)``, as step sequences between distinct states.
 
     A state is the sorted multiset of numbers; each distinct next state is one branch. A
-    whole-number solution keeps every intermediate result a non-negative integer.
+    whole-number solution keeps every intermediate result a non-negative integer. Numbers are
+    kept as reduced ``(numerator, denominator)`` pairs, which is several times faster than
+    :class:`~fractions.Fraction` for this search.
     """
-    memo: dict[tuple[Fraction, ...], tuple[int, int]] = {}
+    goal = (target.numerator, target.denominator)
+    memo: dict[tuple[tuple[int, int], ...], tuple[int, int]] = {}
 
-    def count(state: tuple[Fraction, ...]) -> tuple[int, int]:
+    def count(state: tuple[tuple[int, int], ...]) -> tuple[int, int]:
         if len(state) == 1:
-            return (1, 1) if state[0] == target else (0, 0)
+            return (1, 1) if state[0] == goal else (0, 0)
+        if len(state) == 2:  # the one child that can count is the goal itself
+            return (1, 1) if _makes(state[0], state[1], goal) else (0, 0)
         if state in memo:
             return memo[state]
-        children: dict[tuple[Fraction, ...], bool] = {}
+        children: dict[tuple[tuple[int, int], ...], bool] = {}
         for i in range(len(state)):
             for j in range(len(state)):
                 if i == j:
                     continue
-                rest = state[:i] + state[i + 1 :]
-                rest = rest[: j - (j > i)] + rest[j - (j > i) + 1 :]
-                for op in OPS:
-                    result = compute(state[i], op, state[j])
-                    if result is None:
-                        continue
+                rest = [x for k, x in enumerate(state) if k != i and k != j]
+                for result in _results(state[i], state[j]):
                     child = tuple(sorted((*rest, result)))
-                    whole = result.denominator == 1 and result >= 0
-                    children[child] = children.get(child, False) or whole
+                    children[child] = result[1] == 1 and result[0] >= 0
         total = whole_total = 0
         for child, whole in children.items():
             all_ways, whole_ways = count(child)
@@ -492,7 +494,39 @@ def count_solutions(numbers: Sequence[Fraction], target: Fraction) -> tuple[int,
         memo[state] = (total, whole_total)
         return memo[state]
 
-    return count(tuple(sorted(Fraction(n) for n in numbers)))
+    return count(tuple(sorted((Fraction(n).numerator, Fraction(n).denominator) for n in numbers)))
+
+
+def _results(x: tuple[int, int], y: tuple[int, int]) -> Iterator[tuple[int, int]]:
+    """``x + y``, ``x - y``, ``x * y`` and ``x / y`` (when ``y`` is not 0) as reduced pairs."""
+    a, b = x
+    c, d = y
+    yield _reduced(a * d + c * b, b * d)
+    yield _reduced(a * d - c * b, b * d)
+    yield _reduced(a * c, b * d)
+    if c:
+        yield _reduced(a * d, b * c)
+
+
+def _reduced(numerator: int, denominator: int) -> tuple[int, int]:
+    if denominator < 0:
+        numerator, denominator = -numerator, -denominator
+    g = math.gcd(numerator, denominator)
+    return numerator // g, denominator // g
+
+
+def _makes(x: tuple[int, int], y: tuple[int, int], goal: tuple[int, int]) -> bool:
+    """Whether one operation on ``x`` and ``y`` (either order) gives ``goal``; no division."""
+    (a, b), (c, d), (p, q) = x, y, goal
+    bd = b * d
+    return (
+        (a * d + c * b) * q == p * bd
+        or (a * d - c * b) * q == p * bd
+        or (c * b - a * d) * q == p * bd
+        or a * c * q == p * bd
+        or (c != 0 and a * d * q == p * b * c)
+        or (a != 0 and c * b * q == p * a * d)
+    )
 
 
 def game24_level(numbers: Sequence[int]) -> str | None:
