@@ -19,6 +19,7 @@ one fixed instance. Snapshots, ``state_key``, rewards and feedback come from
 from __future__ import annotations
 
 import copy
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -28,7 +29,7 @@ import numpy as np
 from agentgym.core import GeneratedTaskSet, Task, Verdict
 from agentgym.task_env import InvalidAction, TaskEnv
 
-__all__ = ["PuzzleEnv", "PuzzleTask", "PuzzleWorld", "parse_command"]
+__all__ = ["PuzzleEnv", "PuzzleTask", "PuzzleWorld", "last_line", "parse_command"]
 
 
 class PuzzleWorld(ABC):
@@ -78,8 +79,7 @@ class PuzzleTask(Task[PuzzleWorld]):
         self._plan: dict[str, str] = {}
 
     def setup(self, rng: np.random.Generator) -> tuple[PuzzleWorld, str]:
-        level = self.env_cls.levels[self.difficulty]
-        world = self.env_cls.generate(np.random.default_rng(self.seed), **level)
+        world = _generated(self.env_cls, self.difficulty, self.seed).copy()
         return world, self.env_cls.goal(world)
 
     def validate(self, world: PuzzleWorld) -> Verdict:
@@ -107,6 +107,12 @@ class PuzzleTask(Task[PuzzleWorld]):
                     f"task {self.id!r}"
                 )
         return self._plan.get(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _generated(env_cls: type[PuzzleEnv], difficulty: str, seed: int) -> PuzzleWorld:
+    """Generate an instance once; resets of the same task get copies (Sokoban takes ~50 ms)."""
+    return env_cls.generate(np.random.default_rng(seed), **env_cls.levels[difficulty])
 
 
 class PuzzleEnv(TaskEnv[PuzzleWorld]):
@@ -183,7 +189,7 @@ def parse_command(text: str, commands: Mapping[str, int], example: str) -> tuple
     >>> parse_command("I will move. `move 1 3`", {"move": 2}, "move 1 3")
     ('move', ['1', '3'])
     """
-    line = _last_line(text)
+    line = last_line(text).strip("`'\"*.!?;: ")
     words = [w.strip("`'\"*.!?;:()[]") for w in line.replace(",", " ").split()]
     # Allow a leading "action:" label and a command written mid-line after prose.
     starts = [i for i, w in enumerate(words) if w in commands]
@@ -203,8 +209,15 @@ def parse_command(text: str, commands: Mapping[str, int], example: str) -> tuple
     return command, args
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
+    """The line of a reply that holds the action, lower-cased.
+
+    Agents wrap actions in prose and code fences; by convention the action is the last
+    non-empty line outside the fences.
+
+    >>> last_line("I will push the box.\n```\nUp\n```")
+    'up'
+    """
     lines = [ln.strip() for ln in text.strip().strip("`").splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith("```")]
-    line = lines[-1] if lines else ""
-    return line.strip("`'\"*.!?;: ").lower()
+    return (lines[-1] if lines else "").lower()

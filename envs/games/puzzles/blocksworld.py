@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld
+from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld, last_line
 from agentgym.task_env import InvalidAction
 
 TABLE = "table"
@@ -107,7 +107,7 @@ class BlocksWorld(PuzzleWorld):
 
     def _parse(self, action: str) -> tuple[str, str]:
         example = self._example()
-        line = _last_line(action)
+        line = " ".join(last_line(action).split())
         line = re.sub(r"\s*(->|=>|→)\s*", " to ", line)
         words = [w.strip("`'\"*.,!?;:()[]") for w in line.split()]
         words = [w for w in words if w]
@@ -295,12 +295,6 @@ def random_config(rng: np.random.Generator, blocks: list[str]) -> Config:
         else:
             stacks[int(rng.integers(len(stacks)))].append(blocks[int(i)])
     return canonical(stacks)
-
-
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.strip().strip("`").splitlines()]
-    lines = [ln for ln in lines if ln and not ln.startswith("```")]
-    return " ".join((lines[-1] if lines else "").lower().split())
 
 
 class BlocksWorldEnv(PuzzleEnv):

@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld
+from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld, last_line
 from agentgym.task_env import InvalidAction
 
 Step = tuple[Fraction, str, Fraction, Fraction]  # a OP b = result
@@ -264,7 +264,7 @@ class CountdownWorld(PuzzleWorld):
 
 def parse_action(text: str) -> tuple[Fraction, str, Fraction, Fraction | None] | None:
     """``(a, op, b, claimed result or None)``, or ``None`` for ``undo``; InvalidAction else."""
-    line = _last_line(text)
+    line = _action_line(text)
     if re.fullmatch(r"(?:undo|back|take\s+back)(?:\s+(?:the\s+)?last(?:\s+step)?)?", line):
         return None
     if line.startswith("combine"):
@@ -299,10 +299,8 @@ def _number(token: str) -> Fraction:
     return -value if sign else value
 
 
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.strip().strip("`").splitlines()]
-    lines = [ln for ln in lines if ln and not ln.startswith("```")]
-    line = " ".join((lines[-1] if lines else "").lower().translate(_SYMBOLS).split())
+def _action_line(text: str) -> str:
+    line = " ".join(last_line(text).translate(_SYMBOLS).split())
     quoted = re.findall(r"`([^`]+)`", line)
     if quoted:  # "I will do `8 * 3` now."
         line = quoted[-1]

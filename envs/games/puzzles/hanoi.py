@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld
+from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld, last_line
 from agentgym.task_env import InvalidAction
 
 PEGS = "ABC"
@@ -81,7 +81,7 @@ class HanoiWorld(PuzzleWorld):
 
 
 def _parse_move(action: str) -> tuple[int, int]:
-    text = action.strip().splitlines()[-1] if action.strip() else ""
+    text = last_line(action)
     text = re.sub(r"\b(move|from|to|peg|disk|top)\b", " ", text, flags=re.IGNORECASE)
     pegs = re.findall(r"(?<![A-Za-z])([ABCabc])(?![A-Za-z])", text)
     if len(pegs) != 2:

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld
+from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld, last_line
 from agentgym.task_env import InvalidAction
 
 Pos = tuple[int, int]
@@ -195,9 +195,7 @@ class GridWorld(PuzzleWorld):
 
 
 def _parse(action: str) -> str:
-    lines = [ln.strip() for ln in action.strip().strip("`").splitlines()]
-    lines = [ln for ln in lines if ln and not ln.startswith("```")]
-    line = (lines[-1] if lines else "").lower()
+    line = last_line(action)
     words = [w.strip("`'\"*.,!?;:()[]") for w in line.split()]
     found = [_ALIASES[w] for w in words if w in _ALIASES]
     if len(found) == 1:

@@ -2,12 +2,14 @@
 
 **What the agent sees.** The room in the standard Sokoban symbols, a legend and a count::
 
-    #######
-    ##  ###
-    ## $. ##
-    #  @  .#
-    # $   ##
-    #######
+    ########
+    #.  .  #
+    ##@    #
+    ## $   #
+    #####  #
+    ## ##$ #
+    #      #
+    ########
     Legend: # wall, @ you, $ box, . goal, * box on goal, + you on a goal, (space) floor.
     Boxes on goals: 0/2.
 
@@ -15,10 +17,12 @@ Rows run top to bottom, so ``up`` moves toward the first line.
 
 **What it may do.** One step per action: ``up``, ``down``, ``left``, ``right`` (also ``u``,
 ``d``, ``l``, ``r``, ``north``, ``south``, ``west``, ``east``, ``n``, ``s``, ``w``, ``e``,
-the arrows ``↑ ↓ ← →``, and phrases such as ``move up`` or ``push left``). Walking into a box
+the arrows ``↑ ↓ ← →``, and phrases such as ``move up`` or ``I push the box left``; the
+one-letter forms are read only in a bare command such as ``u`` or ``move u``). Walking into a box
 pushes it one square. Walking into a wall, pushing a box into a wall or into another box, and
 a line with no direction or with two different directions are invalid actions: the
 observation says why (and which directions are open) and nothing moves. Boxes cannot be pulled.
+``info["admissible_actions"]`` lists the directions that move (``up``, ``down``, ...).
 
 **Scoring.** Reward 1 when every box is on a goal (the episode terminates), else 0.
 
@@ -63,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld
+from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld, last_line
 from agentgym.task_env import InvalidAction
 
 __all__ = ["SokobanEnv", "SokobanWorld"]
@@ -78,6 +82,7 @@ _ALIASES = {
     "right": 3, "r": 3, "east": 3, "e": 3, "→": 3,
 }  # fmt: skip
 _TOKEN = re.compile(r"[a-z]+|[↑↓←→]")
+_VERBS = frozenset({"move", "go", "push", "walk", "step", "action", "the", "to", "one"})
 _SYNTAX_HINT = "write one of up, down, left, right (or u/d/l/r, north/south/west/east)"
 
 LEGEND = "Legend: # wall, @ you, $ box, . goal, * box on goal, + you on a goal, (space) floor."
@@ -106,6 +111,37 @@ class SokobanWorld(PuzzleWorld):
         self.floor_mask = sum(1 << c for c in self.floor)
         self.goal_mask = sum(1 << c for c in self.goals)
         self.wall_mask = ((1 << (height * width)) - 1) & ~self.floor_mask
+
+    @classmethod
+    def from_text(cls, text: str) -> SokobanWorld:
+        """A world from a map in the standard symbols (the rendering's grid lines).
+
+        Lines are padded to the widest; cells outside the map's walls are read as walls.
+        """
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        height, width = len(lines), max(len(ln) for ln in lines)
+        floor, goals, boxes, player = [], [], [], -1
+        for r, line in enumerate(lines):
+            for c, ch in enumerate(line.ljust(width)):
+                cell = r * width + c
+                if ch == "#":
+                    continue
+                if ch not in " .$*@+":
+                    raise ValueError(f"unknown symbol {ch!r} at row {r}, column {c}")
+                if r in (0, height - 1) or c in (0, width - 1):
+                    raise ValueError(
+                        f"the map must be closed by walls; row {r}, column {c} is open"
+                    )
+                floor.append(cell)
+                if ch in ".*+":
+                    goals.append(cell)
+                if ch in "$*":
+                    boxes.append(cell)
+                if ch in "@+":
+                    player = cell
+        if player < 0 or len(boxes) != len(goals) or not boxes:
+            raise ValueError("a map needs one player and as many boxes as goals (at least one)")
+        return cls(height, width, floor, goals, boxes, player)
 
     # ------------------------------------------------------------------ moves
 
@@ -219,10 +255,12 @@ def _where(name: str) -> str:
 
 
 def _parse_direction(action: str) -> int:
-    lines = [ln.strip() for ln in action.strip().strip("`").splitlines()]
-    lines = [ln for ln in lines if ln and not ln.startswith("```")]
-    line = lines[-1].lower() if lines else ""
-    found = {_ALIASES[t] for t in _TOKEN.findall(line) if t in _ALIASES}
+    line = last_line(action)
+    tokens = _TOKEN.findall(line)
+    # Single letters (u, d, l, r, n, s, e, w) count only in a bare command such as 'move u':
+    # in other text they are too often parts of something else.
+    bare = all(t in _ALIASES or t in _VERBS for t in tokens)
+    found = {_ALIASES[t] for t in tokens if t in _ALIASES and (bare or len(t) > 1)}
     if not found:
         raise InvalidAction(
             f"could not read a direction from {action.strip()[:80]!r}: {_SYNTAX_HINT}"
@@ -550,7 +588,8 @@ class SokobanEnv(PuzzleEnv):
     }
     syntax = (
         "Actions: one move per action, 'up', 'down', 'left' or 'right' (also u/d/l/r or "
-        "north/south/west/east). Walking into a box pushes it; boxes cannot be pulled."
+        "north/south/west/east). Walking into a box pushes it; boxes cannot be pulled. Pushing "
+        "a box where it can never reach a goal (such as a corner without a goal) loses."
     )
 
     @staticmethod

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld
+from agentgym.envs.games.puzzles.base import PuzzleEnv, PuzzleWorld, last_line
 from agentgym.task_env import InvalidAction
 
 WORD_LENGTH = 5
@@ -190,9 +190,7 @@ class WordleWorld(PuzzleWorld):
 
 
 def _parse(action: str) -> str:
-    lines = [ln.strip() for ln in action.strip().strip("`").splitlines()]
-    lines = [ln for ln in lines if ln and not ln.startswith("```")]
-    line = (lines[-1] if lines else "").lower()
+    line = last_line(action)
     words = [w.strip("`'\"*.,!?;:()[]") for w in line.split()]
     words = [w for w in words if w]
     if "guess" in words:
