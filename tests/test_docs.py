@@ -9,7 +9,8 @@ import gymnasium
 
 from agentgym import registry
 
-DOCS = Path(__file__).parents[1] / "docs"
+ROOT = Path(__file__).parents[1]
+DOCS = ROOT / "docs"
 
 
 def python_blocks(path: Path) -> list[str]:
@@ -27,3 +28,13 @@ def test_the_new_family_guide_builds_a_conforming_env(capsys):
         sys.modules.pop(module.__name__, None)
         registry._registry.pop("nim/Nim-v0", None)
         gymnasium.registry.pop("nim/Nim-v0", None)
+
+
+def test_the_readme_tour_runs(capsys):
+    namespace: dict = {}
+    for block in python_blocks(ROOT / "README.md"):
+        exec(compile(block, "README.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "<TimeLimit<OrderEnforcing<PassiveEnvChecker<SokobanEnv<games/Sokoban-v0>>>>>" in out
+    assert "Verdict(score=1.0, passed=True" in out
+    assert "games/Sokoban-v0: 9 checks passed" in out
