@@ -139,21 +139,6 @@ def test_oracle_avoids_holes():
     assert FrozenLakeEnv.solve(lake) == ["down", "right", "right", "up"]
 
 
-@pytest.mark.parametrize("env_id", ["games/Maze-v0", "games/FrozenLake-v0"])
-@pytest.mark.parametrize("level", LEVELS)
-def test_oracle_scores_one_through_make(env_id, level):
-    env = agentgym.make(env_id)
-    for seed in range(3):
-        env.reset(seed=seed, options={"difficulty": level})
-        total, done = 0.0, False
-        while not done:
-            _, reward, terminated, truncated, _ = env.step(env.unwrapped.oracle_action())
-            total += reward
-            done = terminated or truncated
-        assert total == 1.0 and terminated
-    env.close()
-
-
 def test_falling_through_make_terminates_with_zero():
     env = agentgym.make("games/FrozenLake-v0")
     for seed in range(50):
