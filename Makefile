@@ -13,7 +13,7 @@ install: $(STAMP)
 # System packages (only when running as root and something is missing), then a virtualenv
 # with the project and its extras installed under the pinned constraints.
 $(STAMP): pyproject.toml constraints.txt
-	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v make >/dev/null); then \
+	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && $(PYTHON) -c 'import ensurepip' 2>/dev/null); then \
 		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

@@ -9,7 +9,7 @@ from verifiers and whose every task has an oracle, checked by a conformance chec
 >>> obs, reward, terminated, truncated, info = env.step("move A C")
 """
 
-from agentgym.checker import check_env, check_multiagent_env
+from agentgym.checker import check_env
 from agentgym.core import SPLITS, Env, GeneratedTaskSet, Task, TaskSet, Verdict
 from agentgym.errors import (
     AgentGymError,
@@ -21,6 +21,7 @@ from agentgym.errors import (
     UsageError,
 )
 from agentgym.multiagent import SimultaneousEnv, TurnBasedEnv
+from agentgym.multiagent_checker import check_multiagent_env
 from agentgym.registry import EnvSpec, families, list_envs, make, make_multi, register, spec
 from agentgym.spaces import ChatMessages, Text, ToolCall
 from agentgym.task_env import InvalidAction, TaskEnv

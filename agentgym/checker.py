@@ -24,7 +24,8 @@ check                       what it proves
 ==========================  =================================================================
 
 The test suite runs it over the whole registry, so an env is checked the moment it is
-registered. ``agentgym check [ID ...]`` runs it from the command line.
+registered. ``agentgym check [ID ...]`` runs it from the command line. Multi-agent envs have
+their own checker, :mod:`agentgym.multiagent_checker`, built from the same pieces.
 """
 
 from __future__ import annotations
@@ -57,13 +58,12 @@ from agentgym.errors import (
     LeakError,
     NullAgentError,
     OracleError,
-    PettingZooCheckError,
     SnapshotError,
     UsageError,
 )
 from agentgym.spaces import Text
 
-__all__ = ["CHECKS", "MULTIAGENT_CHECKS", "CheckReport", "check_env", "check_multiagent_env"]
+__all__ = ["CHECKS", "CheckReport", "check_env"]
 
 EnvFactory = Callable[[], gymnasium.Env[Any, Any]]
 
@@ -115,6 +115,23 @@ class CheckReport:
             f"{len(self.oracle_tasks)} tasks ({sum(self.seconds.values()):.1f}s)"
         )
 
+    @classmethod
+    def begin(cls, env_id: str, skip: Sequence[str], checks: Sequence[str]) -> CheckReport:
+        """An empty report, with ``skip`` validated against the names in ``checks``."""
+        unknown = sorted(set(skip) - set(checks))
+        if unknown:
+            raise UsageError(f"unknown check name(s) {unknown}; checks are {list(checks)}")
+        return cls(env_id, skipped=dict.fromkeys(skip, "skipped by the caller"))
+
+    def run(self, name: str, check: Callable[[], None]) -> None:
+        """Run one named check unless it is skipped, timing it; a failure raises through."""
+        if name in self.skipped:
+            return
+        started = time.perf_counter()
+        check()
+        self.seconds[name] = time.perf_counter() - started
+        self.passed.append(name)
+
 
 def check_env(
     env: str | gymnasium.Env[Any, Any] | EnvFactory,
@@ -135,21 +152,8 @@ def check_env(
         skip: names from :data:`CHECKS` to leave out (reported as skipped).
     """
     factory, env_id = _factory(env)
-    unknown = sorted(set(skip) - set(CHECKS))
-    if unknown:
-        raise UsageError(f"unknown check name(s) {unknown}; checks are {list(CHECKS)}")
-    report = CheckReport(env_id)
-    for name in skip:
-        report.skipped[name] = "skipped by the caller"
-
-    def run(name: str, check: Callable[[], None]) -> None:
-        if name in report.skipped:
-            return
-        started = time.perf_counter()
-        check()
-        report.seconds[name] = time.perf_counter() - started
-        report.passed.append(name)
-
+    report = CheckReport.begin(env_id, skip, CHECKS)
+    run = report.run
     run("gymnasium", lambda: check_gymnasium(factory, env_id))
     run("info_contract", lambda: check_info_contract(factory, env_id, seed))
     tasks = _sample_tasks(factory, seed, tasks_per_split)
@@ -574,286 +578,6 @@ def _factory(env: Any) -> tuple[EnvFactory, str]:
         with _made(env) as probe:
             return env, env_id_of(probe)
     raise UsageError(f"check_env() takes an env id, an env, or a factory, got {type(env).__name__}")
-
-
-# --------------------------------------------------------------------------- multi-agent
-
-MULTIAGENT_CHECKS = (
-    "pettingzoo",
-    "info_contract",
-    "oracle",
-    "determinism",
-    "bad_actions",
-    "close",
-    "leaks",
-)
-
-# PettingZoo's api_test recommends NumPy observations and Box/Discrete spaces; text envs
-# cannot follow that advice, so these three warnings (and only these) are accepted.
-TEXT_ENV_WARNINGS = (
-    "Observation is not a NumPy array",
-    "Observation space for each agent probably should be gymnasium.spaces.box or "
-    "gymnasium.spaces.discrete",
-    "Action space for each agent probably should be gymnasium.spaces.box or "
-    "gymnasium.spaces.discrete",
-)
-
-
-def check_multiagent_env(
-    env: str | EnvFactory,
-    *,
-    seed: int = 0,
-    tasks_per_split: int = 1,
-    leak_cycles: int = 200,
-    skip: Sequence[str] = (),
-) -> CheckReport:
-    """Check a PettingZoo (AEC or parallel) env against the contract.
-
-    Runs PettingZoo's ``api_test`` or ``parallel_api_test`` (warnings count as failures, but
-    for the three that text observations cannot avoid: :data:`TEXT_ENV_WARNINGS`), then:
-    ``instructions`` and ``state_key`` in every agent's info; the oracle, playing every seat,
-    finishes sampled games of every split without an invalid action and every agent gets a
-    verdict; same seed and actions give the same game; malformed actions are feedback;
-    ``close()`` is idempotent; nothing leaks over ``leak_cycles`` cycles.
-
-    Args:
-        env: a multi-agent env id or a zero-argument factory.
-        seed, tasks_per_split, leak_cycles, skip: as for :func:`check_env`.
-    """
-    if isinstance(env, str):
-        from agentgym.registry import make_multi
-
-        env_id = env
-        make_multi(env_id).close()
-        factory: Callable[[], Any] = lambda: make_multi(env_id)  # noqa: E731
-    elif callable(env):
-        factory = env
-        with _made(factory) as probe:
-            env_id = str(probe.unwrapped.metadata.get("name", type(probe.unwrapped).__name__))
-    else:
-        raise UsageError(
-            f"check_multiagent_env() takes an id or a factory, got {type(env).__name__}"
-        )
-    unknown = sorted(set(skip) - set(MULTIAGENT_CHECKS))
-    if unknown:
-        raise UsageError(f"unknown check name(s) {unknown}; checks are {list(MULTIAGENT_CHECKS)}")
-    report = CheckReport(env_id, skipped=dict.fromkeys(skip, "skipped by the caller"))
-    with _made(factory) as probe:
-        tasks = _tasks_of(probe.unwrapped.tasks, seed, tasks_per_split)
-
-    def run(name: str, check: Callable[[], None]) -> None:
-        if name not in report.skipped:
-            started = time.perf_counter()
-            check()
-            report.seconds[name] = time.perf_counter() - started
-            report.passed.append(name)
-
-    def oracle() -> None:
-        report.oracle_tasks = list(tasks)
-        for task_id in tasks:
-            _check_oracle_game(factory, env_id, task_id, seed)
-        report.oracle_mean_score = 1.0
-
-    run("pettingzoo", lambda: _check_pettingzoo(factory, env_id))
-    run("info_contract", lambda: _check_multi_info(factory, env_id, seed))
-    run("oracle", oracle)
-    run("determinism", lambda: _check_multi_determinism(factory, env_id, tasks[0], seed))
-    run("bad_actions", lambda: _check_multi_bad_actions(factory, env_id, seed))
-    run("close", lambda: check_close(factory, env_id))
-    run(
-        "leaks",
-        lambda: check_leaks(
-            factory,
-            env_id,
-            leak_cycles,
-            seed,
-            touch=lambda e, i: _play_game(
-                e, None, seed + i % 3, _random_policy(np.random.default_rng(i)), limit=4
-            ),
-        ),
-    )
-    return report
-
-
-def _is_parallel(env: Any) -> bool:
-    import pettingzoo
-
-    return isinstance(env.unwrapped, pettingzoo.ParallelEnv)
-
-
-def _check_pettingzoo(factory: Callable[[], Any], env_id: str) -> None:
-    from pettingzoo.test import api_test, parallel_api_test
-
-    with _made(factory) as env, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                if _is_parallel(env):
-                    parallel_api_test(env, num_cycles=200)
-                else:
-                    api_test(env, num_cycles=200)
-        except Exception as error:
-            test = "parallel_api_test" if _is_parallel(env) else "api_test"
-            raise PettingZooCheckError(
-                f"{env_id}: PettingZoo's {test} failed: {type(error).__name__}: {error}"
-            ) from error
-    messages = sorted(
-        {str(w.message) for w in caught if "pettingzoo" in (w.filename or "")}
-        - set(TEXT_ENV_WARNINGS)
-    )
-    if messages:
-        raise PettingZooCheckError(
-            f"{env_id}: PettingZoo's api test warned: " + " | ".join(messages)
-        )
-
-
-PolicyFn = Callable[[Any, str], Any]
-
-
-def _random_policy(rng: np.random.Generator) -> PolicyFn:
-    """Oracle moves half the time (so games advance), random text otherwise."""
-
-    def act(env: Any, agent: str) -> Any:
-        if rng.random() < 0.5:
-            move = env.unwrapped.oracle_action(agent)
-            if move is not None:
-                return move
-        space = env.action_space(agent)
-        space.seed(int(rng.integers(2**31)))
-        return space.sample()
-
-    return act
-
-
-def _oracle_policy(env: Any, agent: str) -> Any:
-    return env.unwrapped.oracle_action(agent)
-
-
-def _play_game(
-    env: Any, task_id: str | None, seed: int, policy: PolicyFn, limit: int = 10_000
-) -> tuple[list[Any], dict[str, dict[str, Any]]]:
-    """Play one game; returns the transcript and every agent's last info."""
-    options = {"task_id": task_id} if task_id else None
-    transcript: list[Any] = []
-    if _is_parallel(env):
-        observations, infos = env.reset(seed=seed, options=options)
-        transcript.append((observations, infos))
-        last = dict(infos)
-        for _ in range(limit):
-            if not env.agents:
-                break
-            actions = {agent: policy(env, agent) for agent in env.agents}
-            step = env.step(actions)
-            transcript.append(step)
-            last.update(step[4])
-        return transcript, last
-    env.reset(seed=seed, options=options)
-    last = {}
-    for count, agent in enumerate(env.agent_iter()):
-        observation, reward, terminated, truncated, info = env.last()
-        transcript.append((agent, str(observation), reward, terminated, truncated, info))
-        last[agent] = info
-        if count >= limit:
-            break
-        env.step(None if terminated or truncated else policy(env, agent))
-    return transcript, last
-
-
-def _check_multi_info(factory: Callable[[], Any], env_id: str, seed: int) -> None:
-    with _made(factory) as env:
-        if _is_parallel(env):
-            _, infos = env.reset(seed=seed)
-        else:
-            env.reset(seed=seed)
-            infos = env.infos
-        for agent in env.possible_agents:
-            info = infos.get(agent, {})
-            if not isinstance(info.get("instructions"), str) or not info["instructions"].strip():
-                raise InfoContractError(
-                    f"{env_id}: reset must give every agent 'instructions' in its info; "
-                    f"{agent} has {info.get('instructions')!r:.60}"
-                )
-            if not isinstance(info.get("state_key"), str) or not info["state_key"]:
-                raise InfoContractError(
-                    f"{env_id}: every agent's info must carry 'state_key' (a non-empty str); "
-                    f"{agent} has {info.get('state_key')!r:.60}"
-                )
-
-
-def _check_oracle_game(factory: Callable[[], Any], env_id: str, task_id: str, seed: int) -> None:
-    with _made(factory) as env:
-        transcript, last = _play_game(env, task_id, seed, _oracle_policy)
-    for agent, info in last.items():
-        if info.get("invalid_actions"):
-            raise OracleError(
-                f"{env_id}: the oracle playing {agent} made {info['invalid_actions']} invalid "
-                f"action(s) on task {task_id!r} (seed {seed})"
-            )
-        if not isinstance(info.get("verdict"), Verdict):
-            raise OracleError(
-                f"{env_id}: oracle self-play on task {task_id!r} (seed {seed}) ended after "
-                f"{len(transcript)} turns without a verdict for {agent}: the game did not finish"
-            )
-
-
-def _check_multi_determinism(
-    factory: Callable[[], Any], env_id: str, task_id: str, seed: int
-) -> None:
-    runs = []
-    for _ in range(2):
-        with _made(factory) as env:
-            runs.append(
-                _play_game(
-                    env, task_id, seed, _random_policy(np.random.default_rng(seed)), limit=60
-                )[0]
-            )
-    if not data_equivalence(runs[0], runs[1], exact=True):
-        index = next(
-            (
-                i
-                for i, (a, b) in enumerate(zip(*runs, strict=False))
-                if not data_equivalence(a, b, exact=True)
-            ),
-            min(len(runs[0]), len(runs[1])),
-        )
-        raise DeterminismError(
-            f"{env_id}: the same seed {seed}, task {task_id!r} and actions gave different games "
-            f"at turn {index}"
-        )
-
-
-def _check_multi_bad_actions(factory: Callable[[], Any], env_id: str, seed: int) -> None:
-    with _made(factory) as env:
-        for action in MALFORMED_ACTIONS[:3]:
-            if _is_parallel(env):
-                env.reset(seed=seed)
-                agent = env.agents[0]
-                others = {a: env.unwrapped.oracle_action(a) for a in env.agents[1:]}
-                try:
-                    infos = env.step({agent: action, **others})[4]
-                except Exception as error:
-                    raise _bad_action(env_id, action, error) from error
-                invalid = infos[agent].get("invalid_action")
-            else:
-                env.reset(seed=seed)
-                agent = env.agent_selection
-                try:
-                    env.step(action)
-                except Exception as error:
-                    raise _bad_action(env_id, action, error) from error
-                invalid = env.infos[agent].get("invalid_action")
-            if invalid is not True:
-                raise BadActionError(
-                    f"{env_id}: {agent}'s action {action!r:.40} was accepted; expected "
-                    f"info['invalid_action'] = True and feedback in its next observation"
-                )
-
-
-def _bad_action(env_id: str, action: str, error: Exception) -> BadActionError:
-    return BadActionError(
-        f"{env_id}: the action {action!r:.40} raised {type(error).__name__}: {error}; a "
-        f"malformed action is the agent's mistake and must come back as feedback"
-    )
 
 
 def _tasks_of(tasks: Any, seed: int, per_split: int) -> list[str]:

@@ -247,7 +247,8 @@ def _indent(text: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from agentgym.checker import check_env, check_multiagent_env
+    from agentgym.checker import check_env
+    from agentgym.multiagent_checker import check_multiagent_env
 
     ids = list(args.ids) or [s.id for s in list_envs(family=args.family)]
     failures = 0

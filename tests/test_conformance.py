@@ -6,7 +6,8 @@ A new env is checked the moment it is registered; nothing here names a particula
 import pytest
 
 import agentgym
-from agentgym.checker import check_env, check_multiagent_env
+from agentgym.checker import check_env
+from agentgym.multiagent_checker import check_multiagent_env
 
 SLOW_FAMILIES_OR_PREFIXES = ("games/TextWorld",)
 
