@@ -13,8 +13,10 @@ install: $(STAMP)
 # System packages (only when running as root and something is missing), then a virtualenv
 # with the project and its extras installed under the pinned constraints.
 $(STAMP): pyproject.toml constraints.txt
-	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && $(PYTHON) -c 'import ensurepip' 2>/dev/null); then \
-		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv; fi
+	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v bwrap >/dev/null \
+		&& $(PYTHON) -c 'import ensurepip' 2>/dev/null); then \
+		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
+		bubblewrap util-linux; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'

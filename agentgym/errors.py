@@ -23,7 +23,12 @@ Three kinds of failure are kept apart, because they are handled differently:
     ├── TaskError (also KeyError)            unknown task id, split or difficulty
     ├── InfrastructureError                  could not run or judge: excluded, never scored 0
     │   ├── EnvCrashedError
-    │   └── VerifierError
+    │   ├── VerifierError
+    │   └── SandboxError                     a sandbox could not be made or stopped working
+    │       ├── SandboxUnavailableError      no usable backend (says how to get one)
+    │       └── ImageNotFoundError           the rootfs or image named in the spec is not there
+    ├── SandboxClosedError (UsageError)      a closed sandbox or session was used
+    ├── SandboxFileNotFoundError (FileNotFoundError)   get_file/get_dir of a missing path
     ├── LedgerError                          an episode record that cannot be read or written
     └── ConformanceError (also AssertionError)   raised by the checker; one subclass per check
         ├── GymnasiumCheckError / PettingZooCheckError
@@ -42,6 +47,7 @@ __all__ = [
     "DuplicateEnvError",
     "EnvCrashedError",
     "GymnasiumCheckError",
+    "ImageNotFoundError",
     "InfoContractError",
     "InfrastructureError",
     "LeakError",
@@ -51,6 +57,10 @@ __all__ = [
     "OracleError",
     "PettingZooCheckError",
     "RegistryError",
+    "SandboxClosedError",
+    "SandboxError",
+    "SandboxFileNotFoundError",
+    "SandboxUnavailableError",
     "ResetNeeded",
     "SnapshotError",
     "TaskError",
@@ -109,6 +119,26 @@ class EnvCrashedError(InfrastructureError):
 
 class VerifierError(InfrastructureError):
     """A verifier could not reach a verdict (as opposed to judging an answer wrong)."""
+
+
+class SandboxError(InfrastructureError):
+    """A sandbox could not be created, or its machinery (not the code in it) failed."""
+
+
+class SandboxUnavailableError(SandboxError):
+    """No sandbox backend is usable here; the message says how to get one."""
+
+
+class ImageNotFoundError(SandboxError):
+    """The rootfs directory or container image named in a sandbox spec does not exist."""
+
+
+class SandboxClosedError(UsageError):
+    """A sandbox or session was used after ``close()``."""
+
+
+class SandboxFileNotFoundError(AgentGymError, FileNotFoundError):
+    """``get_file``/``get_dir`` asked for a path that does not exist in the sandbox."""
 
 
 class LedgerError(AgentGymError):

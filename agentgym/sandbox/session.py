@@ -1,0 +1,238 @@
+"""A persistent shell: one ``sh`` kept alive in a sandbox, commands written to it, results read.
+
+Why: a fresh ``exec`` builds a process tree (tens of milliseconds under bwrap, hundreds under
+docker); an agent that runs many small commands wants state (``cd``, ``export``, a server
+started with ``&``) kept and each command to cost a few milliseconds.
+
+The protocol, per command, on the shell's stdin::
+
+    eval '<the command, single-quoted>' </dev/null      # or < a file holding its stdin
+    printf '\\n<nonce> %d\\n' $? ; printf '\\n<nonce>\\n' >&2
+
+* The command travels as one single-quoted word (nothing inside is interpreted) and runs
+  through ``eval``: an unbalanced quote or a heredoc without its end is a syntax error of that
+  command (exit 2), not a shell left waiting for more input.
+* Its stdin is ``/dev/null`` (or a file holding the caller's stdin), never the protocol stream.
+* The end of its output is found by a random nonce per command, on stdout (with the exit code)
+  and on stderr; a command cannot print the nonce before it exists.
+* On timeout the command's processes (the shell's descendants) are killed and the shell
+  reports exit code 137 and goes on; if the command ends the shell (``exit``), the result says
+  so and the next command starts a new shell (state is lost, and ``restarts`` counts it).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import secrets
+import selectors
+import shlex
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+
+from agentgym.errors import SandboxClosedError, SandboxError, UsageError
+from agentgym.sandbox.base import ExecResult, Limits, Session, as_stdin, check_timeout
+from agentgym.sandbox.process import CappedBuffer, descendants, exit_code_of, kill_pids
+
+__all__ = ["ShellSession"]
+
+
+class ShellSession(Session):
+    """A shell started by ``argv`` (already inside the sandbox) and driven over its pipes."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        limits: Limits,
+        cwd: str | None = None,
+    ) -> None:
+        self._argv, self._env, self._limits, self._cwd = list(argv), dict(env), limits, cwd
+        self._shell: subprocess.Popen[bytes] | None = None
+        self.closed = False
+        self.restarts = 0
+        self._start()
+
+    def _start(self) -> None:
+        self._shell = subprocess.Popen(
+            self._argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self._env,
+            cwd=self._cwd,
+            start_new_session=True,
+            close_fds=True,
+        )
+        assert self._shell.stdout and self._shell.stderr
+        for stream in (self._shell.stdout, self._shell.stderr):
+            os.set_blocking(stream.fileno(), False)
+
+    def run(
+        self, command: str, timeout: float | None = None, stdin: bytes | str | None = None
+    ) -> ExecResult:
+        if self.closed:
+            raise SandboxClosedError(
+                "this session is closed; open a new one with sandbox.session()"
+            )
+        if not isinstance(command, str):
+            raise TypeError(f"a session command is a str, got {type(command).__name__}")
+        timeout = check_timeout(timeout if timeout is not None else self._limits.timeout)
+        data = as_stdin(stdin)
+        if self._shell is None or self._shell.poll() is not None:
+            self._start()
+            self.restarts += 1
+        assert self._shell and self._shell.stdin
+        nonce = secrets.token_hex(16)
+        if "\0" in command:
+            raise UsageError("a session command may not contain NUL bytes")
+        script = []
+        if data:
+            feed = f"/tmp/.agentgym-stdin-{nonce}"
+            chunks = base64.b64encode(data).decode()
+            script.append(f"printf %s '{chunks}' | base64 -d > {feed}")
+            redirect = f"<{feed}"
+        else:
+            redirect = "</dev/null"
+        script.append(f"eval {shlex.quote(command)} {redirect}")
+        script.append(f"printf '\\n{nonce} %d\\n' $?; printf '\\n{nonce}\\n' >&2")
+        if data:
+            script.append(f"rm -f {feed}")
+        started = time.monotonic()
+        try:
+            self._shell.stdin.write(("\n".join(script) + "\n").encode())
+            self._shell.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return self._shell_ended(started, CappedBuffer.of(0), CappedBuffer.of(0))
+        return self._collect(nonce.encode(), started, timeout)
+
+    def _collect(self, nonce: bytes, started: float, timeout: float) -> ExecResult:
+        assert self._shell and self._shell.stdout and self._shell.stderr
+        cap = self._limits.output
+        out, err = _MarkedStream(nonce, cap), _MarkedStream(nonce, cap)
+        streams = {self._shell.stdout.fileno(): out, self._shell.stderr.fileno(): err}
+        deadline, timed_out = started + timeout, False
+        with selectors.DefaultSelector() as selector:
+            for fd in streams:
+                selector.register(fd, selectors.EVENT_READ)
+            while not (out.done and err.done):
+                now = time.monotonic()
+                if now >= deadline:
+                    if timed_out:  # killed, and still no end marker: the shell is wedged
+                        self._kill_shell()
+                        return self._shell_ended(started, out.buffer, err.buffer, timed_out=True)
+                    timed_out = True
+                    self._kill_command()
+                    deadline = now + 2.0
+                    continue
+                events = selector.select(min(deadline - now, 0.05))
+                for key, _ in events:
+                    stream = streams[key.fd]
+                    try:
+                        chunk = os.read(key.fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:  # EOF: the shell is gone (the command ran `exit`)
+                        return self._shell_ended(started, out.buffer, err.buffer, timed_out)
+                    stream.feed(chunk)
+        code = out.exit_code if out.exit_code is not None else 1
+        return ExecResult(
+            stdout_bytes=bytes(out.buffer.data),
+            stderr_bytes=bytes(err.buffer.data),
+            exit_code=137 if timed_out else code,
+            timed_out=timed_out,
+            duration=time.monotonic() - started,
+            truncated=bool(out.buffer.dropped or err.buffer.dropped),
+        )
+
+    def _shell_ended(
+        self, started: float, out: CappedBuffer, err: CappedBuffer, timed_out: bool = False
+    ) -> ExecResult:
+        assert self._shell
+        try:
+            returncode = self._shell.wait(timeout=5)
+        except subprocess.TimeoutExpired as stuck:
+            raise SandboxError("the session shell did not exit after its pipes closed") from stuck
+        self._release_pipes()
+        self._shell = None
+        return ExecResult(
+            stdout_bytes=bytes(out.data),
+            stderr_bytes=bytes(err.data) + b"\n[the session's shell exited; the next command "
+            b"starts a new one]\n",
+            exit_code=exit_code_of(returncode),
+            timed_out=timed_out,
+            duration=time.monotonic() - started,
+            truncated=bool(out.dropped or err.dropped),
+        )
+
+    def _kill_command(self) -> None:
+        """Kill everything the shell started (its descendants), keeping the shell."""
+        kill_pids(descendants(self._shell_pid()))
+
+    def _shell_pid(self) -> int:
+        """Host pid of the shell itself: the launcher (nsenter, prlimit...) may sit above it."""
+        assert self._shell
+        name = os.path.basename(self._argv[-1]).encode()
+        for pid in [self._shell.pid, *descendants(self._shell.pid)]:
+            try:
+                with open(f"/proc/{pid}/comm", "rb") as comm:
+                    if comm.read().strip() == name:
+                        return pid
+            except OSError:
+                continue
+        return self._shell.pid
+
+    def _kill_shell(self) -> None:
+        assert self._shell
+        kill_pids([*descendants(self._shell.pid), self._shell.pid])
+
+    def _release_pipes(self) -> None:
+        assert self._shell
+        for stream in (self._shell.stdin, self._shell.stdout, self._shell.stderr):
+            if stream is not None and not stream.closed:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._shell is not None:
+            if self._shell.poll() is None:
+                self._kill_shell()
+            self._shell.wait()
+            self._release_pipes()
+            self._shell = None
+
+
+class _MarkedStream:
+    """Output of one stream up to the line ``\\n<nonce>[ code]\\n`` that ends it."""
+
+    def __init__(self, nonce: bytes, cap: int) -> None:
+        self.marker = b"\n" + nonce
+        self.buffer = CappedBuffer.of(cap)
+        self.pending = bytearray()  # not yet known not to be (part of) the marker line
+        self.done = False
+        self.exit_code: int | None = None
+
+    def feed(self, chunk: bytes) -> None:
+        if self.done:
+            return
+        self.pending += chunk
+        at = self.pending.find(self.marker)
+        if at >= 0:
+            end = self.pending.find(b"\n", at + len(self.marker))
+            if end < 0:
+                return  # the marker line is not complete yet
+            self.buffer.add(bytes(self.pending[:at]))
+            tail = self.pending[at + len(self.marker) : end].strip()
+            self.exit_code = int(tail) if tail else None
+            self.done = True
+            return
+        # Everything but a tail that could be the start of the marker is plain output.
+        keep = len(self.marker) + 16
+        if len(self.pending) > keep:
+            self.buffer.add(bytes(self.pending[:-keep]))
+            del self.pending[:-keep]
