@@ -39,6 +39,7 @@ check: install
 
 bench: install
 	$(PY) tests/perf/bench_overhead.py
+	$(PY) tests/perf/bench_sandbox.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -55,3 +55,9 @@ def other_box(backend):
     sandbox = create(SandboxSpec(limits=TEST_LIMITS), backend=backend)
     yield sandbox
     sandbox.close()
+
+
+@pytest.fixture
+def spec():
+    """A spec with the small test limits."""
+    return SandboxSpec(limits=TEST_LIMITS)

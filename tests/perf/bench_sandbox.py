@@ -1,0 +1,87 @@
+"""Benchmark: what a sandboxed command costs, as ratios measured side by side in one process.
+
+Not a test (these machines are noisy). Reported, each the median over ``--rounds`` rounds in
+which the variants alternate:
+
+* fresh-sandbox ``exec`` of ``true`` vs a raw ``subprocess.run(["true"])`` on the host;
+* a persistent-session command vs a fresh-sandbox ``exec`` (goal: session >= 5x faster, a few
+  milliseconds or less per command);
+* sandbox creation + close per backend;
+* pool hand-out (``acquire`` of a ready sandbox) vs creating one.
+
+    python tests/perf/bench_sandbox.py [--rounds N] [--backend bwrap]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+
+from agentgym.sandbox import SandboxPool, SandboxSpec, create
+
+
+def seconds(call: Callable[[], object], repeat: int) -> float:
+    """Median wall seconds of one call over ``repeat`` calls."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=30, help="calls per variant per round")
+    parser.add_argument("--backend", default="bwrap")
+    args = parser.parse_args()
+    spec = SandboxSpec()
+    rows: dict[str, list[float]] = {}
+
+    def record(name: str, value: float) -> None:
+        rows.setdefault(name, []).append(value)
+
+    box = create(spec, backend=args.backend)
+    shell = box.session()
+    pool = SandboxPool(spec, size=2, backend=args.backend)
+    for _ in range(args.rounds):
+        raw = seconds(lambda: subprocess.run(["true"], check=True), args.repeat)
+        fresh = seconds(lambda: box.exec(["true"]), args.repeat)
+        session = seconds(lambda: shell.run("true"), args.repeat)
+        made = seconds(lambda: create(spec, backend=args.backend).close(), 5)
+
+        def hand_out() -> None:
+            pool.release(pool.acquire())
+            with pool._lock:  # wait (untimed) until the pool is full again
+                pool._lock.wait_for(lambda: len(pool._ready) >= pool.size, timeout=30)
+
+        acquire_times = []
+        for _ in range(5):
+            hand_out()
+            started = time.perf_counter()
+            got = pool.acquire()
+            acquire_times.append(time.perf_counter() - started)
+            pool.release(got)
+        acquire = statistics.median(acquire_times)
+        record("raw subprocess (ms)", raw * 1e3)
+        record("fresh-sandbox exec (ms)", fresh * 1e3)
+        record("session command (ms)", session * 1e3)
+        record("create + close (ms)", made * 1e3)
+        record("pool hand-out (ms)", acquire * 1e3)
+        record("exec / raw subprocess", fresh / raw)
+        record("exec / session (speed-up)", fresh / session)
+        record("create / pool hand-out", made / acquire)
+    shell.close()
+    box.close()
+    pool.close()
+    print(f"backend {args.backend}, median of {args.rounds} rounds")
+    for name, values in rows.items():
+        print(f"  {name:<28} {statistics.median(values):10.3f}")
+
+
+if __name__ == "__main__":
+    main()
