@@ -38,3 +38,10 @@ def test_the_readme_tour_runs(capsys):
     assert "<TimeLimit<OrderEnforcing<PassiveEnvChecker<SokobanEnv<games/Sokoban-v0>>>>>" in out
     assert "Verdict(score=1.0, passed=True" in out
     assert "games/Sokoban-v0: 9 checks passed" in out
+
+
+def test_the_sandbox_guide_runs(capsys):
+    namespace: dict = {}
+    for block in python_blocks(DOCS / "sandbox.md"):
+        exec(compile(block, "docs/sandbox.md", "exec"), namespace)
+    assert capsys.readouterr().out == "45\n 0 False False\n/tmp\n3\n\n"
