@@ -141,6 +141,10 @@ class EpisodeRecord:
         data["verdict"] = self.verdict.to_dict() if self.verdict is not None else None
         return jsonable(data)
 
+    def to_line(self) -> str:
+        """The record as one line of ``episodes.jsonl`` (without the newline)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EpisodeRecord:
         """Parse a dict written by :meth:`to_dict`; reject an incompatible schema version."""
@@ -219,8 +223,7 @@ class EpisodeWriter:
 
     def write(self, record: EpisodeRecord) -> None:
         """Append one record durably."""
-        line = json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False)
-        self._file.write(line + "\n")
+        self._file.write(record.to_line() + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
 

@@ -465,17 +465,25 @@ def start_game(path: Path) -> Any:
     thread of its own, the stack it keeps is the thread's, which holds nothing of ours; and
     handing the parsed game over spares each wrapper its own parse (``textworld.start`` parses
     the same file twice).
+
+    The parser is one module-level object that is not thread-safe (concurrent parses fail
+    with TatSu ``IndexError``/``FailedToken``, as the evaluator's worker threads found), so
+    parsing and loading hold :data:`_PARSER_LOCK`; the game itself then runs lock-free.
     """
-    game = _parse_game(str(path.with_suffix(".json")))
-    core = JerichoEnv(REQUEST_INFOS)
-    core._game = game
-    env = TWInform7(core)
-    with warnings.catch_warnings():
-        # Jericho has no bindings for TextWorld games and says so (expected; TextWorld itself
-        # silences this warning globally, which "-W error" or pytest can override).
-        warnings.simplefilter("ignore", jericho.UnsupportedGameWarning)
-        env.load(str(path))
+    with _PARSER_LOCK:
+        game = _parse_game(str(path.with_suffix(".json")))
+        core = JerichoEnv(REQUEST_INFOS)
+        core._game = game
+        env = TWInform7(core)
+        with warnings.catch_warnings():
+            # Jericho has no bindings for TextWorld games and says so (expected; TextWorld
+            # itself silences this warning globally, which "-W error" or pytest can override).
+            warnings.simplefilter("ignore", jericho.UnsupportedGameWarning)
+            env.load(str(path))
     return env
+
+
+_PARSER_LOCK = threading.Lock()
 
 
 def _parse_game(json_path: str) -> Game:

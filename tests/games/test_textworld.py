@@ -150,6 +150,22 @@ def test_a_cached_game_loads_fast_and_is_the_same_game(game_cache):
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".")]  # no scratch left
 
 
+def test_envs_in_concurrent_threads_reset_and_play(game_cache):
+    # TextWorld's game parser is one module-level object that is not thread-safe; the
+    # evaluator resets envs from worker threads (this failed with TatSu errors before the lock).
+    def play(seed: int) -> float:
+        env = make("CoinCollector")
+        env.reset(seed=seed % 2, options={"difficulty": "easy"})
+        total = 0.0
+        while (action := env.unwrapped.oracle_action()) is not None:
+            total += env.step(action)[1]
+        env.close()
+        return total
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert list(pool.map(play, range(16))) == [1.0] * 16
+
+
 @pytest.mark.slow
 def test_concurrent_processes_generate_one_complete_game(game_cache):
     settings = TextWorldCookingEnv.settings_for("test", "easy")

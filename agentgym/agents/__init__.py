@@ -1,0 +1,90 @@
+"""Agents: the protocol, the reference agents, and turning an agent spec into a factory.
+
+An agent spec is what ``agentgym eval --agent`` takes, or any Python object:
+
+===================  ==========================================================================
+``"oracle"``         the task's solver (the ceiling)
+``"random"``         a random valid action (the floor)
+``"pkg.mod:name"``   an :class:`Agent` subclass, a zero-argument factory, or ``f(obs, info)``
+an Agent subclass    one instance per episode
+an Agent instance    copied per episode (``copy.deepcopy``), so episodes share no state
+a callable           ``f(observation, info) -> action`` (sync or async), or a factory
+===================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from agentgym.agents.base import Agent, AgentFactory, AgentReply, EpisodeContext, FunctionAgent
+from agentgym.agents.builtin import OracleAgent, RandomAgent
+from agentgym.errors import UsageError
+
+__all__ = [
+    "BUILTIN_AGENTS",
+    "Agent",
+    "AgentFactory",
+    "AgentReply",
+    "EpisodeContext",
+    "FunctionAgent",
+    "OracleAgent",
+    "RandomAgent",
+    "resolve_agent",
+]
+
+BUILTIN_AGENTS: dict[str, Callable[[], Agent]] = {"oracle": OracleAgent, "random": RandomAgent}
+
+
+def resolve_agent(spec: Any) -> tuple[AgentFactory, str]:
+    """``(factory, name)`` for an agent spec (see the module docstring)."""
+    if isinstance(spec, str):
+        if spec in BUILTIN_AGENTS:
+            return BUILTIN_AGENTS[spec], spec
+        if ":" in spec and not spec.startswith(("hf:", "openai:", "vllm:")):
+            return resolve_agent_object(_import(spec), spec)
+        raise UsageError(
+            f"unknown agent spec {spec!r}; use one of {sorted(BUILTIN_AGENTS)} or "
+            f"'package.module:AgentClass' (an Agent subclass, a factory, or f(obs, info))"
+        )
+    return resolve_agent_object(spec, None)
+
+
+def resolve_agent_object(obj: Any, name: str | None) -> tuple[AgentFactory, str]:
+    """The factory for a Python object given as an agent."""
+    if inspect.isclass(obj) and issubclass(obj, Agent):
+        return obj, name or getattr(obj, "name", obj.__name__)
+    if isinstance(obj, Agent):
+        return (lambda: copy.deepcopy(obj)), name or obj.name
+    if callable(obj):
+        try:
+            parameters = inspect.signature(obj).parameters
+        except (TypeError, ValueError):
+            parameters = {}
+        label = name or getattr(obj, "__name__", type(obj).__name__)
+        if len(parameters) == 0:  # a factory
+
+            def checked() -> Agent:
+                agent = obj()
+                if not isinstance(agent, Agent):
+                    raise UsageError(f"agent factory {label} returned {agent!r}, not an Agent")
+                return agent
+
+            return checked, label
+        return (lambda: FunctionAgent(obj, label)), label
+    raise UsageError(f"cannot use {obj!r} as an agent: give an Agent, a callable or a spec string")
+
+
+def _import(spec: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UsageError(f"agent spec {spec!r}: cannot import {module_name!r} ({error})") from error
+    try:
+        return getattr(module, attribute)
+    except AttributeError as error:
+        raise UsageError(f"agent spec {spec!r}: {module_name} has no {attribute!r}") from error

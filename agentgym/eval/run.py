@@ -1,0 +1,211 @@
+"""A run directory: what was asked, every episode, and the summary; resumable after a crash.
+
+::
+
+    RUN_DIR/
+      manifest.json    the benchmark (and its sha256), the agent, versions, the episode count
+      episodes.jsonl   one EpisodeRecord per line (agentgym.ledger), appended as episodes end
+      summary.json     statistics (agentgym.eval.stats), written when the run completes
+
+Episodes are appended in the order they finish, each line written and fsynced at once, so
+``kill -9`` loses only the episodes in flight. ``resume=True`` reads what is there, checks the
+manifest matches (same benchmark digest, same agent), and plays only the episodes without a
+record: none lost, none duplicated. When the run completes, ``episodes.jsonl`` is rewritten
+in plan order (atomically), so the same seeds and a deterministic agent give the same file
+byte for byte, timing fields aside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentgym.agents import resolve_agent
+from agentgym.benchmarks import Benchmark, EpisodePlan
+from agentgym.errors import LedgerError, UsageError
+from agentgym.eval.engine import EngineLimits, run_episodes
+from agentgym.eval.stats import summarize
+from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes
+
+__all__ = ["RunResult", "evaluate"]
+
+MANIFEST_VERSION = "1.0"
+
+
+@dataclass
+class RunResult:
+    """What :func:`evaluate` returns: where the run is, its records and its summary."""
+
+    run_dir: Path
+    records: list[EpisodeRecord]
+    summary: dict[str, Any]
+    resumed: int  # episodes found already done
+
+
+def evaluate(
+    benchmark: Benchmark,
+    agent: Any,
+    out: str | os.PathLike[str],
+    *,
+    num_envs: int = 8,
+    resume: bool = False,
+    limits: EngineLimits | None = None,
+    progress: bool = False,
+) -> RunResult:
+    """Run ``benchmark`` with ``agent`` (any agent spec) into the run directory ``out``."""
+    return asyncio.run(
+        evaluate_async(
+            benchmark,
+            agent,
+            out,
+            num_envs=num_envs,
+            resume=resume,
+            limits=limits,
+            progress=progress,
+        )
+    )
+
+
+async def evaluate_async(
+    benchmark: Benchmark,
+    agent: Any,
+    out: str | os.PathLike[str],
+    *,
+    num_envs: int = 8,
+    resume: bool = False,
+    limits: EngineLimits | None = None,
+    progress: bool = False,
+) -> RunResult:
+    """:func:`evaluate` for callers already inside an event loop."""
+    factory, agent_name = resolve_agent(agent)
+    run_dir = Path(out)
+    plans = benchmark.plan()
+    manifest = {
+        "manifest_version": MANIFEST_VERSION,
+        "benchmark": benchmark.to_dict(),
+        "benchmark_hash": benchmark.digest(),
+        "agent": agent_name,
+        "episodes": len(plans),
+        "created_at": time.time(),
+        "agentgym_version": _version(),
+        "python": platform.python_version(),
+    }
+    done = _prepare(run_dir, manifest, resume)
+    todo = [plan for plan in plans if plan.episode_id not in done]
+    episodes_path = run_dir / "episodes.jsonl"
+    bar = _Progress(len(plans), len(plans) - len(todo)) if progress else None
+    with EpisodeWriter(episodes_path) as writer:
+
+        def keep(record: EpisodeRecord, plan: EpisodePlan) -> None:
+            writer.write(record)
+            if bar:
+                bar.update(record)
+
+        await run_episodes(
+            todo,
+            factory,
+            agent_name,
+            num_envs=num_envs,
+            limits=limits,
+            sampling=dict(benchmark.sampling),
+            on_record=keep,
+        )
+    if bar:
+        bar.finish()
+    records = _in_plan_order(episodes_path, plans)
+    summary = {"benchmark": benchmark.name, "agent": agent_name, **summarize(records)}
+    _write_json(run_dir / "summary.json", summary)
+    return RunResult(run_dir, records, summary, resumed=len(plans) - len(todo))
+
+
+def _prepare(run_dir: Path, manifest: dict[str, Any], resume: bool) -> set[str]:
+    """Create the run directory, or check it matches for a resume; the finished episode ids."""
+    manifest_path = run_dir / "manifest.json"
+    if manifest_path.exists():
+        if not resume:
+            raise UsageError(
+                f"{run_dir} already holds a run; pass resume=True (--resume) to continue it, "
+                f"or choose another output directory"
+            )
+        old = json.loads(manifest_path.read_text())
+        for key in ("benchmark_hash", "agent"):
+            if old.get(key) != manifest[key]:
+                raise UsageError(
+                    f"cannot resume {run_dir}: its {key} is {old.get(key)!r}, this run's is "
+                    f"{manifest[key]!r}"
+                )
+        path = run_dir / "episodes.jsonl"
+        return {r.episode_id for r in read_episodes(path)} if path.exists() else set()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _write_json(manifest_path, manifest)
+    return set()
+
+
+def _in_plan_order(path: Path, plans: list[EpisodePlan]) -> list[EpisodeRecord]:
+    """Read the ledger, drop duplicates, and rewrite it in plan order (atomically)."""
+    by_id: dict[str, EpisodeRecord] = {}
+    for record in read_episodes(path):
+        by_id.setdefault(record.episode_id, record)
+    missing = [plan.episode_id for plan in plans if plan.episode_id not in by_id]
+    if missing:
+        raise LedgerError(f"{path}: episodes {missing[:5]} have no record after the run")
+    records = [by_id[plan.episode_id] for plan in plans]
+    scratch = path.with_suffix(".jsonl.tmp")
+    with open(scratch, "w", encoding="utf-8") as out:
+        for record in records:
+            out.write(record.to_line() + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(scratch, path)
+    return records
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    scratch = path.with_suffix(".tmp")
+    scratch.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(scratch, path)
+
+
+def _version() -> str:
+    from agentgym import __version__
+
+    return __version__
+
+
+class _Progress:
+    """One status line on stderr: episodes done, success so far, errored, episodes/s."""
+
+    def __init__(self, total: int, done: int) -> None:
+        import sys
+
+        self.total, self.done, self.passed, self.errored = total, done, 0, 0
+        self.started = time.monotonic()
+        self.stream = sys.stderr
+        self._draw()
+
+    def update(self, record: EpisodeRecord) -> None:
+        self.done += 1
+        self.errored += record.status == "errored"
+        self.passed += bool(record.verdict is not None and record.verdict.passed)
+        self._draw()
+
+    def _draw(self) -> None:
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        rate = self.done / max(time.monotonic() - self.started, 1e-9)
+        scored = max(self.done - self.errored, 1)
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} episodes, "
+            f"success {self.passed / scored:.0%}, errored {self.errored}, {rate:.1f}/s "
+        )
+        self.stream.flush()
+
+    def finish(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()

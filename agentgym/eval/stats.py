@@ -1,0 +1,136 @@
+"""Statistics with honest error bars: cluster bootstrap over tasks, pass@k and pass^k.
+
+Why clustered: episodes of one task are not independent draws (a hard task fails every
+repeat), so resampling episodes understates the uncertainty. The bootstrap here resamples
+**tasks** with replacement and keeps all episodes of each drawn task, which is what a
+benchmark's number generalizes over.
+
+* ``success``: the share of episodes whose final verdict passed.
+* ``reward``: the mean final score (the verdict's score; an episode's return equals it).
+* ``pass@k`` (at least one of k tries succeeds) and ``pass^k`` (all k succeed, tau-bench's
+  reliability metric), each estimated without bias from a task's n episodes with c successes:
+  ``1 - C(n-c, k) / C(n, k)`` and ``C(c, k) / C(n, k)``, averaged over tasks having n >= k.
+* Errored episodes are excluded from every rate and counted on their own.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from agentgym.ledger import EpisodeRecord
+
+__all__ = ["bootstrap_ci", "pass_at_k", "pass_hat_k", "summarize"]
+
+CONFIDENCE = 0.95
+BOOTSTRAP_SAMPLES = 2000
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of k episodes drawn from n (c passed) passes."""
+    if k > n:
+        raise ValueError(f"pass@{k} needs at least {k} episodes, got {n}")
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that all k episodes drawn from n (c passed) pass (tau-bench's pass^k)."""
+    if k > n:
+        raise ValueError(f"pass^{k} needs at least {k} episodes, got {n}")
+    return comb(c, k) / comb(n, k)
+
+
+def bootstrap_ci(
+    clusters: Sequence[Sequence[float]],
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of the episode mean, resampling whole clusters (tasks).
+
+    The mean weights episodes equally (a task with more episodes counts more), in the draws
+    as in the point estimate. One cluster gives a zero-width interval (there is nothing to
+    resample across), which says so rather than inventing precision.
+    """
+    sums = np.array([float(np.sum(c)) for c in clusters])
+    counts = np.array([len(c) for c in clusters], dtype=float)
+    if counts.sum() == 0:
+        return float("nan"), float("nan"), float("nan")
+    mean = float(sums.sum() / counts.sum())
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(clusters), size=(samples, len(clusters)))
+    means = sums[draws].sum(axis=1) / np.maximum(counts[draws].sum(axis=1), 1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return mean, float(low), float(high)
+
+
+def summarize(records: Iterable[EpisodeRecord], *, seed: int = 0) -> dict[str, Any]:
+    """Overall and per-env statistics of a run (a JSON-ready dict; ``summary.json``)."""
+    records = list(records)
+    by_env: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        by_env[record.spec.env_id].append(record)
+    return {
+        "overall": _group(records, seed),
+        "envs": {env_id: _group(group, seed) for env_id, group in sorted(by_env.items())},
+    }
+
+
+def _group(records: list[EpisodeRecord], seed: int) -> dict[str, Any]:
+    scored = [r for r in records if r.status != "errored"]
+    tasks: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for record in scored:
+        tasks[(record.spec.env_id, record.spec.task_id)].append(record)
+    passed = [[float(_passed(r)) for r in group] for group in tasks.values()]
+    rewards = [[_score(r) for r in group] for group in tasks.values()]
+    success, success_low, success_high = bootstrap_ci(passed, seed=seed)
+    reward, reward_low, reward_high = bootstrap_ci(rewards, seed=seed)
+    smallest = min((len(group) for group in passed), default=0)
+    pass_k = {}
+    for k in range(1, smallest + 1):
+        pass_k[f"pass@{k}"] = _mean(pass_at_k(len(g), int(sum(g)), k) for g in passed)
+        pass_k[f"pass^{k}"] = _mean(pass_hat_k(len(g), int(sum(g)), k) for g in passed)
+    usage = [_tokens(r) for r in scored]
+    return {
+        "episodes": len(records),
+        "scored": len(scored),
+        "errored": len(records) - len(scored),
+        "tasks": len(tasks),
+        "success": success,
+        "success_ci": [success_low, success_high],
+        "reward": reward,
+        "reward_ci": [reward_low, reward_high],
+        **pass_k,
+        "steps_mean": _mean(len(r.steps) for r in scored),
+        "seconds_mean": _mean(r.seconds for r in scored),
+        "prompt_tokens": int(sum(u[0] for u in usage)),
+        "completion_tokens": int(sum(u[1] for u in usage)),
+    }
+
+
+def _passed(record: EpisodeRecord) -> bool:
+    return bool(record.verdict is not None and record.verdict.passed)
+
+
+def _score(record: EpisodeRecord) -> float:
+    return float(record.verdict.score) if record.verdict is not None else record.total_reward
+
+
+def _tokens(record: EpisodeRecord) -> tuple[int, int]:
+    prompt = completion = 0
+    for step in record.steps:
+        usage = step.info.get("usage") or {}
+        prompt += int(usage.get("prompt_tokens", 0))
+        completion += int(usage.get("completion_tokens", 0))
+    return prompt, completion
+
+
+def _mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return float(np.mean(values)) if values else float("nan")
