@@ -14,9 +14,10 @@ install: $(STAMP)
 # with the project and its extras installed under the pinned constraints.
 $(STAMP): pyproject.toml constraints.txt
 	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v bwrap >/dev/null \
+		&& command -v dockerd >/dev/null && command -v debootstrap >/dev/null \
 		&& $(PYTHON) -c 'import ensurepip' 2>/dev/null); then \
 		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
-		bubblewrap util-linux; fi
+		bubblewrap util-linux docker.io debootstrap; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'

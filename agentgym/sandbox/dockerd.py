@@ -1,0 +1,195 @@
+"""A Docker daemon of agentgym's own, on a private socket, for machines where none runs.
+
+Our machines (and CI) have the ``docker.io`` package but no running daemon and no registry.
+:class:`PrivateDaemon` starts ``dockerd`` with its socket and runtime state in a short
+directory under ``/tmp`` and its data root (images, so a built image survives between runs)
+under ``$AGENTGYM_CACHE/docker`` (default ``~/.cache/agentgym/docker``), with no iptables and
+no bridge: sandbox containers use ``network_mode="none"`` and need no network at all.
+
+Several processes (two pytest runs, a build and a test run) may share one daemon: each user
+holds a shared ``flock`` on ``users.lock`` for as long as it uses the daemon, start and stop
+happen under an exclusive ``start.lock``, and the daemon is stopped by the last user to
+leave, which then finds no other shared holder. So whoever stops it, it is never stopped
+under someone else's feet, and nothing is left running once the last user is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from agentgym.errors import SandboxUnavailableError
+
+__all__ = ["PrivateDaemon", "cache_dir", "socket_answers"]
+
+
+def cache_dir() -> Path:
+    """``$AGENTGYM_CACHE`` (default ``~/.cache/agentgym``)."""
+    root = os.environ.get("AGENTGYM_CACHE") or os.path.join(Path.home(), ".cache", "agentgym")
+    return Path(root)
+
+
+def socket_answers(path: str | Path, timeout: float = 2.0) -> bool:
+    """Whether a Docker daemon answers ``GET /_ping`` on the unix socket ``path``."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(str(path))
+            conn.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
+            status = conn.recv(1024).split(b"\r\n", 1)[0]
+            return status.startswith(b"HTTP/1.") and b" 200 " in status + b" "
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+class PrivateDaemon:
+    """``dockerd`` on a private socket, shared by its users and stopped by the last one.
+
+    ``with PrivateDaemon() as daemon: os.environ["DOCKER_HOST"] = daemon.url``
+    """
+
+    def __init__(self, data_root: str | Path | None = None, start_timeout: float = 60.0) -> None:
+        self.data_root = Path(data_root) if data_root else cache_dir() / "docker" / "data"
+        # Unix socket paths are limited to 108 bytes, and containerd nests sockets under the
+        # exec root: keep both in a short directory named after the data root.
+        tag = hashlib.sha256(str(self.data_root.resolve()).encode()).hexdigest()[:12]
+        self.run_dir = Path("/tmp") / f"agentgym-dockerd-{tag}"
+        self.socket = self.run_dir / "docker.sock"
+        self.url = f"unix://{self.socket}"
+        self.log = self.data_root.parent / "dockerd.log"
+        self.start_timeout = start_timeout
+        self.started = False  # whether this user started the daemon
+        self._user_fd: int | None = None
+
+    def __enter__(self) -> PrivateDaemon:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Join the running daemon, or start it (idempotent per instance)."""
+        if self._user_fd is not None:
+            return
+        self.data_root.mkdir(parents=True, exist_ok=True)
+        self.run_dir.mkdir(mode=0o700, exist_ok=True)
+        self._user_fd = os.open(self.run_dir / "users.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self._user_fd, fcntl.LOCK_SH)
+        try:
+            with _exclusive(self.run_dir / "start.lock"):
+                if not socket_answers(self.socket):
+                    self._launch()
+                    self.started = True
+        except BaseException:
+            os.close(self._user_fd)
+            self._user_fd = None
+            raise
+
+    def _launch(self) -> None:
+        dockerd = _which("dockerd")
+        self._kill_stale()
+        argv = [dockerd, "--host", self.url, "--data-root", str(self.data_root)]
+        argv += ["--exec-root", str(self.run_dir / "exec"), "--pidfile", str(self._pidfile)]
+        argv += ["--iptables=false", "--ip-masq=false", "--bridge=none"]
+        with open(self.log, "ab") as log:
+            daemon = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+            )
+        deadline = time.monotonic() + self.start_timeout
+        while not socket_answers(self.socket, timeout=1.0):
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    daemon.kill()
+                daemon.wait()
+                tail = self.log.read_text(errors="replace")[-2000:]
+                raise SandboxUnavailableError(
+                    f"dockerd did not start (log {self.log}):\n{tail}\nIs docker.io installed "
+                    f"(apt-get install docker.io) and are we root?"
+                )
+            time.sleep(0.1)
+
+    @property
+    def _pidfile(self) -> Path:
+        return self.run_dir / "dockerd.pid"
+
+    def _kill_stale(self) -> None:
+        """A daemon left by a crashed run that no longer answers: stop it before starting."""
+        pid = self._daemon_pid()
+        if pid is not None:
+            _terminate(pid)
+        with contextlib.suppress(FileNotFoundError):
+            self.socket.unlink()
+
+    def _daemon_pid(self) -> int | None:
+        try:
+            pid = int(self._pidfile.read_text().strip())
+            with open(f"/proc/{pid}/comm", "rb") as comm:
+                return pid if comm.read().strip() == b"dockerd" else None
+        except (OSError, ValueError):
+            return None
+
+    def stop(self) -> None:
+        """Leave; the last user stops the daemon (its containers die with it)."""
+        if self._user_fd is None:
+            return
+        fd, self._user_fd = self._user_fd, None
+        with _exclusive(self.run_dir / "start.lock"):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)  # someone else still uses it
+                return
+            try:
+                pid = self._daemon_pid()
+                if pid is not None:
+                    _terminate(pid)
+            finally:
+                os.close(fd)
+
+
+def _terminate(pid: int, wait: float = 30.0) -> None:
+    """SIGTERM (dockerd stops its containers and containerd), then SIGKILL if it hangs."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (the daemon's parent may be a process that never reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def _which(tool: str) -> str:
+    for directory in [*os.environ.get("PATH", "").split(os.pathsep), "/usr/sbin", "/usr/bin"]:
+        candidate = os.path.join(directory, tool)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    raise SandboxUnavailableError(f"{tool} not found: apt-get install docker.io")
