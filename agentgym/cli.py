@@ -4,6 +4,8 @@ agentgym list                       every env id, with task counts and a line on
 agentgym info games/Sokoban-v0      the env's doc page, spaces, splits and capabilities
 agentgym play games/Sokoban-v0      play it yourself in the terminal
 agentgym check games/Sokoban-v0     run the conformance checker (no id: the whole registry)
+agentgym eval --benchmark quickstart --agent random    evaluate an agent (see agentgym.eval.cli)
+agentgym report RUN_DIR             the statistics of a run
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ agentgym: a gym suite for LLM agents. Every env speaks Gymnasium (one agent) or 
 (many), every task has an oracle, and every reward comes from a verifier.
 
 Start with `agentgym list`, read one env with `agentgym info ID`, try it with
-`agentgym play ID`, and check that envs keep the contract with `agentgym check`.
+`agentgym play ID`, check that envs keep the contract with `agentgym check`, and evaluate an
+agent with `agentgym eval --benchmark quickstart --agent random`.
 """
 
 
@@ -100,6 +103,10 @@ def _parser() -> argparse.ArgumentParser:
         help="leave out a check (repeatable)",
     )
     check.set_defaults(run=_check)
+
+    from agentgym.eval.cli import add_commands as add_eval_commands
+
+    add_eval_commands(commands)
     return parser
 
 

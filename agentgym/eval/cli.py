@@ -1,0 +1,145 @@
+"""``agentgym eval`` and ``agentgym report``: run an evaluation, read a run directory.
+
+agentgym eval --benchmark quickstart --agent random          a shipped suite
+agentgym eval --env games/Maze-v0 --tasks 20 --agent oracle  an ad-hoc suite over one env
+agentgym eval ... --out runs/mine --resume                   continue a killed run
+agentgym report runs/mine [runs/other ...]                   the tables, side by side
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from agentgym.errors import UsageError
+
+__all__ = ["add_commands", "format_table"]
+
+
+def add_commands(commands: Any) -> None:
+    """Register ``eval`` and ``report`` on the main parser's subcommands."""
+    run = commands.add_parser(
+        "eval",
+        help="evaluate an agent on a benchmark (or on one env)",
+        description="Run every episode of a benchmark with an agent, many at once, record each "
+        "in RUN_DIR/episodes.jsonl, and print success and reward with 95%% confidence "
+        "intervals (bootstrap over tasks). Agents: oracle, random, or package.module:name "
+        "(an Agent subclass, a factory, or a function f(observation, info) -> action).",
+    )
+    source = run.add_mutually_exclusive_group(required=True)
+    source.add_argument("--benchmark", help="a shipped suite (quickstart, games-v0) or a YAML path")
+    source.add_argument("--env", metavar="ID", help="evaluate on one env id instead")
+    run.add_argument("--agent", required=True, help="agent spec (oracle, random, module:name)")
+    run.add_argument(
+        "--out", metavar="RUN_DIR", help="run directory (default: runs/NAME-AGENT-TIME)"
+    )
+    run.add_argument("--resume", action="store_true", help="continue the run in --out")
+    run.add_argument("--num-envs", type=int, default=8, metavar="N", help="episodes at once")
+    run.add_argument("--step-timeout", type=float, default=300.0, metavar="S")
+    run.add_argument("--episode-timeout", type=float, default=3600.0, metavar="S")
+    run.add_argument("--retries", type=int, default=2, help="retries of an errored episode")
+    one_env = run.add_argument_group("with --env")
+    one_env.add_argument("--split", default="test")
+    one_env.add_argument("--difficulty", help="one difficulty (default: spread over all)")
+    one_env.add_argument("--tasks", type=int, default=10, metavar="N")
+    one_env.add_argument("--episodes-per-task", type=int, default=1, metavar="K")
+    one_env.add_argument("--max-steps", type=int, metavar="N")
+    one_env.add_argument("--seed", type=int, default=0)
+    run.set_defaults(run=_eval)
+
+    report = commands.add_parser(
+        "report",
+        help="print the statistics of run directories",
+        description="Read RUN_DIR/episodes.jsonl and print per-env success, reward (95%% CI, "
+        "bootstrap over tasks), pass@k / pass^k, errored episodes and costs.",
+    )
+    report.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    report.set_defaults(run=_report)
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from agentgym.benchmarks import Benchmark, BenchmarkEnv, load_benchmark
+    from agentgym.eval.engine import EngineLimits
+    from agentgym.eval.run import evaluate
+
+    if args.benchmark:
+        benchmark = load_benchmark(args.benchmark)
+    else:
+        benchmark = Benchmark(
+            name=args.env.replace("/", "-"),
+            seed=args.seed,
+            episodes_per_task=args.episodes_per_task,
+            envs=(
+                BenchmarkEnv(
+                    id=args.env,
+                    split=args.split,
+                    difficulty=args.difficulty,
+                    tasks=args.tasks,
+                    max_steps=args.max_steps,
+                ),
+            ),
+        )
+    if args.resume and not args.out:
+        raise UsageError("--resume needs --out RUN_DIR (the run to continue)")
+    agent_label = args.agent.replace("/", "-").replace(":", "-")
+    out = args.out or f"runs/{benchmark.name}-{agent_label}-{time.strftime('%Y%m%d-%H%M%S')}"
+    limits = EngineLimits(args.step_timeout, args.episode_timeout, args.retries)
+    result = evaluate(
+        benchmark,
+        args.agent,
+        out,
+        num_envs=args.num_envs,
+        resume=args.resume,
+        limits=limits,
+        progress=True,
+    )
+    print(format_table([(args.agent, result.summary)]))
+    print(f"run directory: {result.run_dir}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from agentgym.eval.stats import summarize
+    from agentgym.ledger import read_episodes
+
+    runs = []
+    for run_dir in args.run_dirs:
+        path = Path(run_dir) / "episodes.jsonl"
+        if not path.exists():
+            raise UsageError(f"{run_dir} is not a run directory (no episodes.jsonl)")
+        manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
+        runs.append((manifest.get("agent", run_dir), summarize(read_episodes(path))))
+    print(format_table(runs))
+    return 0
+
+
+def format_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
+    """One row per env and agent: success and reward with their 95% CIs, pass^k, errors."""
+    header = ("env", "agent", "success [95% CI]", "reward [95% CI]", "pass^k", "errored", "n")
+    rows = [header]
+    for agent, summary in runs:
+        for env_id, stats in [*summary["envs"].items(), ("ALL", summary["overall"])]:
+            hats = sorted(k for k in stats if k.startswith("pass^"))
+            rows.append(
+                (
+                    env_id,
+                    agent,
+                    _with_ci(stats["success"], stats["success_ci"]),
+                    _with_ci(stats["reward"], stats["reward_ci"]),
+                    f"{hats[-1]}={stats[hats[-1]]:.2f}" if hats else "-",
+                    str(stats["errored"]),
+                    str(stats["episodes"]),
+                )
+            )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _with_ci(value: float, ci: list[float]) -> str:
+    if value != value:  # nan: nothing scored
+        return "-"
+    return f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
