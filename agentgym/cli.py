@@ -5,6 +5,7 @@ agentgym info games/Sokoban-v0      the env's doc page, spaces, splits and capab
 agentgym play games/Sokoban-v0      play it yourself in the terminal
 agentgym check games/Sokoban-v0     run the conformance checker (no id: the whole registry)
 agentgym eval --benchmark quickstart --agent random    evaluate an agent (see agentgym.eval.cli)
+agentgym containers build           build the docker sandbox image offline (no registry needed)
 agentgym report RUN_DIR             the statistics of a run
 """
 
@@ -107,6 +108,10 @@ def _parser() -> argparse.ArgumentParser:
     from agentgym.eval.cli import add_commands as add_eval_commands
 
     add_eval_commands(commands)
+
+    from agentgym.sandbox.cli import add_commands as add_container_commands
+
+    add_container_commands(commands)
     return parser
 
 

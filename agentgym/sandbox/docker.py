@@ -22,9 +22,10 @@ already exited, and ``run_process`` already gives capped output, stdin of any si
 deadlock and a timeout that kills. Timeouts really kill, SWE-bench's way twice over: every
 command carries an ``AGENTGYM_EXEC`` marker in its environment; on timeout the host finds the
 exec's processes by that marker (they are host processes of the sandbox's uid) and SIGKILLs
-them and all their descendants, then the CLI; and when the image has ``timeout``, the command
-also runs under ``timeout -s KILL`` a second later inside, in case the host cannot see the
-daemon's processes (a remote ``DOCKER_HOST``).
+them and all their descendants, then the CLI. When the host cannot see the daemon's processes
+(a remote ``DOCKER_HOST``), the command runs under ``timeout -s KILL`` (a second later) inside
+instead; not otherwise, as that ``timeout`` would be a same-uid parent the command could
+ptrace or signal.
 
 One known cost: if a command leaves a background process holding its stdout or stderr
 (``server &``), the daemon waits up to 2 s for that stream before ``docker exec`` returns.
@@ -350,7 +351,7 @@ class DockerSandbox(Sandbox):
     ) -> ExecResult:
         marker = secrets.token_hex(12)
         inner = []
-        if "timeout" in self._tools:
+        if self._init_start is None and "timeout" in self._tools:  # remote: host can't kill
             inner = ["timeout", "-s", "KILL", f"{timeout + 1:.3f}"]
         result = run_process(
             [*self._exec_argv(marker, env, cwd), *inner, *argv],

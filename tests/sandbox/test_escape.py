@@ -252,7 +252,9 @@ def test_symlinks_planted_inside_never_reach_host_files(box, tmp_path):
         box.exec(
             f"ln -s {secret} link; mkdir d; ln -s {secret} d/link; ln -s / d/root; echo a > d/a"
         )
-        with pytest.raises(SandboxFileNotFoundError):
+        # Under bwrap /root does not exist inside; the docker image has one, mode 700 and
+        # not the host's, so there the link ends in "Permission denied" instead.
+        with pytest.raises(SandboxFileNotFoundError if box.backend == "bwrap" else OSError):
             box.get_file("link")
         box.get_dir("d", tmp_path / "out")
         copied = sorted(p.name for p in (tmp_path / "out").iterdir())
