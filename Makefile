@@ -41,6 +41,7 @@ check: install
 bench: install
 	$(PY) tests/perf/bench_overhead.py
 	$(PY) tests/perf/bench_sandbox.py
+	$(PY) tests/perf/bench_sandbox.py --backend docker
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -7,18 +7,25 @@ which the variants alternate:
 * a persistent-session command vs a fresh-sandbox ``exec`` (goal: session >= 5x faster, a few
   milliseconds or less per command);
 * sandbox creation + close per backend;
-* pool hand-out (``acquire`` of a ready sandbox) vs creating one.
+* pool hand-out (``acquire`` of a ready sandbox) vs creating one;
+* with ``--backend docker``: a docker ``exec`` vs a bwrap session command (the cost of a
+  container's fresh process tree against the fastest path we have).
 
-    python tests/perf/bench_sandbox.py [--rounds N] [--backend bwrap]
+    python tests/perf/bench_sandbox.py [--rounds N] [--backend bwrap|docker]
+
+For docker, a daemon that answers is used, or else a private ``dockerd`` is started (and
+stopped after) with the base image built if missing, as the test fixtures do.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import statistics
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from agentgym.sandbox import SandboxPool, SandboxSpec, create
 
@@ -33,12 +40,37 @@ def seconds(call: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
+@contextlib.contextmanager
+def docker_daemon() -> Iterator[None]:
+    """A daemon with the base image: the one that answers, or a private one for the run."""
+    from agentgym.sandbox.docker import docker_problem
+    from agentgym.sandbox.dockerd import PrivateDaemon
+    from agentgym.sandbox.images import ensure_images
+
+    if docker_problem() is None:
+        ensure_images(log=lambda line: None)
+        yield
+        return
+    with PrivateDaemon() as daemon:
+        os.environ["DOCKER_HOST"] = daemon.url
+        ensure_images(log=lambda line: None)
+        yield
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=30, help="calls per variant per round")
-    parser.add_argument("--backend", default="bwrap")
+    parser.add_argument("--backend", default="bwrap", choices=["bwrap", "docker"])
     args = parser.parse_args()
+    if args.backend == "docker":
+        with docker_daemon():
+            run(args)
+    else:
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     spec = SandboxSpec()
     rows: dict[str, list[float]] = {}
 
@@ -47,6 +79,9 @@ def main() -> None:
 
     box = create(spec, backend=args.backend)
     shell = box.session()
+    if args.backend == "docker":
+        reference = create(spec, backend="bwrap")
+        bwrap_shell = reference.session()
     pool = SandboxPool(spec, size=2, backend=args.backend)
     for _ in range(args.rounds):
         raw = seconds(lambda: subprocess.run(["true"], check=True), args.repeat)
@@ -75,9 +110,16 @@ def main() -> None:
         record("exec / raw subprocess", fresh / raw)
         record("exec / session (speed-up)", fresh / session)
         record("create / pool hand-out", made / acquire)
+        if args.backend == "docker":
+            bwrap_session = seconds(lambda: bwrap_shell.run("true"), args.repeat)
+            record("bwrap session command (ms)", bwrap_session * 1e3)
+            record("docker exec / bwrap session", fresh / bwrap_session)
     shell.close()
     box.close()
     pool.close()
+    if args.backend == "docker":
+        bwrap_shell.close()
+        reference.close()
     print(f"backend {args.backend}, median of {args.rounds} rounds")
     for name, values in rows.items():
         print(f"  {name:<28} {statistics.median(values):10.3f}")
