@@ -1,6 +1,7 @@
-"""Shared test setup: tests/core holds test doubles importable by their module name."""
+"""Shared test setup: tests/core and tests/eval hold test doubles importable by module name."""
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent / "core"))
+for folder in ("core", "eval"):
+    sys.path.insert(0, str(Path(__file__).parent / folder))
