@@ -1,15 +1,18 @@
-"""``make demo``: a short scripted showcase of the games family and the contract.
+"""``make demo``: a real evaluation on the shipped ``quickstart`` benchmark, after a short tour.
 
-For a handful of games it makes the env, shows the instructions and first observation, plays
-the task's oracle to the end (the same oracle the conformance checker runs), and prints the
-verdict; then it runs the conformance checker on one env. Everything is offline and seeded.
-(The evaluator replaces this with a real evaluation of the embedded model.)
+The tour plays a few games with their oracles (instructions, first and last observation,
+verdict) and runs the conformance checker on one env. Then the evaluator runs ``quickstart``
+with the two reference agents, the oracle (the ceiling) and random (the floor), many episodes
+at once, into ``runs/demo-*/``, and prints success and reward with 95% confidence intervals
+(bootstrap over tasks). Everything is offline and seeded. The embedded LLM agent (SmolLM2)
+joins this comparison when its agent adapter lands.
 """
 
 from __future__ import annotations
 
 import textwrap
 import time
+from pathlib import Path
 
 import agentgym
 from agentgym.checker import check_env
@@ -65,6 +68,28 @@ def main() -> None:
     print("=" * 78)
     print("conformance check of games/Sokoban-v0:")
     print("  " + check_env("games/Sokoban-v0", leak_cycles=50).summary())
+    print("=" * 78)
+    evaluate_references()
+
+
+def evaluate_references() -> None:
+    """Evaluate the reference agents on ``quickstart`` and print the comparison table."""
+    from agentgym.benchmarks import load_benchmark
+    from agentgym.eval import evaluate
+    from agentgym.eval.cli import format_table
+
+    benchmark = load_benchmark("quickstart")
+    out = Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
+    print(f"evaluating on {benchmark.name}: {benchmark.description}\n")
+    runs = []
+    for agent in ("oracle", "random"):
+        started = time.perf_counter()
+        result = evaluate(benchmark, agent, out / agent, num_envs=8)
+        episodes = len(result.records)
+        print(f"  {agent}: {episodes} episodes in {time.perf_counter() - started:.1f}s")
+        runs.append((agent, result.summary))
+    print("\n" + format_table(runs))
+    print(f"\nrun directories: {out}/*  (agentgym report {out}/oracle {out}/random)")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ def test_the_new_family_guide_builds_a_conforming_env(capsys):
         gymnasium.registry.pop("nim/Nim-v0", None)
 
 
-def test_the_readme_tour_runs(capsys):
+def test_the_readme_tour_runs(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the tour writes a run directory under ./runs
     namespace: dict = {}
     for block in python_blocks(ROOT / "README.md"):
         exec(compile(block, "README.md", "exec"), namespace)
@@ -45,3 +46,10 @@ def test_the_sandbox_guide_runs(capsys):
     for block in python_blocks(DOCS / "sandbox.md"):
         exec(compile(block, "docs/sandbox.md", "exec"), namespace)
     assert capsys.readouterr().out == "45\n 0 False False\n/tmp\n3\n\n"
+
+
+def test_the_evaluation_guide_runs(capsys):
+    namespace: dict = {}
+    for block in python_blocks(DOCS / "evaluation.md"):
+        exec(compile(block, "docs/evaluation.md", "exec"), namespace)
+    assert capsys.readouterr().out == "always_up 0\nfirst-listed 0\nrandom 0\n"
