@@ -219,7 +219,6 @@ class Sandbox(ABC):
     spec: SandboxSpec
     closed: bool = False
 
-    @abstractmethod
     def exec(
         self,
         cmd: str | Sequence[str],
@@ -234,6 +233,22 @@ class Sandbox(ABC):
         to ``spec.limits.timeout``; on timeout the command's processes are killed and the result
         says ``timed_out``. A command that does not exist gives exit code 127, as in a shell.
         """
+        self._ensure_open()
+        argv = as_argv(cmd)
+        limit = check_timeout(timeout if timeout is not None else self.spec.limits.timeout)
+        return self._run(argv, as_stdin(stdin), limit, self.spec.limits.output, env, cwd)
+
+    @abstractmethod
+    def _run(
+        self,
+        argv: list[str],
+        stdin: bytes,
+        timeout: float,
+        output: int,
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+    ) -> ExecResult:
+        """Run a validated argv in the backend (``exec`` without the checks)."""
 
     @abstractmethod
     def session(self) -> Session:
@@ -319,9 +334,10 @@ class Sandbox(ABC):
             raise OSError(f"{target} is larger than limits.file_size ({limit} bytes)")
         return result
 
-    @abstractmethod
     def _exec_capped(self, argv: list[str], output: int) -> ExecResult:
         """``exec`` with a different cap on captured stdout (file transfers)."""
+        self._ensure_open()
+        return self._run(argv, b"", self.spec.limits.timeout, output, None, None)
 
     # ------------------------------------------------------------------ async and context
 

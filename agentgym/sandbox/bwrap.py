@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from agentgym.errors import ImageNotFoundError, SandboxError, SandboxUnavailableError, UsageError
@@ -40,9 +40,6 @@ from agentgym.sandbox.base import (
     Limits,
     Sandbox,
     SandboxSpec,
-    as_argv,
-    as_stdin,
-    check_timeout,
 )
 from agentgym.sandbox.process import descendants, run_process
 from agentgym.sandbox.session import ShellSession
@@ -224,23 +221,6 @@ class BwrapSandbox(Sandbox):
         return prefix
 
     # ------------------------------------------------------------------ the protocol
-
-    def exec(
-        self,
-        cmd: str | Sequence[str],
-        timeout: float | None = None,
-        stdin: bytes | str | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-    ) -> ExecResult:
-        self._ensure_open()
-        argv = as_argv(cmd)
-        limit = check_timeout(timeout if timeout is not None else self.spec.limits.timeout)
-        return self._run(argv, as_stdin(stdin), limit, self.spec.limits.output, env, cwd)
-
-    def _exec_capped(self, argv: list[str], output: int) -> ExecResult:
-        self._ensure_open()
-        return self._run(argv, b"", self.spec.limits.timeout, output, None, None)
 
     def _run(
         self,

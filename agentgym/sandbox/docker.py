@@ -49,7 +49,7 @@ import secrets
 import shutil
 import socket
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +58,6 @@ from agentgym.sandbox.base import (
     ExecResult,
     Sandbox,
     SandboxSpec,
-    as_argv,
-    as_stdin,
-    check_timeout,
 )
 from agentgym.sandbox.bwrap import limit_args
 from agentgym.sandbox.images import SANDBOX_IMAGE
@@ -322,23 +319,6 @@ class DockerSandbox(Sandbox):
         return [*argv, self._container.id, *self._prefix]
 
     # ------------------------------------------------------------------ the protocol
-
-    def exec(
-        self,
-        cmd: str | Sequence[str],
-        timeout: float | None = None,
-        stdin: bytes | str | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-    ) -> ExecResult:
-        self._ensure_open()
-        argv = as_argv(cmd)
-        limit = check_timeout(timeout if timeout is not None else self.spec.limits.timeout)
-        return self._run(argv, as_stdin(stdin), limit, self.spec.limits.output, env, cwd)
-
-    def _exec_capped(self, argv: list[str], output: int) -> ExecResult:
-        self._ensure_open()
-        return self._run(argv, b"", self.spec.limits.timeout, output, None, None)
 
     def _run(
         self,

@@ -15,10 +15,10 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from agentgym.errors import SandboxUnavailableError, UsageError
-from agentgym.sandbox.base import ExecResult, Sandbox, SandboxSpec, as_argv, as_stdin, check_timeout
+from agentgym.sandbox.base import ExecResult, Sandbox, SandboxSpec
 from agentgym.sandbox.bwrap import limit_args
 from agentgym.sandbox.process import descendants, kill_pids, run_process
 from agentgym.sandbox.session import ShellSession
@@ -70,35 +70,22 @@ class LocalSandbox(Sandbox):
     def _prefix(self) -> list[str]:
         return ["prlimit", *limit_args(self.spec.limits), "--"]
 
-    def exec(
+    def _run(
         self,
-        cmd: str | Sequence[str],
-        timeout: float | None = None,
-        stdin: bytes | str | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
+        argv: list[str],
+        stdin: bytes,
+        timeout: float,
+        output: int,
+        env: Mapping[str, str] | None,
+        cwd: str | None,
     ) -> ExecResult:
-        self._ensure_open()
-        argv = as_argv(cmd)
-        limit = check_timeout(timeout if timeout is not None else self.spec.limits.timeout)
         return run_process(
             [*self._prefix(), *argv],
-            stdin=as_stdin(stdin),
-            timeout=limit,
-            output_cap=self.spec.limits.output,
+            stdin=stdin,
+            timeout=timeout,
+            output_cap=output,
             env={**self._env, **(env or {})},
             cwd=self.path(cwd) if cwd else self.root,
-        )
-
-    def _exec_capped(self, argv: list[str], output: int) -> ExecResult:
-        self._ensure_open()
-        return run_process(
-            [*self._prefix(), *argv],
-            stdin=b"",
-            timeout=self.spec.limits.timeout,
-            output_cap=output,
-            env=self._env,
-            cwd=self.root,
         )
 
     def session(self) -> ShellSession:
