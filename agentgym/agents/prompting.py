@@ -1,0 +1,169 @@
+"""Prompting shared by every LLM agent: system message, chat history, action extraction.
+
+One :class:`Conversation` per episode:
+
+* the env's task **instructions** become the system message (plus an optional format hint
+  such as "reply with the action only");
+* each **observation** is appended as a ``user`` message and each raw model reply as an
+  ``assistant`` message. The history is **append-only**: an earlier turn is never rewritten,
+  so turn ``t+1``'s prompt starts with turn ``t``'s prompt plus its reply, which is what a
+  prefix cache (vLLM, llama.cpp, an OpenAI-compatible server) can reuse;
+* an optional **history window** keeps the system message and the last ``N`` turns (a turn
+  is an observation and the reply to it; the pending observation is the last turn). Small
+  models with short contexts need it; it trades the prefix cache away, so it is off by default.
+
+Chat templates come from the tokenizer (``tokenizer.apply_chat_template``) in
+:func:`render_prompt`, never hand-rolled per model.
+
+**Action extraction** (:func:`extract_action`) turns the model's free text into what goes to
+the env. The env parses the action itself and answers a bad one with feedback, so extraction
+only cuts away the chatter around an answer; when it finds nothing it hands the raw reply
+over, and the env says what was wrong. Styles:
+
+==========  ===========================================================================
+``auto``    the last ``<action>...</action>``, else the last fenced code block, else the
+            last non-empty line (the default: works for models that follow a format hint
+            and for those that just answer)
+``tags``    the last ``<action>...</action>`` (an unclosed ``<action>`` at the end, cut by
+            the token limit, counts up to the end)
+``fenced``  the contents of the last fenced code block
+``line``    the last non-empty line
+``raw``     the whole reply, stripped
+==========  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentgym.errors import UsageError
+
+__all__ = [
+    "ACTION_STYLES",
+    "Conversation",
+    "PromptConfig",
+    "extract_action",
+    "format_observation",
+    "render_prompt",
+]
+
+ActionStyle = Literal["auto", "tags", "fenced", "line", "raw"]
+ACTION_STYLES: tuple[str, ...] = ("auto", "tags", "fenced", "line", "raw")
+
+_TAG = re.compile(r"<action>(.*?)(?:</action>|\Z)", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class PromptConfig:
+    """How an LLM agent builds prompts and reads actions.
+
+    Attributes:
+        format_hint: appended to the instructions in the system message (``None``: nothing).
+        history_window: keep only the last ``N`` turns (``None``: the whole episode).
+        action_style: how :func:`extract_action` reads the reply (see the module docstring).
+    """
+
+    format_hint: str | None = None
+    history_window: int | None = None
+    action_style: ActionStyle = "auto"
+
+    def __post_init__(self) -> None:
+        if self.history_window is not None and (
+            not isinstance(self.history_window, int) or self.history_window < 1
+        ):
+            raise UsageError(
+                f"history_window must be a positive int or None, got {self.history_window!r}"
+            )
+        if self.action_style not in ACTION_STYLES:
+            raise UsageError(
+                f"unknown action_style {self.action_style!r}; use one of {list(ACTION_STYLES)}"
+            )
+
+
+@dataclass
+class Conversation:
+    """One episode's chat: a system message and an append-only list of turns."""
+
+    system: str
+    history_window: int | None = None
+    messages: list[dict[str, str]] = field(default_factory=list)  # without the system one
+
+    @classmethod
+    def start(cls, instructions: str, config: PromptConfig) -> Conversation:
+        """The conversation for an episode with these task instructions."""
+        system = instructions.strip()
+        if config.format_hint:
+            system = f"{system}\n\n{config.format_hint}" if system else config.format_hint
+        return cls(system=system, history_window=config.history_window)
+
+    def add_observation(self, observation: Any) -> None:
+        """Append the env's observation as a user message."""
+        if self.messages and self.messages[-1]["role"] == "user":
+            raise UsageError("two observations in a row: add the model's reply first")
+        self.messages.append({"role": "user", "content": format_observation(observation)})
+
+    def add_reply(self, text: str) -> None:
+        """Append the model's raw reply (not the extracted action: the model sees what it said)."""
+        if not self.messages or self.messages[-1]["role"] != "user":
+            raise UsageError("a reply needs an observation before it")
+        self.messages.append({"role": "assistant", "content": text})
+
+    def prompt_messages(self) -> list[dict[str, str]]:
+        """The messages to send: the system message and the turns inside the window."""
+        kept = self.messages
+        if self.history_window is not None:
+            # Turns start at user messages; keep the last `history_window` of them.
+            starts = [i for i, m in enumerate(self.messages) if m["role"] == "user"]
+            if len(starts) > self.history_window:
+                kept = self.messages[starts[-self.history_window] :]
+        system = [{"role": "system", "content": self.system}] if self.system else []
+        return system + list(kept)
+
+
+def format_observation(observation: Any) -> str:
+    """An observation as message text: strings as they are, anything else as JSON."""
+    if isinstance(observation, str):
+        return observation
+    from agentgym.ledger import jsonable
+
+    return json.dumps(jsonable(observation), ensure_ascii=False)
+
+
+def extract_action(text: str, style: ActionStyle = "auto") -> str:
+    """The action in a model's reply (see the module docstring); the raw reply if none."""
+    if style not in ACTION_STYLES:
+        raise UsageError(f"unknown action_style {style!r}; use one of {list(ACTION_STYLES)}")
+    found: str | None = None
+    if style in ("auto", "tags"):
+        found = _last(_TAG.findall(text))
+    if found is None and style in ("auto", "fenced"):
+        found = _last(_FENCE.findall(text))
+    if found is None and style in ("auto", "line"):
+        found = _last(text.splitlines())
+    return found if found is not None else text.strip()
+
+
+def _last(candidates: list[str]) -> str | None:
+    for candidate in reversed(candidates):
+        if candidate.strip():
+            return candidate.strip()
+    return None
+
+
+def render_prompt(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+    """Token ids of ``messages`` through the tokenizer's own chat template, ready to generate.
+
+    The template is rendered to text and then tokenized without extra special tokens: the
+    template already writes the BOS and role markers the model was trained with.
+    """
+    if not getattr(tokenizer, "chat_template", None):
+        raise UsageError(
+            f"tokenizer {getattr(tokenizer, 'name_or_path', tokenizer)!r} has no chat template; "
+            f"an LLM agent needs a chat (instruct) model"
+        )
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -1,0 +1,134 @@
+"""Prompting shared by the LLM agents: history, window, action extraction, chat templates."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import agentgym
+from agentgym.agents.prompting import (
+    Conversation,
+    PromptConfig,
+    extract_action,
+    format_observation,
+    render_prompt,
+)
+from agentgym.errors import UsageError
+
+
+def play(conversation: Conversation, turns: int) -> list[list[dict[str, str]]]:
+    prompts = []
+    for turn in range(turns):
+        conversation.add_observation(f"observation {turn}")
+        prompts.append(conversation.prompt_messages())
+        conversation.add_reply(f"reply {turn}")
+    return prompts
+
+
+def test_instructions_become_the_system_message_with_the_format_hint():
+    config = PromptConfig(format_hint="Reply with the action only.")
+    conversation = Conversation.start("  Walk to the exit.\n", config)
+    conversation.add_observation("#@E#")
+    assert conversation.prompt_messages() == [
+        {"role": "system", "content": "Walk to the exit.\n\nReply with the action only."},
+        {"role": "user", "content": "#@E#"},
+    ]
+
+
+def test_history_is_append_only_so_each_prompt_extends_the_last():
+    prompts = play(Conversation.start("Play.", PromptConfig()), 5)
+    for before, after in itertools.pairwise(prompts):
+        assert after[: len(before)] == before  # earlier turns never rewritten
+        assert len(after) == len(before) + 2  # the reply, then the new observation
+    assert prompts[-1][-2] == {"role": "assistant", "content": "reply 3"}
+
+
+def test_history_window_keeps_the_system_message_and_the_last_turns():
+    conversation = Conversation.start("Play.", PromptConfig(history_window=2))
+    prompts = play(conversation, 4)
+    assert [m["content"] for m in prompts[-1]] == [
+        "Play.",
+        "observation 2",
+        "reply 2",
+        "observation 3",
+    ]
+    assert [m["content"] for m in prompts[0]] == ["Play.", "observation 0"]
+    # The full history is still kept; only what is sent is cut.
+    assert len(conversation.messages) == 8
+    one = Conversation.start("Play.", PromptConfig(history_window=1))
+    assert [m["content"] for m in play(one, 3)[-1]] == ["Play.", "observation 2"]
+
+
+def test_turns_must_alternate():
+    conversation = Conversation.start("Play.", PromptConfig())
+    with pytest.raises(UsageError):
+        conversation.add_reply("nothing asked yet")
+    conversation.add_observation("a")
+    with pytest.raises(UsageError):
+        conversation.add_observation("b")
+
+
+@pytest.mark.parametrize(
+    ("text", "style", "action"),
+    [
+        ("I think <action>up</action> then <action> left </action>", "auto", "left"),
+        ("Going <action>move A C", "tags", "move A C"),  # unclosed: cut by the token limit
+        ("Sure:\n```\nguess crane\n```\nGood luck", "auto", "guess crane"),
+        ("```text\nfirst\n```\n```\nsecond\n```", "fenced", "second"),
+        ("Let me think.\nThe exit is left.\n\nleft\n  \n", "auto", "left"),
+        ("<action>up</action>\n```\ndown\n```", "auto", "up"),  # tags win over fences
+        ("  up  ", "auto", "up"),
+        ("line one\nline two", "raw", "line one\nline two"),
+        ("no tags here\nup", "tags", "no tags here\nup"),  # nothing found: the raw reply
+        ("no fence\nup", "fenced", "no fence\nup"),
+        ("<action></action>", "tags", "<action></action>"),  # an empty action is not one
+        ("", "auto", ""),
+    ],
+)
+def test_extract_action(text, style, action):
+    assert extract_action(text, style) == action
+
+
+def test_bad_styles_and_windows_are_usage_errors():
+    with pytest.raises(UsageError, match="action_style"):
+        extract_action("up", "json")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="action_style"):
+        PromptConfig(action_style="json")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="history_window"):
+        PromptConfig(history_window=0)
+
+
+def test_no_action_found_passes_the_raw_reply_and_the_env_gives_feedback():
+    env = agentgym.make("games/Maze-v0")
+    try:
+        env.reset(seed=0)
+        reply = "I am not sure where to go."
+        action = extract_action(reply, "tags")
+        assert action == reply
+        observation, _, terminated, _, _ = env.step(action)
+        assert not terminated
+        assert observation.startswith("Invalid action")
+        assert "up" in observation  # the feedback says what a valid action looks like
+    finally:
+        env.close()
+
+
+def test_observations_that_are_not_text_become_json():
+    assert format_observation("text") == "text"
+    assert format_observation({"board": [1, 2], "turn": "x"}) == '{"board": [1, 2], "turn": "x"}'
+
+
+def test_render_prompt_uses_the_tokenizers_own_chat_template(tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    messages = [{"role": "system", "content": "Play."}, {"role": "user", "content": "#@E#"}]
+    ids = render_prompt(tokenizer, messages)
+    assert tokenizer.decode(ids) == (
+        "<|im_start|>system\nPlay.<|im_end|>\n<|im_start|>user\n#@E#<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+    tokenizer.chat_template = None
+    with pytest.raises(UsageError, match="chat template"):
+        render_prompt(tokenizer, messages)
