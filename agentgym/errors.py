@@ -24,6 +24,7 @@ Three kinds of failure are kept apart, because they are handled differently:
     ├── InfrastructureError                  could not run or judge: excluded, never scored 0
     │   ├── EnvCrashedError
     │   ├── VerifierError
+    │   ├── ModelError                       a model backend failed or cannot serve a request
     │   └── SandboxError                     a sandbox could not be made or stopped working
     │       ├── SandboxUnavailableError      no usable backend (says how to get one)
     │       └── ImageNotFoundError           the rootfs or image named in the spec is not there
@@ -53,6 +54,7 @@ __all__ = [
     "LeakError",
     "LedgerError",
     "MissingExtraError",
+    "ModelError",
     "NullAgentError",
     "OracleError",
     "PettingZooCheckError",
@@ -119,6 +121,13 @@ class EnvCrashedError(InfrastructureError):
 
 class VerifierError(InfrastructureError):
     """A verifier could not reach a verdict (as opposed to judging an answer wrong)."""
+
+
+class ModelError(InfrastructureError):
+    """A model backend failed (generation raised) or cannot serve a request (context too long).
+
+    Raised into the agent's ``act``, so the episode is errored: never an empty action instead.
+    """
 
 
 class SandboxError(InfrastructureError):

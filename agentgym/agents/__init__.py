@@ -5,6 +5,8 @@ An agent spec is what ``agentgym eval --agent`` takes, or any Python object:
 ===================  ==========================================================================
 ``"oracle"``         the task's solver (the ceiling)
 ``"random"``         a random valid action (the floor)
+``"smollm2"``        SmolLM2-135M-Instruct in process (the embedded default; ``hf`` extra)
+``"hf:PATH"``        a local transformers model directory in process (``hf`` extra)
 ``"pkg.mod:name"``   an :class:`Agent` subclass, a zero-argument factory, or ``f(obs, info)``
 an Agent subclass    one instance per episode
 an Agent instance    copied per episode (``copy.deepcopy``), so episodes share no state
@@ -44,10 +46,19 @@ def resolve_agent(spec: Any) -> tuple[AgentFactory, str]:
     if isinstance(spec, str):
         if spec in BUILTIN_AGENTS:
             return BUILTIN_AGENTS[spec], spec
+        if spec == "smollm2":  # imported here: torch and transformers only when asked for
+            from agentgym.agents.smollm2 import smollm2_factory
+
+            return smollm2_factory(), spec
+        if spec.startswith("hf:"):
+            from agentgym.agents.hf import hf_path_factory
+
+            return hf_path_factory(spec[3:]), spec
         if ":" in spec and not spec.startswith(("hf:", "openai:", "vllm:")):
             return resolve_agent_object(_import(spec), spec)
         raise UsageError(
-            f"unknown agent spec {spec!r}; use one of {sorted(BUILTIN_AGENTS)} or "
+            f"unknown agent spec {spec!r}; use one of {sorted(BUILTIN_AGENTS)}, 'smollm2', "
+            f"'hf:PATH', or "
             f"'package.module:AgentClass' (an Agent subclass, a factory, or f(obs, info))"
         )
     return resolve_agent_object(spec, None)

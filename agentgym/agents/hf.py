@@ -1,0 +1,309 @@
+"""In-process transformers agents (``hf:PATH``, ``smollm2``): one model, many episodes, batched.
+
+The evaluator runs many episodes at once and each calls its agent's ``act`` whenever its env
+step is done. An :class:`HFAgent` (one per episode, holding that episode's chat) sends its
+prompt to an :class:`HFBackend` shared by every agent of the run. The backend queues the
+requests and a worker takes **every pending request** (up to ``max_batch``, after waiting
+``batch_window`` seconds for stragglers), decodes them together in one left-padded batch
+(:mod:`agentgym.agents.hf_decode`: one forward pass per token for the whole batch) in a
+thread of its own, so the event loop stays free for env steps, and resolves each request.
+On a CPU a 135M model reads its weights once per forward pass whatever the batch size, so
+batching many episodes costs little more than one (``tests/perf/bench_hf.py`` measures it).
+
+Each reply goes back as an :class:`~agentgym.agents.AgentReply` with the exact prompt and
+completion token ids and the logprob of each sampled token (a
+:class:`~agentgym.ledger.TokenRecord`) and the token counts. Sampling comes from
+``EpisodeContext.sampling`` (``temperature`` (0: greedy), ``top_p``, ``top_k``,
+``max_tokens``); each request has its own random generator seeded from the episode seed and
+the turn, so an episode's samples do not depend on which episodes shared its batch.
+
+A model failure raises (:class:`~agentgym.errors.ModelError`), so the engine records the
+episode as errored; an empty action is never returned in its place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import importlib.util
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agentgym.agents.base import Agent, AgentReply, EpisodeContext
+from agentgym.agents.prompting import Conversation, PromptConfig, extract_action, render_prompt
+from agentgym.errors import MissingExtraError, ModelError, UsageError
+from agentgym.ledger import TokenRecord
+
+if TYPE_CHECKING:
+    from agentgym.agents.hf_decode import DecodeRequest, DecodeResult, SamplingParams
+
+__all__ = ["BackendStats", "HFAgent", "HFAgentFactory", "HFBackend", "require_hf"]
+
+
+def require_hf() -> None:
+    """Raise :class:`MissingExtraError` naming the ``hf`` extra unless torch and transformers
+    are importable (checked without importing them: that takes seconds)."""
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise MissingExtraError(
+            f"the hf agents need {' and '.join(missing)}: pip install 'agentgym[hf]' "
+            f"(on a CPU machine add -c constraints.txt for the CPU build of torch)"
+        )
+
+
+@dataclass
+class BackendStats:
+    """What the backend has done: how well concurrent requests were batched."""
+
+    requests: int = 0
+    batches: int = 0
+    forward_passes: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    busy_seconds: float = 0.0
+    batch_sizes: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Pending:
+    request: DecodeRequest
+    future: asyncio.Future[DecodeResult]
+
+
+class HFBackend:
+    """A causal LM and its tokenizer, shared by all agents of a run; batches their requests.
+
+    Args:
+        model: a transformers causal LM (already on its device, in eval mode).
+        tokenizer: its tokenizer, with a chat template.
+        max_batch: the most requests decoded together.
+        batch_window: seconds the worker waits after the first request of a batch for more
+            to arrive (episodes finishing their env steps a few ms apart then share a batch).
+    """
+
+    def __init__(
+        self, model: Any, tokenizer: Any, *, max_batch: int = 16, batch_window: float = 0.01
+    ) -> None:
+        if not isinstance(max_batch, int) or max_batch < 1:
+            raise UsageError(f"max_batch must be a positive int, got {max_batch!r}")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_batch = max_batch
+        self.batch_window = batch_window
+        self.stats = BackendStats()
+        self.eos_ids = _eos_ids(model, tokenizer)
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else min(self.eos_ids))
+        self.max_length = int(getattr(model.config, "max_position_embeddings", 0) or 0) or None
+        # One thread runs the model: batches are decoded one after the other, never two at once.
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hf-decode")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[_Pending] | None = None
+        self._worker: asyncio.Task[None] | None = None
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], *, device: str | None = None, **kwargs: Any
+    ) -> HFBackend:
+        """Load a local model directory (config, weights, tokenizer) onto ``device``.
+
+        The default device is CUDA when available (bfloat16), else the CPU (float32: CPUs
+        without native bfloat16 run it far slower).
+        """
+        require_hf()
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(path))
+            model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
+        except (OSError, ValueError) as error:
+            raise UsageError(f"cannot load a causal LM from {str(path)!r}: {error}") from error
+        model.to(device).eval()
+        return cls(model, tokenizer, **kwargs)
+
+    def encode(self, messages: list[dict[str, str]]) -> list[int]:
+        """Prompt token ids for chat ``messages`` (the tokenizer's chat template)."""
+        return render_prompt(self.tokenizer, messages)
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of completion ids, without special tokens (the end-of-turn marker)."""
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    async def generate(
+        self, prompt_ids: list[int], params: SamplingParams, seed: int
+    ) -> DecodeResult:
+        """Continue ``prompt_ids``; batched with whatever other requests are pending."""
+        from agentgym.agents.hf_decode import DecodeRequest
+
+        if not prompt_ids:
+            raise UsageError("an empty prompt cannot be continued")
+        if self.max_length is not None and len(prompt_ids) + params.max_tokens > self.max_length:
+            raise ModelError(
+                f"the prompt has {len(prompt_ids)} tokens and max_tokens is {params.max_tokens}: "
+                f"over the model's context of {self.max_length} (set a history window)"
+            )
+        queue = self._ensure_worker()
+        future: asyncio.Future[DecodeResult] = asyncio.get_running_loop().create_future()
+        await queue.put(_Pending(DecodeRequest(list(prompt_ids), params, seed), future))
+        return await future
+
+    def _ensure_worker(self) -> asyncio.Queue[_Pending]:
+        # The queue and worker belong to the running loop; a new loop (a second asyncio.run,
+        # e.g. a second evaluate() with the same factory) gets its own.
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._worker is None or self._worker.done():
+            self._loop = loop
+            self._queue = asyncio.Queue()
+            self._worker = loop.create_task(self._work(self._queue), name="hf-batcher")
+        assert self._queue is not None
+        return self._queue
+
+    async def _work(self, queue: asyncio.Queue[_Pending]) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = [await queue.get()]
+            if self.batch_window > 0 and queue.qsize() + 1 < self.max_batch:
+                await asyncio.sleep(self.batch_window)
+            while len(batch) < self.max_batch and not queue.empty():
+                batch.append(queue.get_nowait())
+            batch = [p for p in batch if not p.future.done()]  # drop cancelled (timed out)
+            if not batch:
+                continue
+            started = time.monotonic()
+            try:
+                results, forwards = await loop.run_in_executor(
+                    self._executor, self._decode, [p.request for p in batch]
+                )
+            except Exception as error:
+                failure = ModelError(f"generation failed: {type(error).__name__}: {error}")
+                failure.__cause__ = error
+                for pending in batch:
+                    if not pending.future.done():
+                        pending.future.set_exception(failure)
+                continue
+            self._count(batch, results, forwards, time.monotonic() - started)
+            for pending, result in zip(batch, results, strict=True):
+                if not pending.future.done():
+                    pending.future.set_result(result)
+
+    def _decode(self, requests: list[DecodeRequest]) -> tuple[list[DecodeResult], int]:
+        from agentgym.agents.hf_decode import decode_batch
+
+        return decode_batch(self.model, requests, eos_ids=self.eos_ids, pad_id=self.pad_id)
+
+    def _count(
+        self, batch: list[_Pending], results: list[DecodeResult], forwards: int, seconds: float
+    ) -> None:
+        stats = self.stats
+        stats.requests += len(batch)
+        stats.batches += 1
+        stats.batch_sizes.append(len(batch))
+        stats.forward_passes += forwards
+        stats.prompt_tokens += sum(len(p.request.prompt_ids) for p in batch)
+        stats.completion_tokens += sum(len(r.completion_ids) for r in results)
+        stats.busy_seconds += seconds
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids: set[int] = set()
+    for value in (getattr(model.generation_config, "eos_token_id", None), tokenizer.eos_token_id):
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, (list, tuple)):
+            ids.update(int(v) for v in value)
+    if not ids:
+        raise UsageError("the model and its tokenizer name no end-of-sequence token")
+    return ids
+
+
+class HFAgent(Agent):
+    """One episode's agent: its chat history, and a reference to the shared backend."""
+
+    def __init__(self, backend: HFBackend, prompt: PromptConfig, name: str = "hf") -> None:
+        self.backend = backend
+        self.prompt = prompt
+        self.name = name
+
+    def reset(self, context: EpisodeContext) -> None:
+        from agentgym.agents.hf_decode import SamplingParams
+
+        self.context = context
+        self.params = SamplingParams.from_dict(context.sampling)
+        self.conversation = Conversation.start(context.instructions, self.prompt)
+        self.turn = 0
+        self._episode_seed = context.seed if context.seed is not None else random.getrandbits(63)
+
+    async def act(self, observation: Any, info: dict[str, Any]) -> AgentReply:
+        self.conversation.add_observation(observation)
+        prompt_ids = self.backend.encode(self.conversation.prompt_messages())
+        seed = int(np.random.SeedSequence([self._episode_seed, self.turn]).generate_state(1)[0])
+        self.turn += 1
+        result = await self.backend.generate(prompt_ids, self.params, seed)
+        text = self.backend.decode(result.completion_ids)
+        self.conversation.add_reply(text)
+        return AgentReply(
+            action=extract_action(text, self.prompt.action_style),
+            text=text,
+            tokens=TokenRecord(
+                prompt_ids=prompt_ids,
+                completion_ids=list(result.completion_ids),
+                logprobs=list(result.logprobs),
+            ),
+            usage={
+                "prompt_tokens": len(prompt_ids),
+                "completion_tokens": len(result.completion_ids),
+            },
+        )
+
+
+class HFAgentFactory:
+    """Makes one :class:`HFAgent` per episode, all sharing one backend, loaded on first use.
+
+    ``load`` builds the backend (e.g. ``lambda: HFBackend.load(path)``); loading waits for
+    the first episode, so a run that fails earlier does not pay for it.
+    """
+
+    def __init__(
+        self, load: Callable[[], HFBackend], name: str, prompt: PromptConfig | None = None
+    ) -> None:
+        self._load = load
+        self._backend: HFBackend | None = None
+        self._lock = threading.Lock()
+        self.name = self.__name__ = name  # __name__: what the evaluator calls a factory
+        self.prompt = prompt or PromptConfig()
+
+    @property
+    def backend(self) -> HFBackend:
+        """The shared backend (loaded now if it was not yet)."""
+        with self._lock:
+            if self._backend is None:
+                self._backend = self._load()
+            return self._backend
+
+    def __call__(self) -> HFAgent:
+        return HFAgent(self.backend, self.prompt, self.name)
+
+
+def hf_path_factory(path: str, prompt: PromptConfig | None = None, **kwargs: Any) -> HFAgentFactory:
+    """The factory for ``hf:PATH``: a local model directory, checked now, loaded on first use."""
+    require_hf()
+    directory = Path(path).expanduser()
+    if not path or not directory.is_dir():
+        raise UsageError(f"agent spec 'hf:{path}': {path!r} is not a directory")
+    if not (directory / "config.json").is_file():
+        raise UsageError(
+            f"agent spec 'hf:{path}': no config.json in {str(directory)!r}; give a local "
+            f"transformers model directory (save_pretrained output)"
+        )
+    return HFAgentFactory(lambda: HFBackend.load(directory, **kwargs), f"hf:{path}", prompt)

@@ -1,0 +1,179 @@
+"""One batched decode: many prompts, left-padded, one forward pass per generated token.
+
+This is the synchronous core of the ``hf`` backend (:mod:`agentgym.agents.hf` runs it in a
+thread and feeds it whatever requests are pending). It is a plain decode loop over a KV
+cache rather than ``model.generate`` because each row needs its own sampling settings and
+its own seeded random generator (so an episode's samples do not depend on which other
+episodes shared its batch), and because the ledger needs the logprob of every sampled token.
+
+Left padding: prompts are right-aligned, padding is masked out of attention and position ids
+count real tokens only, so a row's result is the one it gets alone (up to floating-point
+rounding; the tests check greedy decoding gives the same tokens batched and alone). Rows that
+finish are dropped from the cache, so a long reply does not make the short ones pay.
+
+Logprobs are ``log_softmax(logits / T)`` of each sampled token (``T = 1`` for greedy), before
+top-p/top-k truncation: the policy a trainer recomputes from the same logits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from agentgym.errors import UsageError
+
+__all__ = ["DecodeRequest", "DecodeResult", "SamplingParams", "decode_batch"]
+
+SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens")
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Sampling settings of one request. ``temperature == 0`` means greedy."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0  # 0: no top-k cut
+    max_tokens: int = 256
+
+    @classmethod
+    def from_dict(cls, sampling: dict[str, Any]) -> SamplingParams:
+        """Parse ``EpisodeContext.sampling``; a key this backend cannot honour is an error."""
+        unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
+        if unknown:
+            raise UsageError(
+                f"the hf backend does not support sampling parameter(s) {unknown}; "
+                f"supported: {list(SAMPLING_KEYS)}"
+            )
+        params = cls(**{k: sampling[k] for k in SAMPLING_KEYS if sampling.get(k) is not None})
+        if not isinstance(params.temperature, (int, float)) or params.temperature < 0:
+            raise UsageError(f"temperature must be a number >= 0, got {params.temperature!r}")
+        if not isinstance(params.top_p, (int, float)) or not 0 < params.top_p <= 1:
+            raise UsageError(f"top_p must be in (0, 1], got {params.top_p!r}")
+        if not isinstance(params.top_k, int) or params.top_k < 0:
+            raise UsageError(f"top_k must be an int >= 0, got {params.top_k!r}")
+        if not isinstance(params.max_tokens, int) or params.max_tokens < 1:
+            raise UsageError(f"max_tokens must be a positive int, got {params.max_tokens!r}")
+        return params
+
+
+@dataclass
+class DecodeRequest:
+    """One prompt to continue."""
+
+    prompt_ids: list[int]
+    params: SamplingParams
+    seed: int
+
+
+@dataclass
+class DecodeResult:
+    """What the model wrote for one request."""
+
+    completion_ids: list[int]
+    logprobs: list[float]
+    finish_reason: str  # "stop" (an end-of-sequence token, kept in completion_ids) or "length"
+
+
+@torch.inference_mode()
+def decode_batch(
+    model: Any, requests: list[DecodeRequest], *, eos_ids: set[int], pad_id: int
+) -> tuple[list[DecodeResult], int]:
+    """Generate for every request at once; returns the results and the forward passes run."""
+    device = model.device
+    prompts = [r.prompt_ids for r in requests]
+    width = max(len(p) for p in prompts)
+    input_ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for row, prompt in enumerate(prompts):
+        input_ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
+        mask[row, width - len(prompt) :] = 1
+    input_ids, mask = input_ids.to(device), mask.to(device)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    out = model(
+        input_ids=input_ids,
+        attention_mask=mask,
+        position_ids=positions,
+        use_cache=True,
+        logits_to_keep=1,
+    )
+    forwards = 1
+    cache = out.past_key_values
+    generators = [torch.Generator().manual_seed(r.seed) for r in requests]
+    completions: list[list[int]] = [[] for _ in requests]
+    logprobs: list[list[float]] = [[] for _ in requests]
+    finish = ["length"] * len(requests)
+    active = list(range(len(requests)))  # request index of each row still in the cache
+    logits = out.logits[:, -1, :]
+    while True:
+        tokens, token_logprobs = _choose(
+            logits.float().cpu(), [requests[i] for i in active], [generators[i] for i in active]
+        )
+        keep: list[int] = []
+        for row, index in enumerate(active):
+            completions[index].append(tokens[row])
+            logprobs[index].append(token_logprobs[row])
+            if tokens[row] in eos_ids:
+                finish[index] = "stop"
+            elif len(completions[index]) < requests[index].params.max_tokens:
+                keep.append(row)
+        if not keep:
+            break
+        if len(keep) < len(active):
+            rows = torch.tensor(keep, device=device)
+            cache.batch_select_indices(rows)
+            mask = mask[rows]
+        active = [active[row] for row in keep]
+        next_ids = torch.tensor([[completions[i][-1]] for i in active], device=device)
+        positions = mask.sum(-1, keepdim=True)
+        mask = torch.cat([mask, torch.ones_like(next_ids)], dim=-1)
+        out = model(
+            input_ids=next_ids,
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=True,
+        )
+        forwards += 1
+        cache = out.past_key_values
+        logits = out.logits[:, -1, :]
+    results = [
+        DecodeResult(completion_ids=c, logprobs=lp, finish_reason=f)
+        for c, lp, f in zip(completions, logprobs, finish, strict=True)
+    ]
+    return results, forwards
+
+
+def _choose(
+    logits: torch.Tensor, requests: list[DecodeRequest], generators: list[torch.Generator]
+) -> tuple[list[int], list[float]]:
+    """The next token of each row and its logprob under the (temperature-scaled) policy."""
+    tokens: list[int] = []
+    chosen: list[float] = []
+    for row, request in enumerate(requests):
+        params = request.params
+        scaled = logits[row] / (params.temperature if params.temperature > 0 else 1.0)
+        logp = torch.log_softmax(scaled, dim=-1)
+        if params.temperature == 0:
+            token = int(torch.argmax(scaled))
+        else:
+            token = _sample(logp, params, generators[row])
+        tokens.append(token)
+        chosen.append(float(logp[token]))
+    return tokens, chosen
+
+
+def _sample(logp: torch.Tensor, params: SamplingParams, generator: torch.Generator) -> int:
+    probs = logp.exp()
+    if params.top_k and params.top_k < probs.numel():
+        cutoff = torch.topk(probs, params.top_k).values[-1]
+        probs = torch.where(probs >= cutoff, probs, torch.zeros_like(probs))
+    if params.top_p < 1.0:
+        sorted_probs, order = torch.sort(probs, descending=True)
+        # Keep the smallest prefix whose mass reaches top_p (always at least one token).
+        before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+        sorted_probs = torch.where(before < params.top_p * sorted_probs.sum(), sorted_probs, 0.0)
+        probs = torch.zeros_like(probs).scatter(0, order, sorted_probs)
+    return int(torch.multinomial(probs, 1, generator=generator))
