@@ -27,7 +27,7 @@ import agentgym
 from agentgym.agents import Agent, AgentFactory, AgentReply, EpisodeContext
 from agentgym.benchmarks import EpisodePlan
 from agentgym.errors import UsageError
-from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord, jsonable
+from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
 
 __all__ = ["EngineLimits", "run_episodes"]
 
@@ -69,9 +69,10 @@ async def run_episodes(
         raise UsageError(f"num_envs must be a positive int, got {num_envs!r}")
     limits = limits or EngineLimits()
     build = make_env or _default_env
-    # Threads for env calls: one per concurrent episode, and spare ones so that a hung env
-    # step (its thread cannot be killed) does not starve the rest of the run.
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2 * num_envs + 4)
+    # Threads for env calls: one per concurrent episode up to 64 (more only adds contention
+    # for the GIL), plus spares so that a hung env step (its thread cannot be killed) does not
+    # starve the rest of the run.
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(num_envs, 64) + 8)
     gate = asyncio.Semaphore(num_envs)
     records: dict[int, EpisodeRecord] = {}
 
@@ -121,11 +122,8 @@ async def _with_retries(
     started = time.monotonic()
     for _attempt in range(limits.retries + 1):
         try:
-            play = _play(plan, agent_factory, agent_name, build, pool, limits, sampling)
-            if limits.episode_timeout is not None:
-                record = await asyncio.wait_for(play, limits.episode_timeout)
-            else:
-                record = await play
+            async with asyncio.timeout(limits.episode_timeout):
+                record = await _play(plan, agent_factory, agent_name, build, pool, limits, sampling)
             record.started_at, record.seconds = started_at, time.monotonic() - started
             return record
         except UsageError:
@@ -169,11 +167,9 @@ async def _play(
     loop = asyncio.get_running_loop()
 
     async def in_thread(what: str, call: Callable[[], Any]) -> Any:
-        future = loop.run_in_executor(pool, call)
         try:
-            if limits.step_timeout is None:
-                return await future
-            return await asyncio.wait_for(future, limits.step_timeout)
+            async with asyncio.timeout(limits.step_timeout):
+                return await loop.run_in_executor(pool, call)
         except TimeoutError as error:
             raise EpisodeFailed(
                 f"env {what} ran over the step timeout of {limits.step_timeout} s"
@@ -191,7 +187,7 @@ async def _play(
         )
         record = EpisodeRecord(
             spec=_spec(plan, agent_name, sampling),
-            initial_observation=jsonable(observation),
+            initial_observation=observation,
             episode_id=plan.episode_id,
         )
         agent = agent_factory()
@@ -209,11 +205,8 @@ async def _play(
         while True:
             asked = time.monotonic()
             try:
-                act = agent.act(observation, info)
-                if limits.step_timeout is not None:
-                    reply = await asyncio.wait_for(act, limits.step_timeout)
-                else:
-                    reply = await act
+                async with asyncio.timeout(limits.step_timeout):
+                    reply = await agent.act(observation, info)
             except TimeoutError as error:
                 raise EpisodeFailed(
                     f"the agent took over the step timeout of {limits.step_timeout} s"
@@ -228,10 +221,12 @@ async def _play(
             observation, reward, terminated, truncated, info = await in_thread(
                 "step", lambda action=reply.action: env.step(action)
             )
+            # Values are kept as the env gave them; the record turns them into JSON when it is
+            # written (converting here as well would do the work twice).
             record.steps.append(
                 StepRecord(
-                    action=jsonable(reply.action),
-                    observation=jsonable(observation),
+                    action=reply.action,
+                    observation=observation,
                     reward=float(reward),
                     terminated=bool(terminated),
                     truncated=bool(truncated),
@@ -261,7 +256,7 @@ def _step_info(info: dict[str, Any], reply: AgentReply) -> dict[str, Any]:
         kept["agent_text"] = reply.text
     if reply.usage:
         kept["usage"] = dict(reply.usage)
-    return jsonable(kept)
+    return kept
 
 
 def _describe(error: BaseException) -> str:
