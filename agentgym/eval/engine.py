@@ -27,6 +27,7 @@ import agentgym
 from agentgym.agents import Agent, AgentFactory, AgentReply, EpisodeContext
 from agentgym.benchmarks import EpisodePlan
 from agentgym.errors import UsageError
+from agentgym.eval.threads import DaemonThreadPool
 from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
 
 __all__ = ["EngineLimits", "run_episodes"]
@@ -72,7 +73,7 @@ async def run_episodes(
     # Threads for env calls: one per concurrent episode up to 64 (more only adds contention
     # for the GIL), plus spares so that a hung env step (its thread cannot be killed) does not
     # starve the rest of the run.
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(num_envs, 64) + 8)
+    pool = DaemonThreadPool(max_workers=min(num_envs, 64) + 8)
     gate = asyncio.Semaphore(num_envs)
     records: dict[int, EpisodeRecord] = {}
 

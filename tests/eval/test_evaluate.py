@@ -102,6 +102,31 @@ def test_a_hanging_env_times_out_and_the_run_completes(tmp_path):
     assert all(r.status == "errored" and "step timeout" in r.error for r in result.records)
 
 
+HUNG = """
+import sys
+sys.path.insert(0, {tests!r})
+import agentgym
+agentgym.register("evaltest/Hang-v0", entry_point="faulty_envs:FaultyHanoi",
+                  kwargs={{"fault": "hang_on_step"}}, max_episode_steps=50)
+from agentgym.benchmarks import Benchmark, BenchmarkEnv
+from agentgym.eval import EngineLimits, evaluate
+suite = Benchmark(name="t", envs=(BenchmarkEnv("evaltest/Hang-v0", split="dev", tasks=2),))
+result = evaluate(suite, "oracle", {out!r}, limits=EngineLimits(step_timeout=0.5, retries=0))
+print(result.summary["overall"]["errored"])
+"""
+
+
+def test_a_hung_env_call_does_not_keep_the_process_alive(tmp_path):
+    # The hung call's thread cannot be killed; it must not be joined at interpreter exit
+    # (a ThreadPoolExecutor's would be, and the evaluation would never end).
+    code = HUNG.format(tests=str(Path(__file__).parent), out=str(tmp_path / "run"))
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
+
+
 def test_a_flaky_env_succeeds_on_retry(tmp_path):
     result = evaluate(suite("evaltest/FlakyReset-v0", tasks=3, repeats=1), "oracle", tmp_path / "r")
     assert [r.status for r in result.records] == ["ok", "ok", "ok"]
