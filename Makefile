@@ -42,6 +42,7 @@ check: install
 
 bench: install
 	$(PY) tests/perf/bench_overhead.py
+	$(PY) tests/perf/bench_eval.py
 	$(PY) tests/perf/bench_sandbox.py
 	$(PY) tests/perf/bench_sandbox.py --backend docker
 	$(PY) tests/perf/bench_hf.py

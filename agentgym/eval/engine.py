@@ -5,6 +5,11 @@ thread pool; its agent's ``act`` is awaited, so while one episode waits on the m
 slow env step, every other episode moves on. There is no lock-step "all envs step, then the
 model answers for all": a batching model backend gathers whatever requests are in flight.
 
+Step timeouts cost nothing per step: each episode notes when its current env or agent call
+began, and one watchdog task per run cancels the calls that ran over (checked a few times per
+timeout period). A timer per call would be a heap push and a cancel per step, which with
+hundreds of episodes is a measurable share of the event loop's time.
+
 Failures are sorted, never scored: an exception from the env or the agent, or a step or
 episode over its timeout, is an **infrastructure** failure. The episode is retried up to
 ``retries`` times from the start and then recorded with ``status="errored"`` and the error;
@@ -15,7 +20,6 @@ e.g. an agent spec that cannot work) stops the run at once instead.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import time
 import traceback
@@ -68,26 +72,30 @@ async def run_episodes(
     """
     if not isinstance(num_envs, int) or num_envs < 1:
         raise UsageError(f"num_envs must be a positive int, got {num_envs!r}")
-    limits = limits or EngineLimits()
-    build = make_env or _default_env
-    # Threads for env calls: one per concurrent episode up to 64 (more only adds contention
-    # for the GIL), plus spares so that a hung env step (its thread cannot be killed) does not
-    # starve the rest of the run.
-    pool = DaemonThreadPool(max_workers=min(num_envs, 64) + 8)
+    run = _Run(
+        agent_factory,
+        agent_name,
+        limits or EngineLimits(),
+        dict(sampling or {}),
+        make_env or _default_env,
+        # Threads for env calls: one per concurrent episode up to 64 (more only adds
+        # contention for the GIL), plus spares so that hung env calls (their threads cannot
+        # be killed) do not starve the rest of the run.
+        DaemonThreadPool(min(num_envs, len(plans), 64) + 8),
+    )
     gate = asyncio.Semaphore(num_envs)
     records: dict[int, EpisodeRecord] = {}
 
     async def one(plan: EpisodePlan) -> None:
         async with gate:
-            record = await _with_retries(
-                plan, agent_factory, agent_name, build, pool, limits, dict(sampling or {})
-            )
+            record = await run.episode(plan)
         records[plan.index] = record
         if on_record is not None:
             maybe = on_record(record, plan)
             if asyncio.iscoroutine(maybe):
                 await maybe
 
+    watchdog = asyncio.create_task(run.watch())
     try:
         tasks = [asyncio.create_task(one(plan)) for plan in plans]
         try:
@@ -98,7 +106,8 @@ async def run_episodes(
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        watchdog.cancel()
+        run.pool.shutdown()
     return [records[plan.index] for plan in plans]
 
 
@@ -109,146 +118,164 @@ def _default_env(plan: EpisodePlan) -> Any:
     return agentgym.make(plan.env_id, **kwargs)
 
 
-async def _with_retries(
-    plan: EpisodePlan,
-    agent_factory: AgentFactory,
-    agent_name: str,
-    build: Callable[[EpisodePlan], Any],
-    pool: concurrent.futures.Executor,
-    limits: EngineLimits,
-    sampling: dict[str, Any],
-) -> EpisodeRecord:
-    errors: list[str] = []
-    started_at = time.time()
-    started = time.monotonic()
-    for _attempt in range(limits.retries + 1):
-        try:
-            async with asyncio.timeout(limits.episode_timeout):
-                record = await _play(plan, agent_factory, agent_name, build, pool, limits, sampling)
-            record.started_at, record.seconds = started_at, time.monotonic() - started
-            return record
-        except UsageError:
-            raise
-        except EpisodeFailed as failure:
-            errors.append(str(failure))
-        except TimeoutError:
-            errors.append(f"the episode ran over its timeout of {limits.episode_timeout} s")
-    return EpisodeRecord(
-        spec=_spec(plan, agent_name, sampling),
-        initial_observation=None,
-        status="errored",
-        error=f"{len(errors)} attempt(s) failed; last: {errors[-1]}",
-        episode_id=plan.episode_id,
-        started_at=started_at,
-        seconds=time.monotonic() - started,
-    )
+@dataclass
+class _Call:
+    """What an episode is waiting on, since when (loop time), and whether it was cut off."""
+
+    what: str = ""
+    since: float = 0.0
+    expired: bool = False
 
 
-def _spec(plan: EpisodePlan, agent_name: str, sampling: dict[str, Any]) -> EpisodeSpec:
-    return EpisodeSpec(
-        env_id=plan.env_id,
-        task_id=plan.task_id,
-        seed=plan.seed,
-        agent=agent_name,
-        split=plan.split,
-        sampling=sampling,
-        env_kwargs=dict(plan.env_kwargs),
-    )
+@dataclass
+class _Run:
+    """What every episode of one run shares."""
 
+    agent_factory: AgentFactory
+    agent_name: str
+    limits: EngineLimits
+    sampling: dict[str, Any]
+    build: Callable[[EpisodePlan], Any]
+    pool: DaemonThreadPool
 
-async def _play(
-    plan: EpisodePlan,
-    agent_factory: AgentFactory,
-    agent_name: str,
-    build: Callable[[EpisodePlan], Any],
-    pool: concurrent.futures.Executor,
-    limits: EngineLimits,
-    sampling: dict[str, Any],
-) -> EpisodeRecord:
-    loop = asyncio.get_running_loop()
+    def __post_init__(self) -> None:
+        self.calls: dict[asyncio.Task[Any], _Call] = {}
 
-    async def in_thread(what: str, call: Callable[[], Any]) -> Any:
-        try:
-            async with asyncio.timeout(limits.step_timeout):
-                return await loop.run_in_executor(pool, call)
-        except TimeoutError as error:
-            raise EpisodeFailed(
-                f"env {what} ran over the step timeout of {limits.step_timeout} s"
-            ) from error
-        except UsageError:
-            raise
-        except Exception as error:
-            raise EpisodeFailed(f"env {what} raised {_describe(error)}") from error
-
-    env = await in_thread("make", lambda: build(plan))
-    agent: Agent | None = None
-    try:
-        observation, info = await in_thread(
-            "reset", lambda: env.reset(seed=plan.seed, options={"task_id": plan.task_id})
-        )
-        record = EpisodeRecord(
-            spec=_spec(plan, agent_name, sampling),
-            initial_observation=observation,
-            episode_id=plan.episode_id,
-        )
-        agent = agent_factory()
-        agent.reset(
-            EpisodeContext(
-                env_id=plan.env_id,
-                task_id=plan.task_id,
-                seed=plan.seed,
-                instructions=str(info.get("instructions", "")),
-                info=info,
-                env=env,
-                sampling=sampling,
-            )
-        )
+    async def watch(self) -> None:
+        """Cancel every call that has run over the step timeout (the watchdog task)."""
+        timeout = self.limits.step_timeout
+        if timeout is None:
+            return
+        loop = asyncio.get_running_loop()
         while True:
-            asked = time.monotonic()
+            await asyncio.sleep(min(1.0, timeout / 4))
+            now = loop.time()
+            for task, call in list(self.calls.items()):
+                if call.what and not call.expired and now - call.since > timeout:
+                    call.expired = True
+                    task.cancel()
+
+    async def episode(self, plan: EpisodePlan) -> EpisodeRecord:
+        """Play one episode, retrying infrastructure failures; errored after the last try."""
+        errors: list[str] = []
+        started_at, started = time.time(), time.monotonic()
+        for _attempt in range(self.limits.retries + 1):
             try:
-                async with asyncio.timeout(limits.step_timeout):
-                    reply = await agent.act(observation, info)
-            except TimeoutError as error:
-                raise EpisodeFailed(
-                    f"the agent took over the step timeout of {limits.step_timeout} s"
-                ) from error
-            except UsageError:
+                async with asyncio.timeout(self.limits.episode_timeout):
+                    record = await self._play(plan)
+                record.started_at, record.seconds = started_at, time.monotonic() - started
+                return record
+            except EpisodeFailed as failure:
+                errors.append(str(failure))
+            except TimeoutError:
+                errors.append(
+                    f"the episode ran over its timeout of {self.limits.episode_timeout} s"
+                )
+        return EpisodeRecord(
+            spec=self._spec(plan),
+            initial_observation=None,
+            status="errored",
+            error=f"{len(errors)} attempt(s) failed; last: {errors[-1]}",
+            episode_id=plan.episode_id,
+            started_at=started_at,
+            seconds=time.monotonic() - started,
+        )
+
+    def _spec(self, plan: EpisodePlan) -> EpisodeSpec:
+        return EpisodeSpec(
+            env_id=plan.env_id,
+            task_id=plan.task_id,
+            seed=plan.seed,
+            agent=self.agent_name,
+            split=plan.split,
+            sampling=self.sampling,
+            env_kwargs=dict(plan.env_kwargs),
+        )
+
+    async def _play(self, plan: EpisodePlan) -> EpisodeRecord:
+        task = asyncio.current_task()
+        assert task is not None
+        call = self.calls[task] = _Call()
+        loop = asyncio.get_running_loop()
+        env: Any = None
+        agent: Agent | None = None
+
+        async def guarded(what: str, awaitable: Awaitable[Any]) -> Any:
+            call.what, call.since = what, loop.time()
+            try:
+                return await awaitable
+            except asyncio.CancelledError:
+                if call.expired and task.uncancel() == 0:
+                    verb = "took" if what == "the agent" else "ran"
+                    raise EpisodeFailed(
+                        f"{what} {verb} over the step timeout of {self.limits.step_timeout} s"
+                    ) from None
+                raise
+            except (UsageError, EpisodeFailed):
                 raise
             except Exception as error:
-                raise EpisodeFailed(f"the agent raised {_describe(error)}") from error
-            agent_seconds = time.monotonic() - asked
-            reply = reply if isinstance(reply, AgentReply) else AgentReply(action=reply)
-            stepped = time.monotonic()
-            observation, reward, terminated, truncated, info = await in_thread(
-                "step", lambda action=reply.action: env.step(action)
+                raise EpisodeFailed(f"{what} raised {_describe(error)}") from error
+            finally:
+                call.what = ""
+
+        try:
+            env = await guarded("env make", self.pool.run(lambda: self.build(plan)))
+            observation, info = await guarded(
+                "env reset",
+                self.pool.run(lambda: env.reset(seed=plan.seed, options={"task_id": plan.task_id})),
             )
-            # Values are kept as the env gave them; the record turns them into JSON when it is
-            # written (converting here as well would do the work twice).
-            record.steps.append(
-                StepRecord(
-                    action=reply.action,
-                    observation=observation,
-                    reward=float(reward),
-                    terminated=bool(terminated),
-                    truncated=bool(truncated),
-                    info=_step_info(info, reply),
-                    env_seconds=time.monotonic() - stepped,
-                    agent_seconds=agent_seconds,
-                    tokens=reply.tokens,
+            record = EpisodeRecord(
+                spec=self._spec(plan), initial_observation=observation, episode_id=plan.episode_id
+            )
+            agent = self.agent_factory()
+            agent.reset(
+                EpisodeContext(
+                    env_id=plan.env_id,
+                    task_id=plan.task_id,
+                    seed=plan.seed,
+                    instructions=str(info.get("instructions", "")),
+                    info=info,
+                    env=env,
+                    sampling=self.sampling,
                 )
             )
-            if terminated or truncated:
-                break
+            while True:
+                asked = time.monotonic()
+                reply = await guarded("the agent", agent.act(observation, info))
+                stepped = time.monotonic()
+                reply = reply if isinstance(reply, AgentReply) else AgentReply(action=reply)
+                observation, reward, terminated, truncated, info = await guarded(
+                    "env step", self.pool.run(lambda action=reply.action: env.step(action))
+                )
+                # Values are kept as the env gave them; the record turns them into JSON when
+                # it is written (converting here as well would do the work twice).
+                record.steps.append(
+                    StepRecord(
+                        action=reply.action,
+                        observation=observation,
+                        reward=float(reward),
+                        terminated=bool(terminated),
+                        truncated=bool(truncated),
+                        info=_step_info(info, reply),
+                        env_seconds=time.monotonic() - stepped,
+                        agent_seconds=stepped - asked,
+                        tokens=reply.tokens,
+                    )
+                )
+                if terminated or truncated:
+                    break
+        finally:
+            del self.calls[task]
+            if agent is not None:
+                agent.close()
+            if env is not None:
+                # Closing may hang on a broken env: it runs on a worker, waited for 10 s at most.
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(10.0):
+                        await self.pool.run(env.close)
         record.verdict = info.get("verdict")
         record.status = "ok" if terminated else "truncated"
         return record
-    finally:
-        if agent is not None:
-            agent.close()
-        # Closing may hang on a broken env: it runs in the pool and is not waited for long.
-        closing = loop.run_in_executor(pool, env.close)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.shield(closing), 10.0)
 
 
 def _step_info(info: dict[str, Any], reply: AgentReply) -> dict[str, Any]:

@@ -1,15 +1,20 @@
-"""A thread pool whose workers never hold the interpreter open.
+"""Env calls on daemon threads, awaited from the event loop without blocking it.
 
 Env calls run in threads so the event loop stays free. A hung env call cannot be killed (Python
 threads cannot be), so the engine abandons it after the step timeout. With
 ``concurrent.futures.ThreadPoolExecutor`` an abandoned call would still be joined when the
 interpreter exits, and an evaluation with one hung env would never end; these workers are
 daemon threads, so an abandoned call dies with the process.
+
+:meth:`DaemonThreadPool.run` hands the result straight to an asyncio future (one
+``call_soon_threadsafe``), skipping the ``concurrent.futures.Future`` that ``run_in_executor``
+chains through: the engine makes one such call per env step, for hundreds of episodes.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import asyncio
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -18,64 +23,49 @@ from typing import Any
 __all__ = ["DaemonThreadPool"]
 
 
-class DaemonThreadPool(concurrent.futures.Executor):
-    """Up to ``max_workers`` daemon threads, started as work arrives."""
+class DaemonThreadPool:
+    """``workers`` daemon threads taking calls from one queue (no lock on the hot path)."""
 
-    def __init__(self, max_workers: int, name: str = "agentgym-env") -> None:
-        self.max_workers, self.name = max_workers, name
+    def __init__(self, workers: int, name: str = "agentgym-env") -> None:
         self._work: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
-        self._idle = 0
-        self._lock = threading.Lock()
-        self._shutdown = False
+        self._closed = False
+        self._threads = [
+            threading.Thread(target=self._worker, name=f"{name}-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        with self._lock:
-            if self._shutdown:
-                raise RuntimeError("cannot submit to a pool that is shut down")
-            self._work.put((future, fn, args, kwargs))
-            if self._idle == 0 and len(self._threads) < self.max_workers:
-                thread = threading.Thread(
-                    target=self._worker, name=f"{self.name}-{len(self._threads)}", daemon=True
-                )
-                self._threads.append(thread)
-                thread.start()
-            else:
-                self._idle = max(0, self._idle - 1)  # an idle worker will take it
+    def run(self, call: Callable[[], Any]) -> asyncio.Future[Any]:
+        """Run ``call()`` on a worker; await the returned future for its result or error."""
+        if self._closed:
+            raise RuntimeError("this thread pool is shut down")
+        future = asyncio.get_running_loop().create_future()
+        self._work.put((future, call))
         return future
 
     def _worker(self) -> None:
-        while True:
-            item = self._work.get()
-            if item is None:
-                return
-            future, fn, args, kwargs = item
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(*args, **kwargs))
-                except BaseException as error:
-                    future.set_exception(error)
-            del item, future, fn, args, kwargs
-            with self._lock:
-                self._idle += 1
+        while (item := self._work.get()) is not None:
+            future, call = item
+            try:
+                result, error = call(), None
+            except BaseException as raised:
+                result, error = None, raised
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                future.get_loop().call_soon_threadsafe(_settle, future, result, error)
+            del item, future, call, result, error
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Stop taking work; idle workers exit. Busy (perhaps hung) ones are not waited for
-        unless ``wait`` (and then only those that finish)."""
-        with self._lock:
-            self._shutdown = True
-            threads = list(self._threads)
-        if cancel_futures:
-            while True:
-                try:
-                    item = self._work.get_nowait()
-                except queue.Empty:
-                    break
-                if item is not None:
-                    item[0].cancel()
-        for _ in threads:
+    def shutdown(self) -> None:
+        """Stop taking work; idle workers exit, busy (perhaps hung) ones are not waited for."""
+        self._closed = True
+        for _ in self._threads:
             self._work.put(None)
-        if wait:
-            for thread in threads:
-                thread.join()
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # abandoned after a timeout
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
