@@ -241,6 +241,36 @@ def test_kill_9_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     assert all(r.status == "ok" for r in read_episodes(ledger))
 
 
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path):
+    out = tmp_path / "run"
+    tests = str(Path(__file__).parent)
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILLABLE.format(tests=tests, out=str(out), resume=False)],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ledger = out / "episodes.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (ledger.exists() and ledger.read_text()):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)  # stops promptly, does not hang
+    assert process.returncode != 0 and "KeyboardInterrupt" in stderr
+    finished = [r.episode_id for r in read_episodes(ledger)]
+    assert 1 <= len(finished) < 12
+    resumed = subprocess.run(
+        [sys.executable, "-c", KILLABLE.format(tests=tests, out=str(out), resume=True)],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0
+    ids = [r.episode_id for r in read_episodes(ledger)]
+    assert len(ids) == len(set(ids)) == 12
+
+
 # ----------------------------------------------------------------------------- reproducibility
 
 TIMING = ("started_at", "seconds", "env_seconds", "agent_seconds")
