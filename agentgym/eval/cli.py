@@ -4,6 +4,7 @@ agentgym eval --benchmark quickstart --agent random          a shipped suite
 agentgym eval --env games/Maze-v0 --tasks 20 --agent oracle  an ad-hoc suite over one env
 agentgym eval ... --out runs/mine --resume                   continue a killed run
 agentgym report runs/mine [runs/other ...]                   the tables, side by side
+agentgym compare runs/a runs/b                               paired difference, with a CI
 """
 
 from __future__ import annotations
@@ -59,6 +60,17 @@ def add_commands(commands: Any) -> None:
     report.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     report.set_defaults(run=_report)
 
+    compare = commands.add_parser(
+        "compare",
+        help="paired comparison of two runs on the episodes both have",
+        description="For every episode both runs scored (same benchmark, same episode ids), "
+        "the difference B - A in success and reward, with a 95%% interval from a bootstrap over "
+        "tasks. An interval that excludes 0 is a difference the benchmark can see.",
+    )
+    compare.add_argument("run_a", metavar="RUN_A")
+    compare.add_argument("run_b", metavar="RUN_B")
+    compare.set_defaults(run=_compare)
+
 
 def _eval(args: argparse.Namespace) -> int:
     from agentgym.benchmarks import Benchmark, BenchmarkEnv, load_benchmark
@@ -103,17 +115,44 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from agentgym.eval.stats import summarize
-    from agentgym.ledger import read_episodes
 
     runs = []
     for run_dir in args.run_dirs:
-        path = Path(run_dir) / "episodes.jsonl"
-        if not path.exists():
-            raise UsageError(f"{run_dir} is not a run directory (no episodes.jsonl)")
-        manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
-        runs.append((manifest.get("agent", run_dir), summarize(read_episodes(path))))
+        agent, records = _read_run(run_dir)
+        runs.append((agent, summarize(records)))
     print(format_table(runs))
     return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from agentgym.eval.stats import compare
+
+    agent_a, records_a = _read_run(args.run_a)
+    agent_b, records_b = _read_run(args.run_b)
+    result = compare(records_a, records_b)
+    if not result["shared_episodes"]:
+        raise UsageError(f"{args.run_a} and {args.run_b} share no scored episode")
+    print(
+        f"{agent_b} - {agent_a} on {result['shared_episodes']} shared episodes of "
+        f"{result['tasks']} tasks:\n"
+        f"  success {result['success_difference']:+.3f} "
+        f"[{result['success_difference_ci'][0]:+.3f}, {result['success_difference_ci'][1]:+.3f}]"
+        f"\n  reward  {result['reward_difference']:+.3f} "
+        f"[{result['reward_difference_ci'][0]:+.3f}, {result['reward_difference_ci'][1]:+.3f}]"
+    )
+    if result["only_in_a"] or result["only_in_b"]:
+        print(f"  (not paired: {result['only_in_a']} only in A, {result['only_in_b']} only in B)")
+    return 0
+
+
+def _read_run(run_dir: str) -> tuple[str, list[Any]]:
+    from agentgym.ledger import read_episodes
+
+    path = Path(run_dir) / "episodes.jsonl"
+    if not path.exists():
+        raise UsageError(f"{run_dir} is not a run directory (no episodes.jsonl)")
+    manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
+    return str(manifest.get("agent", run_dir)), list(read_episodes(path))
 
 
 def format_table(runs: list[tuple[str, dict[str, Any]]]) -> str:

@@ -24,7 +24,7 @@ import numpy as np
 
 from agentgym.ledger import EpisodeRecord
 
-__all__ = ["bootstrap_ci", "pass_at_k", "pass_hat_k", "summarize"]
+__all__ = ["bootstrap_ci", "compare", "pass_at_k", "pass_hat_k", "summarize"]
 
 CONFIDENCE = 0.95
 BOOTSTRAP_SAMPLES = 2000
@@ -134,3 +134,39 @@ def _tokens(record: EpisodeRecord) -> tuple[int, int]:
 def _mean(values: Iterable[float]) -> float:
     values = list(values)
     return float(np.mean(values)) if values else float("nan")
+
+
+def compare(
+    a: Iterable[EpisodeRecord], b: Iterable[EpisodeRecord], *, seed: int = 0
+) -> dict[str, Any]:
+    """Paired comparison of two runs on the episodes both scored (same episode ids).
+
+    Pairing removes the task difficulty from the comparison: each shared episode gives a
+    difference (b - a) in success and in reward, and the interval of the mean difference is
+    a bootstrap over tasks, as for the rates. An interval that excludes 0 is a difference
+    the benchmark can see.
+    """
+    scored_a = {r.episode_id: r for r in a if r.status != "errored"}
+    scored_b = {r.episode_id: r for r in b if r.status != "errored"}
+    shared = sorted(scored_a.keys() & scored_b.keys())
+    tasks: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    for episode_id in shared:
+        first, second = scored_a[episode_id], scored_b[episode_id]
+        tasks[(first.spec.env_id, first.spec.task_id)].append(
+            (
+                float(_passed(second)) - float(_passed(first)),
+                _score(second) - _score(first),
+            )
+        )
+    success = bootstrap_ci([[d[0] for d in g] for g in tasks.values()], seed=seed)
+    reward = bootstrap_ci([[d[1] for d in g] for g in tasks.values()], seed=seed)
+    return {
+        "shared_episodes": len(shared),
+        "only_in_a": len(scored_a.keys() - scored_b.keys()),
+        "only_in_b": len(scored_b.keys() - scored_a.keys()),
+        "tasks": len(tasks),
+        "success_difference": success[0],
+        "success_difference_ci": [success[1], success[2]],
+        "reward_difference": reward[0],
+        "reward_difference_ci": [reward[1], reward[2]],
+    }
