@@ -43,7 +43,7 @@ from agentgym.errors import MissingExtraError, ModelError, UsageError
 from agentgym.ledger import TokenRecord
 
 if TYPE_CHECKING:
-    from agentgym.agents.hf_decode import DecodeRequest, DecodeResult, SamplingParams
+    from agentgym.agents.hf_decode import DecodeRequest, DecodeResult, DecodeTiming, SamplingParams
 
 __all__ = ["BackendStats", "HFAgent", "HFAgentFactory", "HFBackend", "require_hf"]
 
@@ -69,6 +69,8 @@ class BackendStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     busy_seconds: float = 0.0
+    prefill_seconds: float = 0.0
+    decode_seconds: float = 0.0
     batch_sizes: list[int] = field(default_factory=list)
 
 
@@ -182,7 +184,7 @@ class HFBackend:
                 continue
             started = time.monotonic()
             try:
-                results, forwards = await loop.run_in_executor(
+                results, timing = await loop.run_in_executor(
                     self._executor, self._decode, [p.request for p in batch]
                 )
             except Exception as error:
@@ -192,24 +194,30 @@ class HFBackend:
                     if not pending.future.done():
                         pending.future.set_exception(failure)
                 continue
-            self._count(batch, results, forwards, time.monotonic() - started)
+            self._count(batch, results, timing, time.monotonic() - started)
             for pending, result in zip(batch, results, strict=True):
                 if not pending.future.done():
                     pending.future.set_result(result)
 
-    def _decode(self, requests: list[DecodeRequest]) -> tuple[list[DecodeResult], int]:
+    def _decode(self, requests: list[DecodeRequest]) -> tuple[list[DecodeResult], DecodeTiming]:
         from agentgym.agents.hf_decode import decode_batch
 
         return decode_batch(self.model, requests, eos_ids=self.eos_ids, pad_id=self.pad_id)
 
     def _count(
-        self, batch: list[_Pending], results: list[DecodeResult], forwards: int, seconds: float
+        self,
+        batch: list[_Pending],
+        results: list[DecodeResult],
+        timing: DecodeTiming,
+        seconds: float,
     ) -> None:
         stats = self.stats
         stats.requests += len(batch)
         stats.batches += 1
         stats.batch_sizes.append(len(batch))
-        stats.forward_passes += forwards
+        stats.forward_passes += timing.forward_passes
+        stats.prefill_seconds += timing.prefill_seconds
+        stats.decode_seconds += timing.decode_seconds
         stats.prompt_tokens += sum(len(p.request.prompt_ids) for p in batch)
         stats.completion_tokens += sum(len(r.completion_ids) for r in results)
         stats.busy_seconds += seconds

@@ -17,6 +17,7 @@ top-p/top-k truncation: the policy a trainer recomputes from the same logits.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,7 @@ import torch
 
 from agentgym.errors import UsageError
 
-__all__ = ["DecodeRequest", "DecodeResult", "SamplingParams", "decode_batch"]
+__all__ = ["DecodeRequest", "DecodeResult", "DecodeTiming", "SamplingParams", "decode_batch"]
 
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens")
 
@@ -77,11 +78,22 @@ class DecodeResult:
     finish_reason: str  # "stop" (an end-of-sequence token, kept in completion_ids) or "length"
 
 
+@dataclass
+class DecodeTiming:
+    """Where a batch's time went: prefill (compute-bound: batching saves nothing) and decode
+    (bound by reading the weights: a batch of rows costs little more than one)."""
+
+    forward_passes: int = 0
+    prefill_seconds: float = 0.0
+    decode_seconds: float = 0.0
+
+
 @torch.inference_mode()
 def decode_batch(
     model: Any, requests: list[DecodeRequest], *, eos_ids: set[int], pad_id: int
-) -> tuple[list[DecodeResult], int]:
-    """Generate for every request at once; returns the results and the forward passes run."""
+) -> tuple[list[DecodeResult], DecodeTiming]:
+    """Generate for every request at once; returns the results and the time spent."""
+    started = time.perf_counter()
     device = model.device
     prompts = [r.prompt_ids for r in requests]
     width = max(len(p) for p in prompts)
@@ -99,7 +111,7 @@ def decode_batch(
         use_cache=True,
         logits_to_keep=1,
     )
-    forwards = 1
+    timing = DecodeTiming(forward_passes=1)
     cache = out.past_key_values
     generators = [torch.Generator().manual_seed(r.seed) for r in requests]
     completions: list[list[int]] = [[] for _ in requests]
@@ -107,6 +119,7 @@ def decode_batch(
     finish = ["length"] * len(requests)
     active = list(range(len(requests)))  # request index of each row still in the cache
     logits = out.logits[:, -1, :]
+    timing.prefill_seconds = time.perf_counter() - started
     while True:
         tokens, token_logprobs = _choose(
             logits.float().cpu(), [requests[i] for i in active], [generators[i] for i in active]
@@ -136,14 +149,15 @@ def decode_batch(
             past_key_values=cache,
             use_cache=True,
         )
-        forwards += 1
+        timing.forward_passes += 1
         cache = out.past_key_values
         logits = out.logits[:, -1, :]
     results = [
         DecodeResult(completion_ids=c, logprobs=lp, finish_reason=f)
         for c, lp, f in zip(completions, logprobs, finish, strict=True)
     ]
-    return results, forwards
+    timing.decode_seconds = time.perf_counter() - started - timing.prefill_seconds
+    return results, timing
 
 
 def _choose(

@@ -1,0 +1,115 @@
+"""Benchmark: the ``hf`` backend's batched generation with SmolLM2 vs one request at a time.
+
+Not a test (these machines are noisy): it reports a ratio measured in one process. The
+prompts are what the quickstart agents see on their first turn (each game's instructions and
+first observation, over several tasks). Each round decodes them all twice through the same
+backend, greedily, with the same ``max_tokens``: once one request at a time (each awaited
+before the next is sent), once all sent together (the backend batches them). Greedy decoding
+gives the same tokens both ways (the tests check it), so the tokens/s ratio is a time ratio.
+Which variant goes first alternates between rounds, so drift on the machine hits both alike.
+The goal is at least 4x with 16 concurrent requests.
+
+Two ratios are reported. End to end: generated tokens per second of wall time, prompts
+included. Decode phase: generated tokens per second of time spent after the prefill. On a CPU
+the prefill (the prompt's forward pass) is compute-bound, so batching cannot make it cheaper;
+each decode step is bound by reading the weights, so a batch of 16 rows costs about as much
+as one. With ~250-token prompts and ~20-token replies the prefill dominates the end-to-end
+figure.
+
+    python tests/perf/bench_hf.py [--requests 16] [--max-tokens 32] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+
+import agentgym
+from agentgym.agents.prompting import Conversation
+from agentgym.agents.smollm2 import SMOLLM2_PROMPT, model_dir
+from agentgym.benchmarks import load_benchmark
+
+ENVS = ("games/Maze-v0", "games/TowerOfHanoi-v0", "games/Wordle-v0")
+
+
+def first_turn_prompts(count: int) -> list[list[dict[str, str]]]:
+    """Chat messages of the first turn of ``count`` quickstart episodes (cycling the games)."""
+    plans = [p for p in load_benchmark("quickstart").plan() if p.env_id in ENVS]
+    prompts = []
+    for plan in (plans * count)[:count]:
+        env = agentgym.make(plan.env_id)
+        observation, info = env.reset(seed=plan.seed, options={"task_id": plan.task_id})
+        env.close()
+        conversation = Conversation.start(info["instructions"], SMOLLM2_PROMPT)
+        conversation.add_observation(observation)
+        prompts.append(conversation.prompt_messages())
+    return prompts
+
+
+async def alone(backend, prompts, params) -> int:
+    tokens = 0
+    for prompt in prompts:
+        tokens += len((await backend.generate(prompt, params, 0)).completion_ids)
+    return tokens
+
+
+async def together(backend, prompts, params) -> int:
+    results = await asyncio.gather(*(backend.generate(p, params, 0) for p in prompts))
+    return sum(len(r.completion_ids) for r in results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=16)
+    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    from agentgym.agents.hf import HFBackend
+    from agentgym.agents.hf_decode import SamplingParams
+
+    started = time.perf_counter()
+    directory = model_dir()  # converts on the first run ever
+    prepared = time.perf_counter() - started
+    started = time.perf_counter()
+    backend = HFBackend.load(directory, max_batch=args.requests)
+    loaded = time.perf_counter() - started
+    prompts = [backend.encode(m) for m in first_turn_prompts(args.requests)]
+    params = SamplingParams(temperature=0.0, max_tokens=args.max_tokens)
+    print(
+        f"SmolLM2-135M-Instruct on {backend.model.device}: cache ready in {prepared:.1f} s, "
+        f"loaded in {loaded:.2f} s; {len(prompts)} prompts of "
+        f"{min(map(len, prompts))}-{max(map(len, prompts))} tokens, greedy, "
+        f"max_tokens {args.max_tokens}"
+    )
+    asyncio.run(together(backend, prompts[:2], SamplingParams(temperature=0.0, max_tokens=2)))
+    totals = {v: [0, 0.0, 0.0] for v in ("alone", "together")}  # tokens, wall, decode seconds
+    for round_ in range(args.rounds):
+        order = ("alone", "together") if round_ % 2 == 0 else ("together", "alone")
+        for variant in order:
+            run = alone if variant == "alone" else together
+            decoding = backend.stats.decode_seconds
+            started = time.perf_counter()
+            tokens = asyncio.run(run(backend, prompts, params))
+            seconds = time.perf_counter() - started
+            decoding = backend.stats.decode_seconds - decoding
+            for i, value in enumerate((tokens, seconds, decoding)):
+                totals[variant][i] += value
+            print(
+                f"round {round_ + 1} {variant:<9} {tokens:5d} tokens in {seconds:6.2f} s "
+                f"({seconds - decoding:5.2f} s prefill+queue): {tokens / seconds:6.1f} tokens/s, "
+                f"decode phase {tokens / decoding:6.1f} tokens/s"
+            )
+    wall = {k: t / s for k, (t, s, _) in totals.items()}
+    decode = {k: t / d for k, (t, _, d) in totals.items()}
+    print(
+        f"{len(prompts)} concurrent requests vs one at a time: end to end "
+        f"{wall['together']:.1f} vs {wall['alone']:.1f} tokens/s = "
+        f"{wall['together'] / wall['alone']:.2f}x; decode phase {decode['together']:.1f} vs "
+        f"{decode['alone']:.1f} tokens/s = {decode['together'] / decode['alone']:.2f}x (goal >= 4x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
