@@ -2,10 +2,10 @@
 
 The tour plays a few games with their oracles (instructions, first and last observation,
 verdict) and runs the conformance checker on one env. Then the evaluator runs ``quickstart``
-with the two reference agents, the oracle (the ceiling) and random (the floor), many episodes
-at once, into ``runs/demo-*/``, and prints success and reward with 95% confidence intervals
-(bootstrap over tasks). Everything is offline and seeded. The embedded LLM agent (SmolLM2)
-joins this comparison when its agent adapter lands.
+with the embedded LLM (SmolLM2-135M-Instruct, shipped in a wheel, on the CPU, its requests
+batched across episodes) and the two reference agents, the oracle (the ceiling) and random
+(the floor), into ``runs/demo-*/``, and prints success and reward with 95% confidence
+intervals (bootstrap over tasks). Everything is offline and seeded.
 """
 
 from __future__ import annotations
@@ -82,14 +82,18 @@ def evaluate_references() -> None:
     out = Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     print(f"evaluating on {benchmark.name}: {benchmark.description}\n")
     runs = []
-    for agent in ("oracle", "random"):
+    for agent in ("smollm2", "oracle", "random"):
         started = time.perf_counter()
-        result = evaluate(benchmark, agent, out / agent, num_envs=8)
+        try:
+            result = evaluate(benchmark, agent, out / agent, num_envs=16, progress=True)
+        except MissingExtraError as error:  # installed without the hf extra
+            print(f"  {agent}: skipped ({error})")
+            continue
         episodes = len(result.records)
         print(f"  {agent}: {episodes} episodes in {time.perf_counter() - started:.1f}s")
         runs.append((agent, result.summary))
     print("\n" + format_table(runs))
-    print(f"\nrun directories: {out}/*  (agentgym report {out}/oracle {out}/random)")
+    print(f"\nrun directories: {out}/*  (agentgym compare {out}/random {out}/smollm2)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
-"""Shared test setup: tests/core and tests/eval hold test doubles importable by module name."""
+"""Shared test setup: tests/core holds test doubles importable by their module name."""
 
 import sys
 from pathlib import Path
 
-for folder in ("core", "eval"):
-    sys.path.insert(0, str(Path(__file__).parent / folder))
+sys.path.insert(0, str(Path(__file__).parent / "core"))

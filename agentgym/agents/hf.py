@@ -123,7 +123,9 @@ class HFBackend:
         require_hf()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # it would tear through our progress line
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
         try:

@@ -19,20 +19,17 @@ use (and which would build llama.cpp from source), so it is installed with ``--n
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import importlib.util
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from agentgym.agents.hf import HFAgentFactory, HFBackend, require_hf
 from agentgym.agents.prompting import PromptConfig
+from agentgym.cache import cache_dir, exclusive
 from agentgym.errors import MissingExtraError
-from agentgym.sandbox.dockerd import cache_dir
 
 __all__ = ["SMOLLM2_PROMPT", "model_dir", "smollm2_factory"]
 
@@ -54,7 +51,7 @@ def model_dir() -> Path:
     if _complete(target):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(target.parent / f".{MODEL_NAME}.lock"):
+    with exclusive(target.parent / f".{MODEL_NAME}.lock"):
         if not _complete(target):  # another process may have converted it meanwhile
             _convert(target)
     return target
@@ -75,16 +72,6 @@ def smollm2_factory(prompt: PromptConfig | None = None, **kwargs: Any) -> HFAgen
 
 def _complete(directory: Path) -> bool:
     return (directory / "model.safetensors").is_file() and (directory / "tokenizer.json").is_file()
-
-
-@contextlib.contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _gguf_file() -> Path:

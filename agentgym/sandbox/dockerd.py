@@ -23,18 +23,12 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
+from agentgym.cache import cache_dir, exclusive
 from agentgym.errors import SandboxUnavailableError
 
-__all__ = ["PrivateDaemon", "cache_dir", "socket_answers"]
-
-
-def cache_dir() -> Path:
-    """``$AGENTGYM_CACHE`` (default ``~/.cache/agentgym``)."""
-    root = os.environ.get("AGENTGYM_CACHE") or os.path.join(Path.home(), ".cache", "agentgym")
-    return Path(root)
+__all__ = ["PrivateDaemon", "socket_answers"]
 
 
 def socket_answers(path: str | Path, timeout: float = 2.0) -> bool:
@@ -48,16 +42,6 @@ def socket_answers(path: str | Path, timeout: float = 2.0) -> bool:
             return status.startswith(b"HTTP/1.") and b" 200 " in status + b" "
     except OSError:
         return False
-
-
-@contextlib.contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 class PrivateDaemon:
@@ -95,7 +79,7 @@ class PrivateDaemon:
         self._user_fd = os.open(self.run_dir / "users.lock", os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(self._user_fd, fcntl.LOCK_SH)
         try:
-            with _exclusive(self.run_dir / "start.lock"):
+            with exclusive(self.run_dir / "start.lock"):
                 if not socket_answers(self.socket):
                     self._launch()
                     self.started = True
@@ -152,7 +136,7 @@ class PrivateDaemon:
         if self._user_fd is None:
             return
         fd, self._user_fd = self._user_fd, None
-        with _exclusive(self.run_dir / "start.lock"):
+        with exclusive(self.run_dir / "start.lock"):
             fcntl.flock(fd, fcntl.LOCK_UN)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agentgym.cache import cache_dir
 from agentgym.errors import SandboxError, SandboxUnavailableError
-from agentgym.sandbox.dockerd import cache_dir
 
 __all__ = [
     "DEFAULT_MIRROR",

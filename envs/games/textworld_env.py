@@ -128,6 +128,7 @@ from textworld.generator import QuestGenerationError
 from textworld.generator.game import Game
 from textworld.generator.text_grammar import Grammar
 
+from agentgym.cache import cache_dir as agentgym_cache_dir
 from agentgym.core import GeneratedTaskSet, Task, Verdict
 from agentgym.errors import InfrastructureError
 from agentgym.task_env import InvalidAction, TaskEnv
@@ -202,8 +203,7 @@ _SPLIT_TO_COOKING = {"train": "train", "dev": "valid", "test": "test"}
 
 def cache_dir() -> Path:
     """Where generated games are kept: ``$AGENTGYM_CACHE/textworld`` (``~/.cache/agentgym``)."""
-    root = os.environ.get("AGENTGYM_CACHE") or os.path.join(Path.home(), ".cache", "agentgym")
-    return Path(root) / "textworld"
+    return agentgym_cache_dir() / "textworld"
 
 
 def _slug(settings: dict[str, Any]) -> str:
