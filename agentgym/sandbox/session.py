@@ -40,7 +40,11 @@ __all__ = ["ShellSession"]
 
 
 class ShellSession(Session):
-    """A shell started by ``argv`` (already inside the sandbox) and driven over its pipes."""
+    """A shell started by ``argv`` (already inside the sandbox) and driven over its pipes.
+
+    Backends whose shell is not a descendant of the launcher process (docker: the shell runs
+    under the daemon) override the two hooks :meth:`_shell_pid` and :meth:`_kill_shell`.
+    """
 
     def __init__(
         self,
