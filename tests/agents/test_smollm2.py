@@ -51,7 +51,7 @@ def test_quickstart_episodes_end_to_end_with_tokens_in_the_ledger(tmp_path):
     envs = [
         {**env, "tasks": 1, "max_steps": 3}
         for env in quickstart["envs"]
-        if env["id"] in ("games/Maze-v0", "games/Wordle-v0")
+        if env["id"] in ("games/TowerOfHanoi-v0", "games/Wordle-v0")
     ]
     benchmark = Benchmark.from_dict({**quickstart, "name": "quickstart-smollm2", "envs": envs})
     result = evaluate(benchmark, "smollm2", tmp_path / "run", num_envs=4)
