@@ -252,6 +252,12 @@ def carve_maze(rng: np.random.Generator, rooms_high: int, rooms_wide: int, loops
     return ["".join(row) for row in grid]
 
 
+def shortest_path(world: PuzzleWorld) -> list[str]:
+    """The oracle of both grid games: a shortest path to the exit (BFS)."""
+    assert isinstance(world, GridWorld)
+    return world.path() or []
+
+
 class MazeEnv(PuzzleEnv):
     __doc__ = __doc__
     name = "maze"
@@ -280,10 +286,7 @@ class MazeEnv(PuzzleEnv):
         world.exit = exits[int(rng.integers(len(exits)))]
         return world
 
-    @staticmethod
-    def solve(world: PuzzleWorld) -> list[str]:
-        assert isinstance(world, GridWorld)
-        return world.path() or []
+    solve = staticmethod(shortest_path)
 
     @staticmethod
     def goal(world: PuzzleWorld) -> str:
@@ -322,10 +325,7 @@ class FrozenLakeEnv(PuzzleEnv):
             if goal in world.distances(start):
                 return world
 
-    @staticmethod
-    def solve(world: PuzzleWorld) -> list[str]:
-        assert isinstance(world, GridWorld)
-        return world.path() or []
+    solve = staticmethod(shortest_path)
 
     @staticmethod
     def goal(world: PuzzleWorld) -> str:
