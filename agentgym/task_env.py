@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -63,7 +63,7 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
         split: the split tasks are drawn from when ``reset`` gets no ``task_id``.
         difficulty: restrict sampled tasks to one difficulty (``None``: all of them).
         max_invalid_actions: truncate the episode after this many invalid actions
-            (``None``: never).
+            (``None``: never; default: the family's :attr:`max_invalid_default`).
         render_mode: ``"ansi"`` (``render()`` returns the text) or ``"human"`` (prints it).
     """
 
@@ -77,15 +77,19 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
     }
     max_observation_length = 16_384
     max_action_length = 4_096
+    max_invalid_default: int | None = None
+    """The family's invalid-action limit when the caller does not choose one."""
 
     def __init__(
         self,
         *,
         split: str = "train",
         difficulty: str | None = None,
-        max_invalid_actions: int | None = None,
+        max_invalid_actions: int | Literal["default"] | None = "default",
         render_mode: str | None = None,
     ) -> None:
+        if max_invalid_actions == "default":
+            max_invalid_actions = self.max_invalid_default
         self.tasks.check_split(split)
         self.tasks.check_difficulty(difficulty)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -93,7 +97,9 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
                 f"render_mode={render_mode!r} is not supported; use one of "
                 f"{self.metadata['render_modes']} or None"
             )
-        if max_invalid_actions is not None and max_invalid_actions < 1:
+        if max_invalid_actions is not None and (
+            not isinstance(max_invalid_actions, int) or max_invalid_actions < 1
+        ):
             raise UsageError(f"max_invalid_actions must be >= 1 or None, got {max_invalid_actions}")
         self.split = split
         self.difficulty = difficulty

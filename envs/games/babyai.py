@@ -466,14 +466,10 @@ class BabyAIEnv(TaskEnv[BabyAIWorld]):
         "are relative to where you face: 'left', 'right', 'forward'."
     )
 
-    def __init__(
-        self,
-        *,
-        split: str = "train",
-        difficulty: str | None = None,
-        max_invalid_actions: int | None = 50,
-        render_mode: str | None = None,
-    ) -> None:
+    max_invalid_default = 50
+
+    def __init__(self, **options: Any) -> None:
+        """``options``: as for :class:`~agentgym.task_env.TaskEnv`."""
         levels = type(self).levels
         self.tasks = GeneratedTaskSet(
             f"babyai-{self.name}",
@@ -482,12 +478,7 @@ class BabyAIEnv(TaskEnv[BabyAIWorld]):
             ),
             tuple(levels),
         )
-        super().__init__(
-            split=split,
-            difficulty=difficulty,
-            max_invalid_actions=max_invalid_actions,
-            render_mode=render_mode,
-        )
+        super().__init__(**options)
 
     def action_syntax(self) -> str:
         return self.syntax

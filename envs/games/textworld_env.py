@@ -604,25 +604,16 @@ class TextWorldEnv(TaskEnv[TextWorldWorld]):
     levels: ClassVar[dict[str, dict[str, Any]]]
     max_observation_length = 16_384
 
-    def __init__(
-        self,
-        *,
-        split: str = "train",
-        difficulty: str | None = None,
-        max_invalid_actions: int | None = 50,
-        render_mode: str | None = None,
-    ) -> None:
+    max_invalid_default = 50
+
+    def __init__(self, **options: Any) -> None:
+        """``options``: as for :class:`~agentgym.task_env.TaskEnv`."""
         # The task factory is a class method, not a bound one: no env <-> task set cycle, so an
         # env dropped without close() frees its game at once (not at the next GC pass).
         self.tasks = GeneratedTaskSet(
             f"textworld-{self.challenge}", type(self)._make_task, tuple(self.levels)
         )
-        super().__init__(
-            split=split,
-            difficulty=difficulty,
-            max_invalid_actions=max_invalid_actions,
-            render_mode=render_mode,
-        )
+        super().__init__(**options)
 
     @classmethod
     def _make_task(cls, id: str, split: str, difficulty: str, seed: int) -> TextWorldTask:

@@ -121,29 +121,16 @@ class PuzzleEnv(TaskEnv[PuzzleWorld]):
     name: ClassVar[str]
     levels: ClassVar[Mapping[str, Mapping[str, Any]]]
     syntax: ClassVar[str] = ""
-    max_invalid_default: ClassVar[int | None] = 50
+    max_invalid_default = 50
 
-    def __init__(
-        self,
-        *,
-        split: str = "train",
-        difficulty: str | None = None,
-        max_invalid_actions: int | None = -1,
-        render_mode: str | None = None,
-    ) -> None:
+    def __init__(self, **options: Any) -> None:
+        """``options``: as for :class:`~agentgym.task_env.TaskEnv`."""
         self.tasks = GeneratedTaskSet(
             self.name,
             lambda id, split, difficulty, seed: PuzzleTask(type(self), id, split, difficulty, seed),
             tuple(self.levels),
         )
-        if max_invalid_actions == -1:
-            max_invalid_actions = self.max_invalid_default
-        super().__init__(
-            split=split,
-            difficulty=difficulty,
-            max_invalid_actions=max_invalid_actions,
-            render_mode=render_mode,
-        )
+        super().__init__(**options)
 
     @staticmethod
     @abstractmethod
