@@ -100,7 +100,9 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
         if max_invalid_actions is not None and (
             not isinstance(max_invalid_actions, int) or max_invalid_actions < 1
         ):
-            raise UsageError(f"max_invalid_actions must be >= 1 or None, got {max_invalid_actions}")
+            raise UsageError(
+                f"max_invalid_actions must be an int >= 1 or None, got {max_invalid_actions!r}"
+            )
         self.split = split
         self.difficulty = difficulty
         self.max_invalid_actions = max_invalid_actions
