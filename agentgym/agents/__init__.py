@@ -54,7 +54,7 @@ def resolve_agent(spec: Any) -> tuple[AgentFactory, str]:
             from agentgym.agents.hf import hf_path_factory
 
             return hf_path_factory(spec[3:]), spec
-        if ":" in spec and not spec.startswith(("hf:", "openai:", "vllm:")):
+        if ":" in spec and not spec.startswith(("openai:", "vllm:")):
             return resolve_agent_object(_import(spec), spec)
         raise UsageError(
             f"unknown agent spec {spec!r}; use one of {sorted(BUILTIN_AGENTS)}, 'smollm2', "

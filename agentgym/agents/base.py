@@ -86,8 +86,9 @@ class FunctionAgent(Agent):
             raise UsageError(f"FunctionAgent needs a callable, got {function!r}")
         self.function = function
         self.name = name or getattr(function, "__name__", "function")
+        self._is_async = inspect.iscoroutinefunction(function)
 
     async def act(self, observation: Any, info: dict[str, Any]) -> Any:
-        if inspect.iscoroutinefunction(self.function):
+        if self._is_async:
             return await self.function(observation, info)
         return await asyncio.to_thread(self.function, observation, info)

@@ -49,27 +49,10 @@ class RunResult:
 
 
 def evaluate(
-    benchmark: Benchmark,
-    agent: Any,
-    out: str | os.PathLike[str],
-    *,
-    num_envs: int = 8,
-    resume: bool = False,
-    limits: EngineLimits | None = None,
-    progress: bool = False,
+    benchmark: Benchmark, agent: Any, out: str | os.PathLike[str], **options: Any
 ) -> RunResult:
-    """Run ``benchmark`` with ``agent`` (any agent spec) into the run directory ``out``."""
-    return asyncio.run(
-        evaluate_async(
-            benchmark,
-            agent,
-            out,
-            num_envs=num_envs,
-            resume=resume,
-            limits=limits,
-            progress=progress,
-        )
-    )
+    """Run ``benchmark`` with ``agent`` into ``out``; options as for :func:`evaluate_async`."""
+    return asyncio.run(evaluate_async(benchmark, agent, out, **options))
 
 
 async def evaluate_async(
@@ -82,7 +65,15 @@ async def evaluate_async(
     limits: EngineLimits | None = None,
     progress: bool = False,
 ) -> RunResult:
-    """:func:`evaluate` for callers already inside an event loop."""
+    """Run ``benchmark`` with ``agent`` into the run directory ``out`` (inside an event loop).
+
+    Args:
+        agent: any agent spec (see :mod:`agentgym.agents`).
+        num_envs: episodes played at once.
+        resume: continue the run already in ``out`` (same benchmark and agent).
+        limits: step and episode timeouts, retries.
+        progress: draw a status line on stderr.
+    """
     factory, agent_name = resolve_agent(agent)
     run_dir = Path(out)
     plans = benchmark.plan()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
 import posixpath
 import tarfile
 from abc import ABC, abstractmethod
@@ -26,7 +27,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import SandboxClosedError, SandboxFileNotFoundError, UsageError
+from agentgym.errors import (
+    ImageNotFoundError,
+    SandboxClosedError,
+    SandboxFileNotFoundError,
+    UsageError,
+)
 
 __all__ = ["ExecResult", "Limits", "Mount", "Sandbox", "SandboxSpec", "Session"]
 
@@ -147,6 +153,16 @@ class ExecResult:
     def ok(self) -> bool:
         """Exit code 0 and not killed by the timeout."""
         return self.exit_code == 0 and not self.timed_out
+
+
+def check_host_paths(spec: SandboxSpec, rootfs_hint: str) -> None:
+    """The host paths a spec names exist: a missing rootfs is ImageNotFoundError, a missing
+    mount source a UsageError (checked by every backend before it builds anything)."""
+    if spec.rootfs and not (Path(spec.rootfs) / "usr").is_dir():
+        raise ImageNotFoundError(f"rootfs {spec.rootfs!r} has no usr/ directory: {rootfs_hint}")
+    for mount in spec.mounts:
+        if not os.path.exists(mount.source):
+            raise UsageError(f"mount source {mount.source!r} does not exist on the host")
 
 
 def check_timeout(timeout: Any, what: str = "timeout") -> float:

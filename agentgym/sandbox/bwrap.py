@@ -34,12 +34,13 @@ import time
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from agentgym.errors import ImageNotFoundError, SandboxError, SandboxUnavailableError, UsageError
+from agentgym.errors import SandboxError, SandboxUnavailableError
 from agentgym.sandbox.base import (
     ExecResult,
     Limits,
     Sandbox,
     SandboxSpec,
+    check_host_paths,
 )
 from agentgym.sandbox.process import descendants, run_process
 from agentgym.sandbox.session import ShellSession
@@ -119,15 +120,8 @@ class BwrapSandbox(Sandbox):
         problem = bwrap_problem()
         if problem:
             raise SandboxUnavailableError(f"bwrap backend unavailable: {problem}")
+        check_host_paths(spec, "build one with `agentgym containers build` or debootstrap")
         root = Path(spec.rootfs) if spec.rootfs else Path("/")
-        if spec.rootfs and not (root / "usr").is_dir():
-            raise ImageNotFoundError(
-                f"rootfs {spec.rootfs!r} has no usr/ directory: build one with "
-                f"`agentgym containers build` or debootstrap"
-            )
-        for mount in spec.mounts:
-            if not os.path.exists(mount.source):
-                raise UsageError(f"mount source {mount.source!r} does not exist on the host")
         self.spec = spec
         self.closed = True  # until the keeper is up, close() has nothing to do
         self._lease: UidLease = lease_uid()

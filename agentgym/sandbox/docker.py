@@ -50,7 +50,6 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from agentgym.errors import ImageNotFoundError, SandboxError, SandboxUnavailableError, UsageError
@@ -58,6 +57,7 @@ from agentgym.sandbox.base import (
     ExecResult,
     Sandbox,
     SandboxSpec,
+    check_host_paths,
 )
 from agentgym.sandbox.bwrap import limit_args
 from agentgym.sandbox.images import SANDBOX_IMAGE
@@ -183,14 +183,7 @@ class DockerSandbox(Sandbox):
         problem = docker_problem()
         if problem:
             raise SandboxUnavailableError(f"docker backend unavailable: {problem}")
-        if spec.rootfs and not (Path(spec.rootfs) / "usr").is_dir():
-            raise ImageNotFoundError(
-                f"rootfs {spec.rootfs!r} has no usr/ directory (the docker backend runs "
-                f"spec.image; {BUILD_HINT})"
-            )
-        for mount in spec.mounts:
-            if not os.path.exists(mount.source):
-                raise UsageError(f"mount source {mount.source!r} does not exist on the host")
+        check_host_paths(spec, f"the docker backend runs spec.image; {BUILD_HINT}")
         self.spec = spec
         self.image = spec.image or SANDBOX_IMAGE
         self.closed = True  # until the container runs, close() has nothing to do
