@@ -61,6 +61,7 @@ from agentgym.errors import (
     SnapshotError,
     UsageError,
 )
+from agentgym.sandbox.process import descendants
 from agentgym.spaces import Text
 
 __all__ = ["CHECKS", "CheckReport", "check_env"]
@@ -530,19 +531,8 @@ def _resources() -> dict[str, int]:
     return {
         "threads": threading.active_count(),
         "open file descriptors": len(os.listdir("/proc/self/fd")),
-        "child processes": len(_children()),
+        "child processes": len(descendants(os.getpid())),  # grandchildren count too
     }
-
-
-def _children() -> list[int]:
-    me, found = str(os.getpid()), []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError), open(f"/proc/{entry}/stat") as stat:
-                # the fields after the parenthesised command: state, ppid, ...
-                if stat.read().rsplit(")", 1)[1].split()[1] == me:
-                    found.append(int(entry))
-    return found
 
 
 @contextlib.contextmanager

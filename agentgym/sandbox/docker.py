@@ -61,7 +61,15 @@ from agentgym.sandbox.base import (
 )
 from agentgym.sandbox.bwrap import limit_args
 from agentgym.sandbox.images import SANDBOX_IMAGE
-from agentgym.sandbox.process import descendants, kill_pids, kill_tree, run_process
+from agentgym.sandbox.process import (
+    descendants,
+    is_running,
+    kill_pids,
+    kill_tree,
+    parent_of,
+    run_process,
+    start_time,
+)
 from agentgym.sandbox.session import ShellSession
 from agentgym.sandbox.uids import UidLease, lease_uid, processes_of
 
@@ -134,15 +142,6 @@ def docker_cli() -> str:
     return cli
 
 
-def _start_time(pid: int) -> str | None:
-    """A process's start time in clock ticks (tells a live pid from a reused one)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[19].decode()
-    except (OSError, IndexError):
-        return None
-
-
 def reap_orphans(client: Any = None) -> list[str]:
     """Remove sandbox containers on this host whose owner process is gone; their names."""
     client = client or docker_client()
@@ -156,7 +155,7 @@ def reap_orphans(client: Any = None) -> list[str]:
             pid = int(labels.get(OWNER_PID, ""))
         except ValueError:
             pid = -1
-        if pid > 0 and _start_time(pid) == labels.get(OWNER_START):
+        if pid > 0 and start_time(pid) == labels.get(OWNER_START):
             continue
         with contextlib.suppress(Exception):
             container.remove(force=True)
@@ -200,7 +199,7 @@ class DockerSandbox(Sandbox):
             self._container.start()
             self._container.reload()
             self._init_pid = int(self._container.attrs["State"]["Pid"])
-            self._init_start = _start_time(self._init_pid)
+            self._init_start = start_time(self._init_pid)
             self._tools = self._probe_tools()
             self._prefix = self._command_prefix()
         except BaseException:
@@ -242,7 +241,7 @@ class DockerSandbox(Sandbox):
                 LABEL: "1",
                 OWNER_HOST: socket.gethostname(),
                 OWNER_PID: str(os.getpid()),
-                OWNER_START: _start_time(os.getpid()) or "",
+                OWNER_START: start_time(os.getpid()) or "",
                 "agentgym.uid": str(self.uid),
             },
             "user": "0:0",  # PID 1 only; every command runs as self.uid (see the module doc)
@@ -358,7 +357,7 @@ class DockerSandbox(Sandbox):
         if self.closed:
             return False
         if self._init_start is not None:  # a local daemon: its init is a host process
-            return _start_time(self._init_pid) == self._init_start and _not_zombie(self._init_pid)
+            return start_time(self._init_pid) == self._init_start and is_running(self._init_pid)
         try:
             self._container.reload()
         except Exception:
@@ -426,20 +425,4 @@ def marked(uid: int, entry: bytes) -> list[int]:
             continue
     # Only the roots: a marked process whose parent is marked too is one of its descendants.
     roots = set(found)
-    return [pid for pid in found if _parent(pid) not in roots]
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return int(stat.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _not_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
+    return [pid for pid in found if parent_of(pid) not in roots]

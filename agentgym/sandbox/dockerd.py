@@ -27,6 +27,7 @@ from pathlib import Path
 
 from agentgym.cache import cache_dir, exclusive
 from agentgym.errors import SandboxUnavailableError
+from agentgym.sandbox.process import is_running
 
 __all__ = ["PrivateDaemon", "socket_answers"]
 
@@ -156,19 +157,10 @@ def _terminate(pid: int, wait: float = 30.0) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + wait
-    while _running(pid) and time.monotonic() < deadline:
+    while is_running(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (the daemon's parent may be a process that never reaps it)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
 
 
 def _which(tool: str) -> str:

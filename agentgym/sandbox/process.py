@@ -22,7 +22,17 @@ from dataclasses import dataclass
 
 from agentgym.sandbox.base import ExecResult
 
-__all__ = ["CappedBuffer", "descendants", "kill_pids", "kill_tree", "run_process"]
+__all__ = [
+    "CappedBuffer",
+    "descendants",
+    "is_running",
+    "kill_pids",
+    "kill_tree",
+    "parent_of",
+    "proc_stat",
+    "run_process",
+    "start_time",
+]
 
 # After the command exits, how long to keep reading output its background children still write.
 EXIT_GRACE_SECONDS = 0.05
@@ -54,18 +64,39 @@ def exit_code_of(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+def proc_stat(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state, ppid, ...), or ``None``
+    when the process is gone. (The name is cut at the last ``)``: it may hold spaces.)"""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def is_running(pid: int) -> bool:
+    """Alive and not a zombie (an exited child nobody has reaped yet)."""
+    fields = proc_stat(pid)
+    return fields is not None and fields[0] != b"Z"
+
+
+def parent_of(pid: int) -> int | None:
+    fields = proc_stat(pid)
+    return int(fields[1]) if fields else None
+
+
+def start_time(pid: int) -> str | None:
+    """A process's start time in clock ticks (tells a live pid from a reused one)."""
+    fields = proc_stat(pid)
+    return fields[19].decode() if fields else None
+
+
 def descendants(pid: int) -> list[int]:
     """Host pids of every live descendant of ``pid`` (read from ``/proc``; children first)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
+        if entry.isdigit() and (fields := proc_stat(entry)) is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry))
     found, stack = [], [pid]
     while stack:
         for child in children.get(stack.pop(), []):
