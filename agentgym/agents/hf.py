@@ -1,21 +1,23 @@
 """In-process transformers agents (``hf:PATH``, ``smollm2``): one model, many episodes, batched.
 
 The evaluator runs many episodes at once and each calls its agent's ``act`` whenever its env
-step is done. An :class:`HFAgent` (one per episode, holding that episode's chat) sends its
-prompt to an :class:`HFBackend` shared by every agent of the run. The backend queues the
-requests and a worker takes **every pending request** (up to ``max_batch``, after waiting
-``batch_window`` seconds for stragglers), decodes them together in one left-padded batch
-(:mod:`agentgym.agents.hf_decode`: one forward pass per token for the whole batch) in a
-thread of its own, so the event loop stays free for env steps, and resolves each request.
-On a CPU a 135M model reads its weights once per forward pass whatever the batch size, so
-batching many episodes costs little more than one (``tests/perf/bench_hf.py`` measures it).
+step is done. A :class:`~agentgym.agents.chat.TokenAgent` (one per episode, holding that
+episode's chat) sends its prompt to an :class:`HFBackend` shared by every agent of the run.
+The backend queues the requests and a worker takes **every pending request** (up to
+``max_batch``, after waiting ``batch_window`` seconds for stragglers), decodes them together
+in one left-padded batch (:mod:`agentgym.agents.hf_decode`: one forward pass per token for
+the whole batch) in a thread of its own, so the event loop stays free for env steps, and
+resolves each request. On a CPU a 135M model reads its weights once per forward pass
+whatever the batch size, so batching many episodes costs little more than one
+(``tests/perf/bench_hf.py`` measures it).
 
 Each reply goes back as an :class:`~agentgym.agents.AgentReply` with the exact prompt and
 completion token ids and the logprob of each sampled token (a
 :class:`~agentgym.ledger.TokenRecord`) and the token counts. Sampling comes from
 ``EpisodeContext.sampling`` (``temperature`` (0: greedy), ``top_p``, ``top_k``,
 ``max_tokens``); each request has its own random generator seeded from the episode seed and
-the turn, so an episode's samples do not depend on which episodes shared its batch.
+the turn (:func:`~agentgym.agents.sampling.turn_seed`), so an episode's samples do not depend
+on which episodes shared its batch.
 
 A model failure raises (:class:`~agentgym.errors.ModelError`), so the engine records the
 episode as errored; an empty action is never returned in its place.
@@ -27,25 +29,20 @@ import asyncio
 import concurrent.futures
 import importlib.util
 import os
-import random
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from agentgym.agents.base import Agent, AgentReply, EpisodeContext
-from agentgym.agents.prompting import Conversation, PromptConfig, extract_action, render_prompt
+from agentgym.agents.chat import SharedBackendFactory
+from agentgym.agents.prompting import PromptConfig, render_prompt
+from agentgym.agents.sampling import SamplingParams
 from agentgym.errors import MissingExtraError, ModelError, UsageError
-from agentgym.ledger import TokenRecord
 
 if TYPE_CHECKING:
-    from agentgym.agents.hf_decode import DecodeRequest, DecodeResult, DecodeTiming, SamplingParams
+    from agentgym.agents.hf_decode import DecodeRequest, DecodeResult, DecodeTiming
 
-__all__ = ["BackendStats", "HFAgent", "HFAgentFactory", "HFBackend", "require_hf"]
+__all__ = ["BackendStats", "HFBackend", "hf_path_factory", "require_hf"]
 
 
 def require_hf() -> None:
@@ -237,75 +234,9 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-class HFAgent(Agent):
-    """One episode's agent: its chat history, and a reference to the shared backend."""
-
-    def __init__(self, backend: HFBackend, prompt: PromptConfig, name: str = "hf") -> None:
-        self.backend = backend
-        self.prompt = prompt
-        self.name = name
-
-    def reset(self, context: EpisodeContext) -> None:
-        from agentgym.agents.hf_decode import SamplingParams
-
-        self.context = context
-        self.params = SamplingParams.from_dict(context.sampling)
-        self.conversation = Conversation.start(context.instructions, self.prompt)
-        self.turn = 0
-        self._episode_seed = context.seed if context.seed is not None else random.getrandbits(63)
-
-    async def act(self, observation: Any, info: dict[str, Any]) -> AgentReply:
-        self.conversation.add_observation(observation)
-        prompt_ids = self.backend.encode(self.conversation.prompt_messages())
-        seed = int(np.random.SeedSequence([self._episode_seed, self.turn]).generate_state(1)[0])
-        self.turn += 1
-        result = await self.backend.generate(prompt_ids, self.params, seed)
-        text = self.backend.decode(result.completion_ids)
-        self.conversation.add_reply(text)
-        return AgentReply(
-            action=extract_action(text, self.prompt.action_style),
-            text=text,
-            tokens=TokenRecord(
-                prompt_ids=prompt_ids,
-                completion_ids=list(result.completion_ids),
-                logprobs=list(result.logprobs),
-            ),
-            usage={
-                "prompt_tokens": len(prompt_ids),
-                "completion_tokens": len(result.completion_ids),
-            },
-        )
-
-
-class HFAgentFactory:
-    """Makes one :class:`HFAgent` per episode, all sharing one backend, loaded on first use.
-
-    ``load`` builds the backend (e.g. ``lambda: HFBackend.load(path)``); loading waits for
-    the first episode, so a run that fails earlier does not pay for it.
-    """
-
-    def __init__(
-        self, load: Callable[[], HFBackend], name: str, prompt: PromptConfig | None = None
-    ) -> None:
-        self._load = load
-        self._backend: HFBackend | None = None
-        self._lock = threading.Lock()
-        self.name = self.__name__ = name  # __name__: what the evaluator calls a factory
-        self.prompt = prompt or PromptConfig()
-
-    @property
-    def backend(self) -> HFBackend:
-        """The shared backend (loaded now if it was not yet)."""
-        with self._lock:
-            if self._backend is None:
-                self._backend = self._load()
-            return self._backend
-
-    def __call__(self) -> HFAgent:
-        return HFAgent(self.backend, self.prompt, self.name)
-
-
-def hf_path_factory(path: str, prompt: PromptConfig | None = None, **kwargs: Any) -> HFAgentFactory:
+def hf_path_factory(
+    path: str, prompt: PromptConfig | None = None, **kwargs: Any
+) -> SharedBackendFactory[HFBackend]:
     """The factory for ``hf:PATH``: a local model directory, checked now, loaded on first use."""
     require_hf()
     directory = Path(path).expanduser()
@@ -316,4 +247,4 @@ def hf_path_factory(path: str, prompt: PromptConfig | None = None, **kwargs: Any
             f"agent spec 'hf:{path}': no config.json in {str(directory)!r}; give a local "
             f"transformers model directory (save_pretrained output)"
         )
-    return HFAgentFactory(lambda: HFBackend.load(directory, **kwargs), f"hf:{path}", prompt)
+    return SharedBackendFactory(lambda: HFBackend.load(directory, **kwargs), f"hf:{path}", prompt)

@@ -23,41 +23,9 @@ from typing import Any
 
 import torch
 
-from agentgym.errors import UsageError
+from agentgym.agents.sampling import SamplingParams
 
-__all__ = ["DecodeRequest", "DecodeResult", "DecodeTiming", "SamplingParams", "decode_batch"]
-
-SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens")
-
-
-@dataclass(frozen=True)
-class SamplingParams:
-    """Sampling settings of one request. ``temperature == 0`` means greedy."""
-
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0  # 0: no top-k cut
-    max_tokens: int = 256
-
-    @classmethod
-    def from_dict(cls, sampling: dict[str, Any]) -> SamplingParams:
-        """Parse ``EpisodeContext.sampling``; a key this backend cannot honour is an error."""
-        unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
-        if unknown:
-            raise UsageError(
-                f"the hf backend does not support sampling parameter(s) {unknown}; "
-                f"supported: {list(SAMPLING_KEYS)}"
-            )
-        params = cls(**{k: sampling[k] for k in SAMPLING_KEYS if sampling.get(k) is not None})
-        if not isinstance(params.temperature, (int, float)) or params.temperature < 0:
-            raise UsageError(f"temperature must be a number >= 0, got {params.temperature!r}")
-        if not isinstance(params.top_p, (int, float)) or not 0 < params.top_p <= 1:
-            raise UsageError(f"top_p must be in (0, 1], got {params.top_p!r}")
-        if not isinstance(params.top_k, int) or params.top_k < 0:
-            raise UsageError(f"top_k must be an int >= 0, got {params.top_k!r}")
-        if not isinstance(params.max_tokens, int) or params.max_tokens < 1:
-            raise UsageError(f"max_tokens must be a positive int, got {params.max_tokens!r}")
-        return params
+__all__ = ["DecodeRequest", "DecodeResult", "DecodeTiming", "decode_batch"]
 
 
 @dataclass

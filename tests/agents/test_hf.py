@@ -19,8 +19,9 @@ from agentgym.errors import MissingExtraError, ModelError, UsageError
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from agentgym.agents.hf import HFAgent, HFAgentFactory, HFBackend  # noqa: E402
-from agentgym.agents.hf_decode import SamplingParams  # noqa: E402
+from agentgym.agents.chat import SharedBackendFactory, TokenAgent  # noqa: E402
+from agentgym.agents.hf import HFBackend  # noqa: E402
+from agentgym.agents.sampling import SamplingParams  # noqa: E402
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=12)
 PROMPTS = [
@@ -222,7 +223,7 @@ def tiny_benchmark(sampling):
 def test_evaluate_records_tokens_and_logprobs_in_the_ledger(tiny_model_dir, tmp_path):
     from agentgym.eval import evaluate
 
-    factory = HFAgentFactory(
+    factory = SharedBackendFactory(
         lambda: HFBackend.load(tiny_model_dir, device="cpu"),
         "tiny",
         PromptConfig(history_window=2),
@@ -247,7 +248,7 @@ def test_a_failing_model_errors_the_episode(tiny_model_dir, tmp_path):
     """A model that cannot serve the prompt makes the episode errored, not an empty action."""
     from agentgym.eval import evaluate
 
-    factory = HFAgentFactory(
+    factory = SharedBackendFactory(
         lambda: HFBackend.load(tiny_model_dir, device="cpu"), "tiny", PromptConfig()
     )
     # max_tokens beyond the tiny model's context: every request is refused.
@@ -260,5 +261,5 @@ def test_a_failing_model_errors_the_episode(tiny_model_dir, tmp_path):
 def test_agent_is_a_real_agent(tiny_model_dir):
     factory, _ = resolve_agent(f"hf:{tiny_model_dir}")
     agent = factory()
-    assert isinstance(agent, HFAgent)
+    assert isinstance(agent, TokenAgent)
     assert agent.name == f"hf:{tiny_model_dir}"

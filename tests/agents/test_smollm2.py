@@ -28,7 +28,7 @@ pytestmark = [
 
 def test_the_cached_model_loads_fast_and_answers():
     from agentgym.agents.hf import HFBackend
-    from agentgym.agents.hf_decode import SamplingParams
+    from agentgym.agents.sampling import SamplingParams
     from agentgym.agents.smollm2 import model_dir
 
     directory = model_dir()  # converts on the first run ever

@@ -67,7 +67,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from agentgym.agents.hf import HFBackend
-    from agentgym.agents.hf_decode import SamplingParams
+    from agentgym.agents.sampling import SamplingParams
 
     started = time.perf_counter()
     directory = model_dir()  # converts on the first run ever
