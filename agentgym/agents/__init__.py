@@ -7,6 +7,8 @@ An agent spec is what ``agentgym eval --agent`` takes, or any Python object:
 ``"random"``         a random valid action (the floor)
 ``"smollm2"``        SmolLM2-135M-Instruct in process (the embedded default; ``hf`` extra)
 ``"hf:PATH"``        a local transformers model directory in process (``hf`` extra)
+``"openai:M@URL"``   model ``M`` on an OpenAI-compatible endpoint (``URL`` ends in ``/v1``)
+``"vllm:PATH"``      a local model in an in-process vLLM engine (GPU machines, ``vllm``)
 ``"pkg.mod:name"``   an :class:`Agent` subclass, a zero-argument factory, or ``f(obs, info)``
 an Agent subclass    one instance per episode
 an Agent instance    copied per episode (``copy.deepcopy``), so episodes share no state
@@ -20,10 +22,12 @@ import copy
 import importlib
 import inspect
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from agentgym.agents.base import Agent, AgentFactory, AgentReply, EpisodeContext, FunctionAgent
 from agentgym.agents.builtin import OracleAgent, RandomAgent
+from agentgym.agents.prompting import PromptConfig
 from agentgym.errors import UsageError
 
 __all__ = [
@@ -41,27 +45,67 @@ __all__ = [
 BUILTIN_AGENTS: dict[str, Callable[[], Agent]] = {"oracle": OracleAgent, "random": RandomAgent}
 
 
-def resolve_agent(spec: Any) -> tuple[AgentFactory, str]:
-    """``(factory, name)`` for an agent spec (see the module docstring)."""
+def resolve_agent(spec: Any, options: dict[str, Any] | None = None) -> tuple[AgentFactory, str]:
+    """``(factory, name)`` for an agent spec (see the module docstring).
+
+    ``options`` configure the LLM agents (``smollm2``, ``hf:``, ``openai:``, ``vllm:``): the
+    prompt keys (``format_hint``, ``history_window``, ``action_style``) and the backend's own
+    keyword arguments (e.g. ``max_concurrency`` of an endpoint, ``device`` of a model).
+    """
+    options = dict(options or {})
     if isinstance(spec, str):
+        llm = _llm_factory(spec)
+        if llm is not None:
+            prompt_keys = {k: options.pop(k) for k in PROMPT_KEYS if k in options}
+            prompt = PromptConfig(**prompt_keys) if prompt_keys else None
+            try:
+                return llm(prompt, **options), spec
+            except TypeError as error:  # an option the backend does not take
+                raise UsageError(
+                    f"agent {spec!r}: bad option(s) {sorted(options)}: {error}"
+                ) from None
+        if options:
+            raise UsageError(
+                f"agent {spec!r} takes no options (got {sorted(options)}); "
+                f"options configure LLM agents (smollm2, hf:, openai:, vllm:)"
+            )
         if spec in BUILTIN_AGENTS:
             return BUILTIN_AGENTS[spec], spec
-        if spec == "smollm2":  # imported here: torch and transformers only when asked for
-            from agentgym.agents.smollm2 import smollm2_factory
-
-            return smollm2_factory(), spec
-        if spec.startswith("hf:"):
-            from agentgym.agents.hf import hf_path_factory
-
-            return hf_path_factory(spec[3:]), spec
-        if ":" in spec and not spec.startswith(("openai:", "vllm:")):
+        if ":" in spec:
             return resolve_agent_object(_import(spec), spec)
         raise UsageError(
             f"unknown agent spec {spec!r}; use one of {sorted(BUILTIN_AGENTS)}, 'smollm2', "
-            f"'hf:PATH', or "
+            f"'hf:PATH', 'openai:MODEL@URL', 'vllm:PATH', or "
             f"'package.module:AgentClass' (an Agent subclass, a factory, or f(obs, info))"
         )
+    if options:
+        raise UsageError(f"agent options {sorted(options)} apply to LLM agent specs only")
     return resolve_agent_object(spec, None)
+
+
+PROMPT_KEYS = ("format_hint", "history_window", "action_style")
+
+
+def _llm_factory(spec: str) -> Callable[..., AgentFactory] | None:
+    """``make(prompt, **options)`` for an LLM agent spec; None for other specs. The backends
+    are imported here, so torch, transformers and vllm load only when asked for."""
+    if spec == "smollm2":
+        from agentgym.agents.smollm2 import smollm2_factory
+
+        return smollm2_factory
+    if spec.startswith("hf:"):
+        from agentgym.agents.hf import hf_path_factory
+
+        return partial(hf_path_factory, spec[3:])
+    if spec.startswith("openai:"):
+        from agentgym.agents.openai_chat import openai_factory
+
+        return partial(openai_factory, spec[7:])
+    if spec.startswith("vllm:"):
+        from agentgym.agents.vllm import vllm_path_factory
+
+        return partial(vllm_path_factory, spec[5:])
+    return None
 
 
 def resolve_agent_object(obj: Any, name: str | None) -> tuple[AgentFactory, str]:

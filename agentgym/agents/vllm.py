@@ -1,0 +1,120 @@
+"""In-process vLLM agents (``vllm:PATH``): the ``hf`` agent's interface on vLLM's engine.
+
+GPU machines only: ``vllm`` is not installable on the CPU machines the tests run on, so this
+module is deliberately thin. Everything an episode does (the chat, the chat template, the
+seeds, the action extraction, the ledger's token record) is :class:`~agentgym.agents.chat.
+TokenAgent`'s, shared with ``hf`` and covered by the CPU tests; this module only turns token
+ids into token ids through ``AsyncLLMEngine``. vLLM batches concurrent requests itself
+(continuous batching with paged attention and prefix caching), so every episode's ``act``
+simply submits its prompt.
+
+Sampling follows ``EpisodeContext.sampling`` like ``hf``: each request carries its own seed
+(:func:`~agentgym.agents.sampling.turn_seed`), and logprobs are asked for as
+``processed_logprobs`` (after temperature, before top-p/top-k), the policy ``hf`` records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentgym.agents.chat import SharedBackendFactory
+from agentgym.agents.prompting import PromptConfig, render_prompt
+from agentgym.agents.sampling import SamplingParams
+from agentgym.errors import MissingExtraError, ModelError, UsageError
+
+__all__ = ["VLLMBackend", "vllm_path_factory"]
+
+
+@dataclass
+class VLLMGeneration:
+    """What vLLM wrote for one prompt (the :class:`~agentgym.agents.chat.Generation` shape)."""
+
+    completion_ids: list[int]
+    logprobs: list[float]
+
+
+class VLLMBackend:
+    """A vLLM engine and its tokenizer, shared by all agents of a run."""
+
+    def __init__(self, engine: Any, tokenizer: Any) -> None:
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self._ids = itertools.count()
+
+    @classmethod
+    def load(cls, path: str | Path, **engine_options: Any) -> VLLMBackend:
+        """Start an engine on a local model directory; ``engine_options`` are
+        ``AsyncEngineArgs`` fields (e.g. ``gpu_memory_utilization``, ``max_model_len``)."""
+        from transformers import AutoTokenizer
+        from vllm import AsyncEngineArgs, AsyncLLMEngine
+
+        fields = {f.name for f in dataclasses.fields(AsyncEngineArgs)}
+        unknown = sorted(set(engine_options) - fields)
+        if unknown:
+            raise UsageError(f"vllm: unknown engine option(s) {unknown}")
+        if "logprobs_mode" in fields:  # vLLM >= 0.10.2; older ones return processed logprobs
+            engine_options.setdefault("logprobs_mode", "processed_logprobs")
+        args = AsyncEngineArgs(model=str(path), **engine_options)
+        engine = AsyncLLMEngine.from_engine_args(args)
+        return cls(engine, AutoTokenizer.from_pretrained(str(path)))
+
+    def encode(self, messages: list[dict[str, Any]]) -> list[int]:
+        """Prompt token ids for chat ``messages`` (the tokenizer's chat template)."""
+        return render_prompt(self.tokenizer, messages)
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of completion ids, without special tokens."""
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    async def generate(
+        self, prompt_ids: list[int], params: SamplingParams, seed: int
+    ) -> VLLMGeneration:
+        """Continue ``prompt_ids`` (vLLM batches it with every other request in flight)."""
+        from vllm import SamplingParams as VLLMSampling
+
+        sampling = VLLMSampling(
+            temperature=params.temperature,
+            top_p=params.top_p,
+            top_k=params.top_k,  # 0: no cut, as in ours
+            max_tokens=params.max_tokens,
+            seed=seed,
+            logprobs=0,  # the sampled token's own logprob
+        )
+        final = None
+        try:
+            async for output in self.engine.generate(
+                {"prompt_token_ids": list(prompt_ids)}, sampling, f"agentgym-{next(self._ids)}"
+            ):
+                final = output
+        except Exception as error:
+            raise ModelError(f"vllm generation failed: {type(error).__name__}: {error}") from error
+        if final is None or not final.outputs:
+            raise ModelError("vllm returned no output")
+        completion = final.outputs[0]
+        ids = [int(t) for t in completion.token_ids]
+        logprobs = [
+            float(step[token].logprob) for step, token in zip(completion.logprobs, ids, strict=True)
+        ]
+        return VLLMGeneration(ids, logprobs)
+
+
+def vllm_path_factory(
+    path: str, prompt: PromptConfig | None = None, **engine_options: Any
+) -> SharedBackendFactory[VLLMBackend]:
+    """The factory for ``vllm:PATH``: checked now, the engine started on first use."""
+    if importlib.util.find_spec("vllm") is None:
+        raise MissingExtraError(
+            "the vllm agent needs vLLM, which runs on GPU machines: pip install vllm "
+            "(on a CPU machine use hf:PATH, the same agent on transformers)"
+        )
+    directory = Path(path).expanduser()
+    if not path or not (directory / "config.json").is_file():
+        raise UsageError(f"agent spec 'vllm:{path}': {path!r} is not a local model directory")
+    return SharedBackendFactory(
+        lambda: VLLMBackend.load(directory, **engine_options), f"vllm:{path}", prompt
+    )
