@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from agentgym.errors import UsageError
@@ -27,13 +26,27 @@ def add_commands(commands: Any) -> None:
         help="evaluate an agent on a benchmark (or on one env)",
         description="Run every episode of a benchmark with an agent, many at once, record each "
         "in RUN_DIR/episodes.jsonl, and print success and reward with 95%% confidence "
-        "intervals (bootstrap over tasks). Agents: oracle, random, or package.module:name "
-        "(an Agent subclass, a factory, or a function f(observation, info) -> action).",
+        "intervals (bootstrap over tasks). Agents: oracle, random, smollm2 (the embedded "
+        "LLM), hf:PATH, openai:MODEL@URL, vllm:PATH, or package.module:name (an Agent "
+        "subclass, a factory, or a function f(observation, info) -> action).",
     )
     source = run.add_mutually_exclusive_group(required=True)
     source.add_argument("--benchmark", help="a shipped suite (quickstart, games-v0) or a YAML path")
     source.add_argument("--env", metavar="ID", help="evaluate on one env id instead")
-    run.add_argument("--agent", required=True, help="agent spec (oracle, random, module:name)")
+    run.add_argument(
+        "--agent",
+        required=True,
+        help="agent spec: oracle, random, smollm2, hf:PATH, openai:MODEL@URL, vllm:PATH, "
+        "or package.module:name",
+    )
+    run.add_argument(
+        "--agent-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of an LLM agent (repeatable; VALUE is read as JSON when it parses): "
+        "history_window=1, max_concurrency=64, token_ids=true, device=cuda, ...",
+    )
     run.add_argument(
         "--out", metavar="RUN_DIR", help="run directory (default: runs/NAME-AGENT-TIME)"
     )
@@ -53,11 +66,16 @@ def add_commands(commands: Any) -> None:
 
     report = commands.add_parser(
         "report",
-        help="print the statistics of run directories",
+        help="print the statistics of run directories and write an HTML report",
         description="Read RUN_DIR/episodes.jsonl and print per-env success, reward (95%% CI, "
-        "bootstrap over tasks), pass@k / pass^k, errored episodes and costs.",
+        "bootstrap over tasks), pass@k / pass^k, errored episodes and costs; write an HTML "
+        "report with plots (needs the report extra: pandas, matplotlib).",
     )
     report.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    report.add_argument(
+        "--html", metavar="PATH", help="where to write the report (default: RUN_DIR/report.html)"
+    )
+    report.add_argument("--no-html", action="store_true", help="print the tables only")
     report.set_defaults(run=_report)
 
     compare = commands.add_parser(
@@ -103,6 +121,7 @@ def _eval(args: argparse.Namespace) -> int:
         benchmark,
         args.agent,
         out,
+        agent_options=parse_options(args.agent_option),
         num_envs=args.num_envs,
         resume=args.resume,
         limits=limits,
@@ -114,26 +133,26 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from agentgym.eval.stats import summarize
+    from agentgym.eval.report import read_run, write_html
 
-    runs = []
-    for run_dir in args.run_dirs:
-        agent, records = _read_run(run_dir)
-        runs.append((agent, summarize(records)))
-    print(format_table(runs))
+    runs = [read_run(run_dir) for run_dir in args.run_dirs]
+    print(format_table([(run.label, run.summary) for run in runs]))
+    if not args.no_html:
+        path = write_html(runs, args.html or runs[0].directory / "report.html")
+        print(f"report: {path}")
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from agentgym.eval.report import read_run
     from agentgym.eval.stats import compare
 
-    agent_a, records_a = _read_run(args.run_a)
-    agent_b, records_b = _read_run(args.run_b)
-    result = compare(records_a, records_b)
+    run_a, run_b = read_run(args.run_a), read_run(args.run_b)
+    result = compare(run_a.records, run_b.records)
     if not result["shared_episodes"]:
         raise UsageError(f"{args.run_a} and {args.run_b} share no scored episode")
     print(
-        f"{agent_b} - {agent_a} on {result['shared_episodes']} shared episodes of "
+        f"{run_b.label} - {run_a.label} on {result['shared_episodes']} shared episodes of "
         f"{result['tasks']} tasks:\n"
         f"  success {result['success_difference']:+.3f} "
         f"[{result['success_difference_ci'][0]:+.3f}, {result['success_difference_ci'][1]:+.3f}]"
@@ -145,23 +164,39 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_run(run_dir: str) -> tuple[str, list[Any]]:
-    from agentgym.ledger import read_episodes
-
-    path = Path(run_dir) / "episodes.jsonl"
-    if not path.exists():
-        raise UsageError(f"{run_dir} is not a run directory (no episodes.jsonl)")
-    manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
-    return str(manifest.get("agent", run_dir)), list(read_episodes(path))
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings as a dict; a VALUE that parses as JSON is taken as JSON."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"--agent-option {pair!r} is not KEY=VALUE")
+        try:
+            options[key.strip()] = json.loads(value)
+        except ValueError:
+            options[key.strip()] = value
+    return options
 
 
 def format_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
-    """One row per env and agent: success and reward with their 95% CIs, pass^k, errors."""
-    header = ("env", "agent", "success [95% CI]", "reward [95% CI]", "pass^k", "errored", "n")
+    """One row per env and agent: success and reward with their 95% CIs, pass^k, errors,
+    tokens and seconds per scored episode."""
+    header = (
+        "env",
+        "agent",
+        "success [95% CI]",
+        "reward [95% CI]",
+        "pass^k",
+        "errored",
+        "n",
+        "tokens/ep",
+        "s/ep",
+    )
     rows = [header]
     for agent, summary in runs:
         for env_id, stats in [*summary["envs"].items(), ("ALL", summary["overall"])]:
             hats = sorted(k for k in stats if k.startswith("pass^"))
+            scored = max(stats["scored"], 1)
             rows.append(
                 (
                     env_id,
@@ -171,6 +206,10 @@ def format_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
                     f"{hats[-1]}={stats[hats[-1]]:.2f}" if hats else "-",
                     str(stats["errored"]),
                     str(stats["episodes"]),
+                    f"{(stats['prompt_tokens'] + stats['completion_tokens']) / scored:.0f}",
+                    "-"
+                    if stats["seconds_mean"] != stats["seconds_mean"]
+                    else f"{stats['seconds_mean']:.1f}",
                 )
             )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]

@@ -30,7 +30,7 @@ from agentgym.agents import resolve_agent
 from agentgym.benchmarks import Benchmark, EpisodePlan
 from agentgym.errors import LedgerError, UsageError
 from agentgym.eval.engine import EngineLimits, run_episodes
-from agentgym.eval.stats import summarize
+from agentgym.eval.stats import episode_tokens, summarize
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes
 
 __all__ = ["RunResult", "evaluate"]
@@ -60,6 +60,7 @@ async def evaluate_async(
     agent: Any,
     out: str | os.PathLike[str],
     *,
+    agent_options: dict[str, Any] | None = None,
     num_envs: int = 8,
     resume: bool = False,
     limits: EngineLimits | None = None,
@@ -69,12 +70,13 @@ async def evaluate_async(
 
     Args:
         agent: any agent spec (see :mod:`agentgym.agents`).
+        agent_options: options of an LLM agent spec (see :func:`~agentgym.agents.resolve_agent`).
         num_envs: episodes played at once.
         resume: continue the run already in ``out`` (same benchmark and agent).
         limits: step and episode timeouts, retries.
         progress: draw a status line on stderr.
     """
-    factory, agent_name = resolve_agent(agent)
+    factory, agent_name = resolve_agent(agent, agent_options)
     run_dir = Path(out)
     plans = benchmark.plan()
     manifest = {
@@ -82,6 +84,7 @@ async def evaluate_async(
         "benchmark": benchmark.to_dict(),
         "benchmark_hash": benchmark.digest(),
         "agent": agent_name,
+        "agent_options": dict(agent_options or {}),
         "episodes": len(plans),
         "created_at": time.time(),
         "agentgym_version": _version(),
@@ -91,24 +94,26 @@ async def evaluate_async(
     todo = [plan for plan in plans if plan.episode_id not in done]
     episodes_path = run_dir / "episodes.jsonl"
     bar = _Progress(len(plans), len(plans) - len(todo)) if progress else None
-    with EpisodeWriter(episodes_path) as writer:
+    try:
+        with EpisodeWriter(episodes_path) as writer:
 
-        def keep(record: EpisodeRecord, plan: EpisodePlan) -> None:
-            writer.write(record)
-            if bar:
-                bar.update(record)
+            def keep(record: EpisodeRecord, plan: EpisodePlan) -> None:
+                writer.write(record)
+                if bar:
+                    bar.update(record)
 
-        await run_episodes(
-            todo,
-            factory,
-            agent_name,
-            num_envs=num_envs,
-            limits=limits,
-            sampling=dict(benchmark.sampling),
-            on_record=keep,
-        )
-    if bar:
-        bar.finish()
+            await run_episodes(
+                todo,
+                factory,
+                agent_name,
+                num_envs=num_envs,
+                limits=limits,
+                sampling=dict(benchmark.sampling),
+                on_record=keep,
+            )
+    finally:
+        if bar:
+            bar.finish()
     records = _in_plan_order(episodes_path, plans)
     summary = {"benchmark": benchmark.name, "agent": agent_name, **summarize(records)}
     _write_json(run_dir / "summary.json", summary)
@@ -170,33 +175,48 @@ def _version() -> str:
 
 
 class _Progress:
-    """One status line on stderr: episodes done, success so far, errored, episodes/s."""
+    """A live progress bar on stderr (rich): episodes, success so far, errored, tokens/s."""
 
     def __init__(self, total: int, done: int) -> None:
-        import sys
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        self.total, self.done, self.passed, self.errored = total, done, 0, 0
+        self.scored = self.passed = self.errored = self.tokens = 0
         self.started = time.monotonic()
-        self.stream = sys.stderr
-        self._draw()
+        self.progress = Progress(
+            TextColumn("episodes"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[stats]}"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
+        self.task = self.progress.add_task("run", total=total, completed=done, stats="")
+        self.progress.start()
 
     def update(self, record: EpisodeRecord) -> None:
-        self.done += 1
-        self.errored += record.status == "errored"
-        self.passed += bool(record.verdict is not None and record.verdict.passed)
-        self._draw()
-
-    def _draw(self) -> None:
-        width = 30
-        filled = int(width * self.done / max(self.total, 1))
-        rate = self.done / max(time.monotonic() - self.started, 1e-9)
-        scored = max(self.done - self.errored, 1)
-        self.stream.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} episodes, "
-            f"success {self.passed / scored:.0%}, errored {self.errored}, {rate:.1f}/s "
-        )
-        self.stream.flush()
+        """Count a finished episode."""
+        if record.status == "errored":
+            self.errored += 1
+        else:
+            self.scored += 1
+            self.passed += bool(record.verdict is not None and record.verdict.passed)
+        self.tokens += sum(episode_tokens(record))
+        rate = self.tokens / max(time.monotonic() - self.started, 1e-9)
+        stats = f"success {self.passed / max(self.scored, 1):.0%}  errored {self.errored}"
+        if self.tokens:
+            stats += f"  {rate:,.0f} tok/s"
+        self.progress.update(self.task, advance=1, stats=stats)
 
     def finish(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
+        """Draw the last state and give the terminal back."""
+        self.progress.stop()

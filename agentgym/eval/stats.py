@@ -24,7 +24,16 @@ import numpy as np
 
 from agentgym.ledger import EpisodeRecord
 
-__all__ = ["bootstrap_ci", "compare", "pass_at_k", "pass_hat_k", "summarize"]
+__all__ = [
+    "bootstrap_ci",
+    "compare",
+    "episode_passed",
+    "episode_score",
+    "episode_tokens",
+    "pass_at_k",
+    "pass_hat_k",
+    "summarize",
+]
 
 CONFIDENCE = 0.95
 BOOTSTRAP_SAMPLES = 2000
@@ -87,8 +96,8 @@ def _group(records: list[EpisodeRecord], seed: int) -> dict[str, Any]:
     tasks: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
     for record in scored:
         tasks[(record.spec.env_id, record.spec.task_id)].append(record)
-    passed = [[float(_passed(r)) for r in group] for group in tasks.values()]
-    rewards = [[_score(r) for r in group] for group in tasks.values()]
+    passed = [[float(episode_passed(r)) for r in group] for group in tasks.values()]
+    rewards = [[episode_score(r) for r in group] for group in tasks.values()]
     success, success_low, success_high = bootstrap_ci(passed, seed=seed)
     reward, reward_low, reward_high = bootstrap_ci(rewards, seed=seed)
     smallest = min((len(group) for group in passed), default=0)
@@ -96,7 +105,7 @@ def _group(records: list[EpisodeRecord], seed: int) -> dict[str, Any]:
     for k in range(1, smallest + 1):
         pass_k[f"pass@{k}"] = _mean(pass_at_k(len(g), int(sum(g)), k) for g in passed)
         pass_k[f"pass^{k}"] = _mean(pass_hat_k(len(g), int(sum(g)), k) for g in passed)
-    usage = [_tokens(r) for r in scored]
+    usage = [episode_tokens(r) for r in scored]
     return {
         "episodes": len(records),
         "scored": len(scored),
@@ -114,15 +123,18 @@ def _group(records: list[EpisodeRecord], seed: int) -> dict[str, Any]:
     }
 
 
-def _passed(record: EpisodeRecord) -> bool:
+def episode_passed(record: EpisodeRecord) -> bool:
+    """Whether the episode's final verdict passed (no verdict: no)."""
     return bool(record.verdict is not None and record.verdict.passed)
 
 
-def _score(record: EpisodeRecord) -> float:
+def episode_score(record: EpisodeRecord) -> float:
+    """The final verdict's score (no verdict: the episode's return)."""
     return float(record.verdict.score) if record.verdict is not None else record.total_reward
 
 
-def _tokens(record: EpisodeRecord) -> tuple[int, int]:
+def episode_tokens(record: EpisodeRecord) -> tuple[int, int]:
+    """``(prompt, completion)`` tokens the agent reported over the episode."""
     prompt = completion = 0
     for step in record.steps:
         usage = step.info.get("usage") or {}
@@ -154,8 +166,8 @@ def compare(
         first, second = scored_a[episode_id], scored_b[episode_id]
         tasks[(first.spec.env_id, first.spec.task_id)].append(
             (
-                float(_passed(second)) - float(_passed(first)),
-                _score(second) - _score(first),
+                float(episode_passed(second)) - float(episode_passed(first)),
+                episode_score(second) - episode_score(first),
             )
         )
     success = bootstrap_ci([[d[0] for d in g] for g in tasks.values()], seed=seed)

@@ -1,0 +1,52 @@
+"""agentgym report's HTML page, from real runs (one with errored episodes)."""
+
+import re
+
+import pytest
+
+from agentgym.cli import main
+
+pytest.importorskip("pandas")
+pytest.importorskip("matplotlib")
+
+
+def test_the_html_report_has_every_section_and_counts_errors(tmp_path, capsys):
+    hanoi = ["--env", "games/TowerOfHanoi-v0", "--tasks", "3", "--difficulty", "easy"]
+    for agent in ("oracle", "random"):
+        assert main(["eval", *hanoi, "--agent", agent, "--out", str(tmp_path / agent)]) == 0
+    broken = ["--env", "evaltest/RaiseOnStep-v0", "--tasks", "2", "--retries", "0"]
+    assert main(["eval", *broken, "--agent", "oracle", "--out", str(tmp_path / "broken")]) == 0
+    runs = [str(tmp_path / name) for name in ("oracle", "random", "broken")]
+    assert main(["report", *runs, "--html", str(tmp_path / "report.html")]) == 0
+    assert f"report: {tmp_path / 'report.html'}" in capsys.readouterr().out
+    page = (tmp_path / "report.html").read_text()
+    for title in ("Runs", "Results", "Success by env", "Per task", "Costs", "Errored episodes"):
+        assert f"<h2>{title}" in page
+    assert len(re.findall(r'src="data:image/png;base64,', page)) == 2
+    grid = page[page.index("<h2>Per task") : page.index("<h2>Costs")]
+    assert len(set(re.findall(r"test/easy/\d+", grid))) == 3  # every scored task has a row
+    errors = page[page.index("<h2>Errored episodes") :]
+    assert errors.count("simulated env crash") == 2 and "RuntimeError" in errors
+
+
+def test_report_defaults_to_the_run_directory_and_can_skip_html(tmp_path, capsys):
+    args = ["eval", "--env", "games/Maze-v0", "--tasks", "2", "--agent", "random"]
+    assert main([*args, "--out", str(tmp_path / "run")]) == 0
+    assert main(["report", str(tmp_path / "run"), "--no-html"]) == 0
+    assert not (tmp_path / "run" / "report.html").exists()
+    assert main(["report", str(tmp_path / "run")]) == 0
+    assert (tmp_path / "run" / "report.html").stat().st_size > 10_000
+
+
+def test_agent_options_reach_the_agent_and_the_manifest(tmp_path, capsys):
+    import json
+
+    args = ["eval", "--env", "games/Maze-v0", "--tasks", "1", "--out", str(tmp_path / "run")]
+    url = "openai:m@http://127.0.0.1:9/v1"
+    options = ["--agent-option", "max_retries=0", "--agent-option", "backoff=0.01"]
+    assert main([*args, "--agent", url, *options, "--retries", "0"]) == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["agent_options"] == {"max_retries": 0, "backoff": 0.01}
+    assert "errored" in capsys.readouterr().out
+    assert main([*args[:-2], "--agent", "random", "--agent-option", "oops"]) == 2
+    assert "not KEY=VALUE" in capsys.readouterr().err
