@@ -5,7 +5,8 @@ verdict) and runs the conformance checker on one env. Then the evaluator runs ``
 with the embedded LLM (SmolLM2-135M-Instruct, shipped in a wheel, on the CPU, its requests
 batched across episodes) and the two reference agents, the oracle (the ceiling) and random
 (the floor), into ``runs/demo-*/``, and prints success and reward with 95% confidence
-intervals (bootstrap over tasks). Everything is offline and seeded.
+intervals (bootstrap over tasks), and writes ``runs/demo-*/report.html`` with the plots.
+Everything is offline and seeded.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def evaluate_references() -> None:
     benchmark = load_benchmark("quickstart")
     out = Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     print(f"evaluating on {benchmark.name}: {benchmark.description}\n")
-    runs = []
+    runs, directories = [], []
     for agent in ("smollm2", "oracle", "random"):
         started = time.perf_counter()
         try:
@@ -92,8 +93,16 @@ def evaluate_references() -> None:
         episodes = len(result.records)
         print(f"  {agent}: {episodes} episodes in {time.perf_counter() - started:.1f}s")
         runs.append((agent, result.summary))
+        directories.append(result.run_dir)
     print("\n" + format_table(runs))
     print(f"\nrun directories: {out}/*  (agentgym compare {out}/random {out}/smollm2)")
+    try:
+        from agentgym.eval.report import read_run, write_html
+
+        report = write_html([read_run(d) for d in directories], out / "report.html")
+        print(f"HTML report: {report}")
+    except MissingExtraError as error:  # installed without the report extra
+        print(f"HTML report skipped ({error})")
 
 
 if __name__ == "__main__":

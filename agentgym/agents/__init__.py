@@ -5,6 +5,7 @@ An agent spec is what ``agentgym eval --agent`` takes, or any Python object:
 ===================  ==========================================================================
 ``"oracle"``         the task's solver (the ceiling)
 ``"random"``         a random valid action (the floor)
+``"human"``          you, typing actions in the terminal (use ``--num-envs 1``)
 ``"smollm2"``        SmolLM2-135M-Instruct in process (the embedded default; ``hf`` extra)
 ``"hf:PATH"``        a local transformers model directory in process (``hf`` extra)
 ``"openai:M@URL"``   model ``M`` on an OpenAI-compatible endpoint (``URL`` ends in ``/v1``)
@@ -27,6 +28,7 @@ from typing import Any
 
 from agentgym.agents.base import Agent, AgentFactory, AgentReply, EpisodeContext, FunctionAgent
 from agentgym.agents.builtin import OracleAgent, RandomAgent
+from agentgym.agents.human import HumanAgent
 from agentgym.agents.prompting import PromptConfig
 from agentgym.errors import UsageError
 
@@ -37,12 +39,17 @@ __all__ = [
     "AgentReply",
     "EpisodeContext",
     "FunctionAgent",
+    "HumanAgent",
     "OracleAgent",
     "RandomAgent",
     "resolve_agent",
 ]
 
-BUILTIN_AGENTS: dict[str, Callable[[], Agent]] = {"oracle": OracleAgent, "random": RandomAgent}
+BUILTIN_AGENTS: dict[str, Callable[[], Agent]] = {
+    "oracle": OracleAgent,
+    "random": RandomAgent,
+    "human": HumanAgent,
+}
 
 
 def resolve_agent(spec: Any, options: dict[str, Any] | None = None) -> tuple[AgentFactory, str]:
