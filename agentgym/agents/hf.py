@@ -30,9 +30,12 @@ import concurrent.futures
 import importlib.util
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from agentgym.agents.chat import SharedBackendFactory
 from agentgym.agents.prompting import PromptConfig, render_prompt
@@ -40,7 +43,7 @@ from agentgym.agents.sampling import SamplingParams
 from agentgym.errors import MissingExtraError, ModelError, UsageError
 
 if TYPE_CHECKING:
-    from agentgym.agents.hf_decode import DecodeRequest, DecodeResult, DecodeTiming
+    from agentgym.agents.hf_decode import CachedPrefix, DecodeRequest, DecodeResult, DecodeTiming
 
 __all__ = ["BackendStats", "HFBackend", "hf_path_factory", "require_hf"]
 
@@ -68,6 +71,7 @@ class BackendStats:
     busy_seconds: float = 0.0
     prefill_seconds: float = 0.0
     decode_seconds: float = 0.0
+    reused_tokens: int = 0  # prompt tokens whose keys/values came from the prefix store
     batch_sizes: list[int] = field(default_factory=list)
 
 
@@ -89,10 +93,17 @@ class HFBackend:
     """
 
     def __init__(
-        self, model: Any, tokenizer: Any, *, max_batch: int = 16, batch_window: float = 0.01
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        max_batch: int = 16,
+        batch_window: float = 0.01,
+        prefix_cache_mb: float = 512.0,
     ) -> None:
         if not isinstance(max_batch, int) or max_batch < 1:
             raise UsageError(f"max_batch must be a positive int, got {max_batch!r}")
+        self.prefixes = PrefixStore(int(prefix_cache_mb * 2**20))
         self.model = model
         self.tokenizer = tokenizer
         self.max_batch = max_batch
@@ -186,22 +197,53 @@ class HFBackend:
                 results, timing = await loop.run_in_executor(
                     self._executor, self._decode, [p.request for p in batch]
                 )
-            except Exception as error:
+                self._count(batch, results, timing, time.monotonic() - started)
+            except Exception as error:  # every waiter hears of it: none waits forever
                 failure = ModelError(f"generation failed: {type(error).__name__}: {error}")
                 failure.__cause__ = error
                 for pending in batch:
                     if not pending.future.done():
                         pending.future.set_exception(failure)
                 continue
-            self._count(batch, results, timing, time.monotonic() - started)
             for pending, result in zip(batch, results, strict=True):
                 if not pending.future.done():
                     pending.future.set_result(result)
 
     def _decode(self, requests: list[DecodeRequest]) -> tuple[list[DecodeResult], DecodeTiming]:
+        # Runs on the one decode thread, the only one touching the prefix store.
         from agentgym.agents.hf_decode import decode_batch
 
-        return decode_batch(self.model, requests, eos_ids=self.eos_ids, pad_id=self.pad_id)
+        keep = self.prefixes.enabled
+        if keep and len(requests) > 1:
+            self._prefill_shared([r.prompt_ids for r in requests])
+        for request in requests:
+            request.prefix = self.prefixes.lookup(request.prompt_ids) if keep else None
+        results, timing, prompts = decode_batch(
+            self.model, requests, eos_ids=self.eos_ids, pad_id=self.pad_id, keep_prompts=keep
+        )
+        for request, states in zip(requests, prompts or [], strict=False):
+            self.prefixes.add(request.prompt_ids, states)
+        return results, timing
+
+    def _prefill_shared(self, prompts: list[list[int]]) -> None:
+        """Compute once, and store, the prefixes that prompts of this batch share with each
+        other and the store does not hold yet (episodes of one task family starting at once
+        share their instructions): the batch then reuses them like any stored prefix."""
+        from agentgym.agents.hf_decode import prefill
+
+        arrays = [np.asarray(p) for p in prompts]
+        shared: set[tuple[int, ...]] = set()
+        for i, prompt in enumerate(arrays):
+            best = max(common_prefix(prompt, other) for j, other in enumerate(arrays) if j != i)
+            best = min(best, len(prompt) - 1)
+            stored = self.prefixes.lookup(prompts[i])
+            if best >= (stored.length if stored else 0) + self.prefixes.min_tokens:
+                shared.add(tuple(prompts[i][:best]))
+        if shared:
+            heads = sorted(shared)
+            states = prefill(self.model, [list(h) for h in heads], pad_id=self.pad_id)
+            for head, state in zip(heads, states, strict=True):
+                self.prefixes.add(list(head), state)
 
     def _count(
         self,
@@ -217,9 +259,68 @@ class HFBackend:
         stats.forward_passes += timing.forward_passes
         stats.prefill_seconds += timing.prefill_seconds
         stats.decode_seconds += timing.decode_seconds
+        stats.reused_tokens += timing.reused_tokens
         stats.prompt_tokens += sum(len(p.request.prompt_ids) for p in batch)
         stats.completion_tokens += sum(len(r.completion_ids) for r in results)
         stats.busy_seconds += seconds
+
+
+class PrefixStore:
+    """Recent prompts' keys and values, to reuse their longest shared prefix (LRU, bounded).
+
+    Every prompt the backend prefills is kept; a new prompt reuses the longest common prefix
+    it has with any kept one, if that is at least ``min_tokens`` long (shorter is not worth
+    the copy). Multi-turn agents repeat themselves: with the history kept, turn ``t + 1``
+    starts with all of turn ``t``'s prompt; with a window, at least the system message and
+    the task instructions. Entries are evicted oldest-used first beyond ``max_bytes``.
+    """
+
+    def __init__(self, max_bytes: int, min_tokens: int = 16) -> None:
+        self.max_bytes, self.min_tokens = max_bytes, min_tokens
+        self._entries: OrderedDict[tuple[int, ...], tuple[np.ndarray, CachedPrefix]] = OrderedDict()
+        self._bytes = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_bytes > 0
+
+    def lookup(self, prompt: list[int]) -> CachedPrefix | None:
+        """The cached keys/values of ``prompt``'s longest known prefix (leaving one token)."""
+        tokens = np.asarray(prompt)
+        best, best_key = 0, None
+        for key, (ids, _) in self._entries.items():
+            if min(len(ids), len(tokens) - 1) <= best:
+                continue
+            shared = min(common_prefix(ids, tokens), len(tokens) - 1)
+            if shared > best:
+                best, best_key = shared, key
+        if best_key is None or best < self.min_tokens:
+            return None
+        self._entries.move_to_end(best_key)
+        return self._entries[best_key][1].head(best)
+
+    def add(self, prompt: list[int], states: CachedPrefix) -> None:
+        """Keep ``prompt``'s keys and values, evicting the least recently used beyond the cap."""
+        key = tuple(prompt)
+        if key in self._entries or states.nbytes > self.max_bytes:
+            return
+        self._entries[key] = (np.asarray(prompt), states)
+        self._bytes += states.nbytes
+        while self._bytes > self.max_bytes:
+            _, (_, evicted) = self._entries.popitem(last=False)
+            self._bytes -= evicted.nbytes
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        self._entries.clear()
+        self._bytes = 0
+
+
+def common_prefix(a: np.ndarray, b: np.ndarray) -> int:
+    """How many leading tokens ``a`` and ``b`` share."""
+    n = min(len(a), len(b))
+    same = a[:n] == b[:n]
+    return n if same.all() else int(np.argmin(same))
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -13,6 +13,15 @@ finish are dropped from the cache, so a long reply does not make the short ones 
 
 Logprobs are ``log_softmax(logits / T)`` of each sampled token (``T = 1`` for greedy), before
 top-p/top-k truncation: the policy a trainer recomputes from the same logits.
+
+**Prefix reuse.** A request may come with a :class:`CachedPrefix`: the keys and values of its
+prompt's first tokens, kept from an earlier prefill (the system message every turn of an
+episode repeats, or the whole previous turn when the history is kept). Only the rest of the
+prompt is computed. In the batch, row ``i``'s cache holds its prefix right-aligned in the
+first ``P`` slots and its remaining tokens follow, left-padded, in the next ``S``; the mask
+hides both paddings and the position ids continue from the prefix, so the row attends to
+exactly its own tokens at their own positions, as it would alone. Each row's prompt keys and
+values come back (``keep_prompts=True``) for the caller to store.
 """
 
 from __future__ import annotations
@@ -25,16 +34,44 @@ import torch
 
 from agentgym.agents.sampling import SamplingParams
 
-__all__ = ["DecodeRequest", "DecodeResult", "DecodeTiming", "decode_batch"]
+__all__ = [
+    "CachedPrefix",
+    "DecodeRequest",
+    "DecodeResult",
+    "DecodeTiming",
+    "decode_batch",
+    "prefill",
+]
+
+
+@dataclass
+class CachedPrefix:
+    """Keys and values of a prompt's first ``length`` tokens: per layer ``[heads, length, dim]``."""
+
+    length: int
+    keys: list[torch.Tensor]
+    values: list[torch.Tensor]
+
+    def head(self, length: int) -> CachedPrefix:
+        """The first ``length`` tokens of this prefix (views, no copy)."""
+        return CachedPrefix(
+            length, [k[:, :length] for k in self.keys], [v[:, :length] for v in self.values]
+        )
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held."""
+        return sum(t.numel() * t.element_size() for t in (*self.keys, *self.values))
 
 
 @dataclass
 class DecodeRequest:
-    """One prompt to continue."""
+    """One prompt to continue, and the cached keys/values of its first tokens if any."""
 
     prompt_ids: list[int]
     params: SamplingParams
     seed: int
+    prefix: CachedPrefix | None = None
 
 
 @dataclass
@@ -54,33 +91,28 @@ class DecodeTiming:
     forward_passes: int = 0
     prefill_seconds: float = 0.0
     decode_seconds: float = 0.0
+    reused_tokens: int = 0  # prompt tokens whose keys/values came from a cached prefix
 
 
 @torch.inference_mode()
 def decode_batch(
-    model: Any, requests: list[DecodeRequest], *, eos_ids: set[int], pad_id: int
-) -> tuple[list[DecodeResult], DecodeTiming]:
-    """Generate for every request at once; returns the results and the time spent."""
+    model: Any,
+    requests: list[DecodeRequest],
+    *,
+    eos_ids: set[int],
+    pad_id: int,
+    keep_prompts: bool = False,
+) -> tuple[list[DecodeResult], DecodeTiming, list[CachedPrefix] | None]:
+    """Generate for every request at once; the results, the time spent, and (with
+    ``keep_prompts``) each prompt's keys and values."""
     started = time.perf_counter()
     device = model.device
-    prompts = [r.prompt_ids for r in requests]
-    width = max(len(p) for p in prompts)
-    input_ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(prompts), width), dtype=torch.long)
-    for row, prompt in enumerate(prompts):
-        input_ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-        mask[row, width - len(prompt) :] = 1
-    input_ids, mask = input_ids.to(device), mask.to(device)
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    out = model(
-        input_ids=input_ids,
-        attention_mask=mask,
-        position_ids=positions,
-        use_cache=True,
-        logits_to_keep=1,
-    )
-    timing = DecodeTiming(forward_passes=1)
+    prefixes = [r.prefix for r in requests]
+    out, mask = _prefill(model, [r.prompt_ids for r in requests], prefixes, pad_id)
     cache = out.past_key_values
+    prompts = _prompt_states(cache, mask) if keep_prompts else None
+    reused = sum(p.length for p in prefixes if p is not None)
+    timing = DecodeTiming(forward_passes=1, reused_tokens=reused)
     generators = [torch.Generator().manual_seed(r.seed) for r in requests]
     completions: list[list[int]] = [[] for _ in requests]
     logprobs: list[list[float]] = [[] for _ in requests]
@@ -125,7 +157,75 @@ def decode_batch(
         for c, lp, f in zip(completions, logprobs, finish, strict=True)
     ]
     timing.decode_seconds = time.perf_counter() - started - timing.prefill_seconds
-    return results, timing
+    return results, timing, prompts
+
+
+@torch.inference_mode()
+def prefill(model: Any, prompts: list[list[int]], *, pad_id: int) -> list[CachedPrefix]:
+    """The keys and values of each prompt (one batched forward pass, nothing generated)."""
+    out, mask = _prefill(model, prompts, [None] * len(prompts), pad_id)
+    return _prompt_states(out.past_key_values, mask)
+
+
+def _prefill(
+    model: Any, prompts: list[list[int]], prefixes: list[CachedPrefix | None], pad_id: int
+) -> tuple[Any, torch.Tensor]:
+    """One forward pass over every prompt's tokens after its cached prefix (if any): the
+    model output (its cache holds the whole prompts) and the attention mask of the cache."""
+    reused = [p.length if p is not None else 0 for p in prefixes]
+    if any(length >= len(p) for length, p in zip(reused, prompts, strict=True)):
+        raise ValueError("a cached prefix must leave at least one prompt token to compute")
+    suffixes = [p[length:] for length, p in zip(reused, prompts, strict=True)]
+    rows, before, width = len(prompts), max(reused), max(len(s) for s in suffixes)
+    input_ids = torch.full((rows, width), pad_id, dtype=torch.long)
+    mask = torch.zeros((rows, before + width), dtype=torch.long)
+    positions = torch.zeros((rows, width), dtype=torch.long)
+    for row, (length, suffix) in enumerate(zip(reused, suffixes, strict=True)):
+        input_ids[row, width - len(suffix) :] = torch.tensor(suffix, dtype=torch.long)
+        mask[row, before - length : before] = 1
+        mask[row, before + width - len(suffix) :] = 1
+        positions[row, width - len(suffix) :] = torch.arange(length, length + len(suffix))
+    device = model.device
+    input_ids, mask, positions = input_ids.to(device), mask.to(device), positions.to(device)
+    out = model(
+        input_ids=input_ids,
+        attention_mask=mask,
+        position_ids=positions,
+        past_key_values=_prefix_cache(model, prefixes, before) if before else None,
+        use_cache=True,
+        logits_to_keep=1,
+    )
+    return out, mask
+
+
+def _prefix_cache(model: Any, prefixes: list[CachedPrefix | None], before: int) -> Any:
+    """A cache of ``before`` slots per row holding each row's prefix, right-aligned."""
+    from transformers import DynamicCache
+
+    known = [p for p in prefixes if p is not None]
+    layers = []
+    for layer in range(len(known[0].keys)):
+        states = []
+        for kind in ("keys", "values"):
+            heads, _, dim = getattr(known[0], kind)[layer].shape
+            slots = getattr(known[0], kind)[layer].new_zeros((len(prefixes), heads, before, dim))
+            for row, prefix in enumerate(prefixes):
+                if prefix is not None and prefix.length:
+                    slots[row, :, before - prefix.length :] = getattr(prefix, kind)[layer]
+            states.append(slots)
+        layers.append((states[0], states[1]))
+    return DynamicCache(layers, config=model.config)
+
+
+def _prompt_states(cache: Any, mask: torch.Tensor) -> list[CachedPrefix]:
+    """Each row's prompt keys and values (its unmasked slots), copied out of the batch."""
+    prompts = []
+    for row in range(mask.shape[0]):
+        index = mask[row].nonzero().squeeze(-1)
+        keys = [layer.keys[row].index_select(1, index) for layer in cache.layers]
+        values = [layer.values[row].index_select(1, index) for layer in cache.layers]
+        prompts.append(CachedPrefix(int(index.numel()), keys, values))
+    return prompts
 
 
 def _choose(

@@ -263,3 +263,56 @@ def test_agent_is_a_real_agent(tiny_model_dir):
     agent = factory()
     assert isinstance(agent, TokenAgent)
     assert agent.name == f"hf:{tiny_model_dir}"
+
+
+def test_reused_prefixes_give_the_tokens_of_a_fresh_prefill(backend):
+    """First turns sent together share their system message within the batch; then prompts
+    that extend earlier ones (the next turn of a chat) or share only the system message reuse
+    the stored keys/values, mixed in one batch with a prompt that shares nothing. Every row
+    decodes what a backend without the store decodes."""
+    fresh = HFBackend(backend.model, backend.tokenizer, prefix_cache_mb=0)
+    cached = HFBackend(backend.model, backend.tokenizer)
+    system = {"role": "system", "content": "You play a maze. Reply with one move."}
+    first_turns = [[system, {"role": "user", "content": text}] for text in PROMPTS[:3]]
+    openings = [cached.encode(m) for m in first_turns]
+    for ours, theirs in zip(
+        asyncio.run(together(cached, openings)),
+        asyncio.run(one_by_one(fresh, openings)),
+        strict=True,
+    ):
+        assert ours.completion_ids == theirs.completion_ids
+    shared_in_batch = cached.stats.reused_tokens
+    assert shared_in_batch > 3 * len(system["content"])  # byte tokens: the system message
+    follow_ups = [
+        first_turns[0]
+        + [{"role": "assistant", "content": "left"}, {"role": "user", "content": "ok"}],
+        [system, {"role": "user", "content": "a new observation"}],
+        [{"role": "system", "content": "Something else entirely."}, first_turns[1][1]],
+        first_turns[2],  # the very same prompt: all but its last token reused
+    ]
+    prompts = [cached.encode(m) for m in follow_ups]
+    reference = asyncio.run(one_by_one(fresh, prompts))
+    results = asyncio.run(together(cached, prompts))
+    assert cached.stats.reused_tokens - shared_in_batch > len(openings[0])
+    assert fresh.stats.reused_tokens == 0
+    for ours, theirs in zip(results, reference, strict=True):
+        assert ours.completion_ids == theirs.completion_ids
+        assert ours.logprobs == pytest.approx(theirs.logprobs, abs=1e-4)
+
+
+def test_the_prefix_store_is_bounded_and_forgets_the_oldest():
+    from agentgym.agents.hf import PrefixStore
+    from agentgym.agents.hf_decode import CachedPrefix
+
+    def states(length):
+        return CachedPrefix(length, [torch.zeros(2, length, 4)], [torch.zeros(2, length, 4)])
+
+    per_token = states(1).nbytes
+    store = PrefixStore(max_bytes=100 * per_token, min_tokens=4)
+    store.add(list(range(60)), states(60))
+    assert store.lookup([*range(30), 999]).length == 30
+    assert store.lookup([5, 6, 7, 8, 9]) is None  # nothing shared from the start
+    assert store.lookup([*range(3), 999]) is None  # shorter than min_tokens
+    store.add(list(range(100, 160)), states(60))  # over the cap: the first one goes
+    assert store.lookup([*range(30), 999]) is None
+    assert store.lookup(list(range(100, 160))).length == 59  # one token is left to compute

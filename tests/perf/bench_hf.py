@@ -14,7 +14,12 @@ included. Decode phase: generated tokens per second of time spent after the pref
 the prefill (the prompt's forward pass) is compute-bound, so batching cannot make it cheaper;
 each decode step is bound by reading the weights, so a batch of 16 rows costs about as much
 as one. With ~250-token prompts and ~20-token replies the prefill dominates the end-to-end
-figure.
+figure. The prefix store is emptied before each variant, so neither reuses the other's work.
+
+Both variants reuse prompt prefixes (the backend's prefix store: one at a time, each prompt
+reuses what earlier ones computed; together, prompts that share their instructions compute
+them once for the batch). A last measurement switches that off: two turns of the same
+episodes, all sent together, with the store on and off.
 
     python tests/perf/bench_hf.py [--requests 16] [--max-tokens 32] [--rounds 2]
 """
@@ -33,18 +38,23 @@ from agentgym.benchmarks import load_benchmark
 ENVS = ("games/Maze-v0", "games/TowerOfHanoi-v0", "games/Wordle-v0")
 
 
-def first_turn_prompts(count: int) -> list[list[dict[str, str]]]:
-    """Chat messages of the first turn of ``count`` quickstart episodes (cycling the games)."""
+def first_turns(count: int) -> tuple[list[list[dict]], list[list[dict]]]:
+    """Chat messages of the first and second turns of ``count`` quickstart episodes (cycling
+    the games; the second after the oracle's first move, in the smollm2 agent's window)."""
     plans = [p for p in load_benchmark("quickstart").plan() if p.env_id in ENVS]
-    prompts = []
+    first, second = [], []
     for plan in (plans * count)[:count]:
         env = agentgym.make(plan.env_id)
         observation, info = env.reset(seed=plan.seed, options={"task_id": plan.task_id})
-        env.close()
         conversation = Conversation.start(info["instructions"], SMOLLM2_PROMPT)
         conversation.add_observation(observation)
-        prompts.append(conversation.prompt_messages())
-    return prompts
+        first.append(conversation.prompt_messages())
+        action = env.unwrapped.oracle_action()
+        conversation.add_reply(action)
+        conversation.add_observation(env.step(action)[0])
+        second.append(conversation.prompt_messages())
+        env.close()
+    return first, second
 
 
 async def alone(backend, prompts, params) -> int:
@@ -75,7 +85,9 @@ def main() -> None:
     started = time.perf_counter()
     backend = HFBackend.load(directory, max_batch=args.requests)
     loaded = time.perf_counter() - started
-    prompts = [backend.encode(m) for m in first_turn_prompts(args.requests)]
+    turn_one, turn_two = first_turns(args.requests)
+    prompts = [backend.encode(m) for m in turn_one]
+    next_prompts = [backend.encode(m) for m in turn_two]
     params = SamplingParams(temperature=0.0, max_tokens=args.max_tokens)
     print(
         f"SmolLM2-135M-Instruct on {backend.model.device}: cache ready in {prepared:.1f} s, "
@@ -90,6 +102,7 @@ def main() -> None:
         for variant in order:
             run = alone if variant == "alone" else together
             decoding = backend.stats.decode_seconds
+            backend.prefixes.clear()
             started = time.perf_counter()
             tokens = asyncio.run(run(backend, prompts, params))
             seconds = time.perf_counter() - started
@@ -108,6 +121,23 @@ def main() -> None:
         f"{wall['together']:.1f} vs {wall['alone']:.1f} tokens/s = "
         f"{wall['together'] / wall['alone']:.2f}x; decode phase {decode['together']:.1f} vs "
         f"{decode['alone']:.1f} tokens/s = {decode['together'] / decode['alone']:.2f}x (goal >= 4x)"
+    )
+    # Prefix reuse on vs off: the first turn together, then the second (same episodes, next
+    # observation), as a run plays them; only the store's size differs.
+    seconds = {"off": 0.0, "on": 0.0}
+    size = backend.prefixes.max_bytes
+    for round_ in range(args.rounds):
+        for variant in ("off", "on") if round_ % 2 == 0 else ("on", "off"):
+            backend.prefixes.clear()
+            backend.prefixes.max_bytes = size if variant == "on" else 0
+            started = time.perf_counter()
+            for turn in (prompts, next_prompts):
+                asyncio.run(together(backend, turn, params))
+            seconds[variant] += time.perf_counter() - started
+    backend.prefixes.max_bytes = size
+    print(
+        f"two turns of {len(prompts)} episodes with prefix reuse on vs off: "
+        f"{seconds['on']:.2f} vs {seconds['off']:.2f} s = {seconds['off'] / seconds['on']:.2f}x"
     )
 
 
