@@ -18,11 +18,17 @@ from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
 from agentgym.agents.base import Agent, AgentReply, EpisodeContext
-from agentgym.agents.prompting import Conversation, PromptConfig, extract_action
+from agentgym.agents.prompting import Conversation, PromptConfig, extract_action, render_prompt
 from agentgym.agents.sampling import SamplingParams, turn_seed
 from agentgym.ledger import TokenRecord
 
-__all__ = ["ChatAgent", "Generation", "SharedBackendFactory", "TokenAgent", "TokenBackend"]
+__all__ = [
+    "ChatAgent",
+    "Generation",
+    "SharedBackendFactory",
+    "TokenAgent",
+    "TokenBackend",
+]
 
 
 class ChatAgent(Agent):
@@ -53,20 +59,26 @@ class Generation(Protocol):
     logprobs: list[float]
 
 
-class TokenBackend(Protocol):
-    """A model that continues token ids (``hf``, ``vllm``), shared by a run's agents."""
+class TokenBackend:
+    """A model that continues token ids (``hf``, ``vllm``), shared by a run's agents.
+
+    Prompts go through the tokenizer's own chat template and completions come back to text
+    here; subclasses set ``self.tokenizer`` and implement :meth:`generate`.
+    """
+
+    tokenizer: Any
 
     def encode(self, messages: list[dict[str, Any]]) -> list[int]:
-        """Prompt token ids of chat messages (the tokenizer's chat template)."""
-        ...
+        """Prompt token ids for chat ``messages`` (the tokenizer's chat template)."""
+        return render_prompt(self.tokenizer, messages)
 
     def decode(self, ids: list[int]) -> str:
-        """Text of completion ids, without special tokens."""
-        ...
+        """Text of completion ids, without special tokens (the end-of-turn marker)."""
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
 
     async def generate(self, prompt_ids: list[int], params: SamplingParams, seed: int) -> Any:
         """Continue ``prompt_ids``: a :class:`Generation`."""
-        ...
+        raise NotImplementedError
 
 
 class TokenAgent(ChatAgent):

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agentgym.agents.chat import SharedBackendFactory
-from agentgym.agents.prompting import PromptConfig, render_prompt
+from agentgym.agents.chat import SharedBackendFactory, TokenBackend
+from agentgym.agents.prompting import PromptConfig
 from agentgym.agents.sampling import SamplingParams
 from agentgym.errors import MissingExtraError, ModelError, UsageError
 
@@ -81,7 +81,7 @@ class _Pending:
     future: asyncio.Future[DecodeResult]
 
 
-class HFBackend:
+class HFBackend(TokenBackend):
     """A causal LM and its tokenizer, shared by all agents of a run; batches their requests.
 
     Args:
@@ -143,14 +143,6 @@ class HFBackend:
             raise UsageError(f"cannot load a causal LM from {str(path)!r}: {error}") from error
         model.to(device).eval()
         return cls(model, tokenizer, **kwargs)
-
-    def encode(self, messages: list[dict[str, str]]) -> list[int]:
-        """Prompt token ids for chat ``messages`` (the tokenizer's chat template)."""
-        return render_prompt(self.tokenizer, messages)
-
-    def decode(self, ids: list[int]) -> str:
-        """Text of completion ids, without special tokens (the end-of-turn marker)."""
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
 
     async def generate(
         self, prompt_ids: list[int], params: SamplingParams, seed: int

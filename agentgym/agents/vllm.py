@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym.agents.chat import SharedBackendFactory
-from agentgym.agents.prompting import PromptConfig, render_prompt
+from agentgym.agents.chat import SharedBackendFactory, TokenBackend
+from agentgym.agents.prompting import PromptConfig
 from agentgym.agents.sampling import SamplingParams
 from agentgym.errors import MissingExtraError, ModelError, UsageError
 
@@ -38,7 +38,7 @@ class VLLMGeneration:
     logprobs: list[float]
 
 
-class VLLMBackend:
+class VLLMBackend(TokenBackend):
     """A vLLM engine and its tokenizer, shared by all agents of a run."""
 
     def __init__(self, engine: Any, tokenizer: Any) -> None:
@@ -62,14 +62,6 @@ class VLLMBackend:
         args = AsyncEngineArgs(model=str(path), **engine_options)
         engine = AsyncLLMEngine.from_engine_args(args)
         return cls(engine, AutoTokenizer.from_pretrained(str(path)))
-
-    def encode(self, messages: list[dict[str, Any]]) -> list[int]:
-        """Prompt token ids for chat ``messages`` (the tokenizer's chat template)."""
-        return render_prompt(self.tokenizer, messages)
-
-    def decode(self, ids: list[int]) -> str:
-        """Text of completion ids, without special tokens."""
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
 
     async def generate(
         self, prompt_ids: list[int], params: SamplingParams, seed: int
