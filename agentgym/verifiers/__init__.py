@@ -1,0 +1,25 @@
+"""Reward verifiers as a library: every env, the evaluator and the leaderboard's re-scorer
+judge with the same code.
+
+A verifier takes what the agent produced (and the gold, or the state) and returns a
+:class:`~agentgym.core.Verdict`: a score, whether it passed, named components and a sentence
+saying why. When it **cannot** judge (the sandbox is gone, the judge endpoint is down, its
+output cannot be parsed) it raises :class:`~agentgym.errors.VerifierError`, an infrastructure
+error: the evaluator records the episode as errored, never as a reward of 0.
+
+==============================  ===========================================================
+:mod:`~agentgym.verifiers.text`   exact match, SQuAD-style F1, multiple choice, regex, length
+:mod:`~agentgym.verifiers.math`   answer extraction and equivalence (math-verify), tolerance
+:mod:`~agentgym.verifiers.code`   hidden unit tests in a sandbox, with log hardening
+:mod:`~agentgym.verifiers.state`  predicates over an env's final state
+:mod:`~agentgym.verifiers.judge`  an LLM judge with a rubric, and its agreement statistics
+:mod:`~agentgym.verifiers.compose`  weighted sum, gate, product, process rewards
+==============================  ===========================================================
+
+See ``docs/verifiers.md``.
+"""
+
+from agentgym.core import Verdict
+from agentgym.errors import VerifierError
+
+__all__ = ["Verdict", "VerifierError"]

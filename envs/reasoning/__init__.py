@@ -1,0 +1,26 @@
+"""The reasoning family: math, code, search QA, tool use, and reasoning-gym's tasks.
+
+Every env here scores with the shared verifiers (:mod:`agentgym.verifiers`), and a failure to
+judge (a sandbox gone, a judge endpoint down) is a typed error that errors the episode,
+never a reward of 0. Importing this module registers the ids; nothing heavy is imported until
+an env is made. See ``docs/reasoning.md``.
+"""
+
+from agentgym.registry import register
+
+_BASE = "agentgym.envs.reasoning"
+
+register(
+    "reasoning/Math-v0",
+    entry_point=f"{_BASE}.math_env:MathEnv",
+    max_episode_steps=1,
+    extra="reasoning",
+    description="answer a math word problem (single turn)",
+)
+register(
+    "reasoning/MathTool-v0",
+    entry_point=f"{_BASE}.math_env:MathToolEnv",
+    max_episode_steps=12,
+    extra="reasoning",
+    description="solve a math word problem with a Python tool, then answer",
+)
