@@ -21,5 +21,43 @@ See ``docs/verifiers.md``.
 
 from agentgym.core import Verdict
 from agentgym.errors import VerifierError
+from agentgym.verifiers.compose import gate, product, weighted_sum, with_process
+from agentgym.verifiers.judge import Judge, LabelledExample, cohens_kappa, judge_agreement
+from agentgym.verifiers.math import extract_answer, math_equal, verify_math
+from agentgym.verifiers.state import StateCheck, verify_state
+from agentgym.verifiers.text import (
+    em_score,
+    exact_match,
+    f1_score,
+    length_within,
+    multiple_choice,
+    normalize_answer,
+    regex_match,
+    token_f1,
+)
 
-__all__ = ["Verdict", "VerifierError"]
+__all__ = [
+    "Judge",
+    "LabelledExample",
+    "StateCheck",
+    "Verdict",
+    "VerifierError",
+    "cohens_kappa",
+    "em_score",
+    "exact_match",
+    "extract_answer",
+    "f1_score",
+    "gate",
+    "judge_agreement",
+    "length_within",
+    "math_equal",
+    "multiple_choice",
+    "normalize_answer",
+    "product",
+    "regex_match",
+    "token_f1",
+    "verify_math",
+    "verify_state",
+    "weighted_sum",
+    "with_process",
+]

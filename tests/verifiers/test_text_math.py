@@ -1,0 +1,131 @@
+"""Text and math verifiers, with the near misses that must fail."""
+
+import threading
+
+import pytest
+
+from agentgym.errors import UsageError, VerifierError
+from agentgym.verifiers import (
+    exact_match,
+    extract_answer,
+    f1_score,
+    length_within,
+    math_equal,
+    multiple_choice,
+    normalize_answer,
+    regex_match,
+    token_f1,
+    verify_math,
+)
+
+
+def test_squad_normalisation_and_exact_match():
+    assert normalize_answer("The  Eiffel Tower!") == "eiffel tower"
+    assert exact_match("the eiffel tower.", ["Eiffel Tower", "Tour Eiffel"]).passed
+    assert not exact_match("Eiffel", "Eiffel Tower").passed
+    assert exact_match("An apple", "apple").score == 1.0
+    with pytest.raises(UsageError):
+        exact_match("x", [])
+
+
+def test_f1_gives_partial_credit_and_passes_only_exact_answers():
+    assert f1_score("Eiffel", "Eiffel Tower") == pytest.approx(2 / 3)
+    assert f1_score("", "") == 1.0 and f1_score("x", "") == 0.0
+    verdict = token_f1("tower eiffel", "the Eiffel Tower")
+    assert verdict.score == 1.0 and not verdict.passed  # same tokens, not the same answer
+    assert token_f1("Paris", ["London", "paris"]).passed
+
+
+@pytest.mark.parametrize(
+    ("reply", "right"),
+    [
+        ("The answer is (B).", True),
+        ("B", True),
+        ("(b)", True),
+        ("I considered (A) but the answer is B", True),
+        ("answer: C", False),
+        ("Blue", True),  # the option's text
+        ("I do not know", False),
+    ],
+)
+def test_multiple_choice_reads_the_letter_or_the_option(reply, right):
+    verdict = multiple_choice(reply, "B", ["Red", "Blue", "Green"])
+    assert verdict.passed is right
+
+
+def test_format_and_length():
+    assert regex_match("Answer: 42", r"Answer: \d+").passed
+    assert not regex_match("Answer: 42 and more", r"Answer: \d+", full=True).passed
+    assert length_within("one two three", max_words=3).passed
+    assert not length_within("one two three", max_words=2, min_chars=100).passed
+    with pytest.raises(UsageError):
+        length_within("x")
+
+
+@pytest.mark.parametrize(
+    ("reply", "answer"),
+    [
+        ("so it is \\boxed{\\frac{1}{2}} in the end", "\\frac{1}{2}"),
+        ("\\boxed{\\text{a}\\{b\\}}", "\\text{a}\\{b\\}"),
+        ("work...\n#### 1,000", "1,000"),
+        ("The final answer is 17.", "17"),
+        ("3 apples then 7 pears", "7"),
+        ("no numbers here", None),
+        ("\\boxed{12", "12"),  # cut by the token limit: the number fallback
+    ],
+)
+def test_extraction(reply, answer):
+    assert extract_answer(reply) == answer
+
+
+EQUAL = [
+    ("1/2", "0.5"),
+    ("\\frac{1}{2}", "0.5"),
+    ("0.5", "\\frac12"),
+    ("1,000", "1000"),
+    ("12 dollars", "12"),
+    ("x^2+2x+1", "(x+1)^2"),
+    ("\\sqrt{2}/2", "\\frac{1}{\\sqrt{2}}"),
+    ("[1, 2)", "[1,2)"),
+    ("-3", "-3.0"),
+]
+NEAR_MISSES = [
+    ("0.51", "1/2"),
+    ("1/3", "0.33"),
+    ("(1,2]", "[1,2)"),
+    ("2x", "2"),
+    ("-3", "3"),
+    ("x^2+2x", "(x+1)^2"),
+]
+
+
+@pytest.mark.parametrize(("prediction", "gold"), EQUAL)
+def test_equivalent_forms_are_accepted(prediction, gold):
+    assert math_equal(prediction, gold)
+
+
+@pytest.mark.parametrize(("prediction", "gold"), NEAR_MISSES)
+def test_near_misses_are_rejected(prediction, gold):
+    assert not math_equal(prediction, gold)
+
+
+def test_math_verifier_works_off_the_main_thread():
+    """The evaluator steps envs on worker threads, where math-verify's SIGALRM cannot work."""
+    results = []
+    thread = threading.Thread(
+        target=lambda: results.extend(
+            [math_equal("x^2+2x+1", "(x+1)^2"), math_equal("0.51", "1/2")]
+        )
+    )
+    thread.start()
+    thread.join()
+    assert results == [True, False]
+
+
+def test_verify_math_verdicts():
+    assert verify_math("Thus \\boxed{0.5}", "1/2").passed
+    missing = verify_math("I am not sure", "1/2")
+    assert not missing.passed and missing.components["extracted"] == 0.0
+    assert not verify_math("\\boxed{" + "9" * 500 + "}", "9").passed  # too long to be an answer
+    with pytest.raises(VerifierError, match="gold"):
+        verify_math("\\boxed{x}", "\\frac{")
