@@ -10,7 +10,7 @@ from verifiers and whose every task has an oracle, checked by a conformance chec
 """
 
 from agentgym.checker import check_env
-from agentgym.core import SPLITS, Env, GeneratedTaskSet, Task, TaskSet, Verdict
+from agentgym.core import SPLITS, DataTaskSet, Env, GeneratedTaskSet, Task, TaskSet, Verdict
 from agentgym.errors import (
     AgentGymError,
     ConformanceError,
@@ -33,6 +33,7 @@ __all__ = [
     "AgentGymError",
     "ChatMessages",
     "ConformanceError",
+    "DataTaskSet",
     "Env",
     "EnvSpec",
     "GeneratedTaskSet",

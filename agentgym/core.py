@@ -319,3 +319,43 @@ class Env(gymnasium.Env[ObsT, ActT]):
     def set_state(self, state: Any) -> None:
         """Restore a snapshot taken by :meth:`get_state` (only if ``supports_state_snapshot``)."""
         raise NotImplementedError(f"{type(self).__name__} does not support state snapshots")
+
+
+class DataTaskSet(TaskSet):
+    """Tasks that are data (rows of a dataset file), not generated: id ``"{split}/{key}"``.
+
+    ``tasks`` maps each split to its tasks in file order; every split the env offers must
+    be present (a dataset file usually fills one split, ``test``). Difficulties come from
+    the tasks themselves.
+    """
+
+    def __init__(self, tasks: Mapping[str, Sequence[Task[Any]]]) -> None:
+        if not tasks or not any(tasks.values()):
+            raise TaskError("a DataTaskSet needs at least one task")
+        self.splits = tuple(tasks)
+        self._by_split = {split: list(found) for split, found in tasks.items()}
+        self._by_id = {t.id: t for found in self._by_split.values() for t in found}
+        if len(self._by_id) != sum(map(len, self._by_split.values())):
+            raise TaskError("task ids of a DataTaskSet must be unique")
+        levels = dict.fromkeys(t.difficulty for t in self._by_id.values())
+        self.difficulties = tuple(levels)
+
+    def count(self, split: str, difficulty: str | None = None) -> int:
+        return len(self.ids(split, difficulty))
+
+    def ids(self, split: str, difficulty: str | None = None) -> Sequence[str]:
+        self.check_split(split)
+        self.check_difficulty(difficulty)
+        return [
+            t.id for t in self._by_split[split] if difficulty is None or t.difficulty == difficulty
+        ]
+
+    def get(self, task_id: str) -> Task[Any]:
+        try:
+            return self._by_id[task_id]
+        except (KeyError, TypeError):
+            some = list(self._by_id)[:3]
+            raise TaskError(
+                f"unknown task id {task_id!r}; this dataset has {len(self._by_id)} tasks "
+                f"with ids like {some}"
+            ) from None

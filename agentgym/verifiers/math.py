@@ -29,7 +29,7 @@ import threading
 from agentgym.core import Verdict
 from agentgym.errors import MissingExtraError, VerifierError
 
-__all__ = ["MAX_ANSWER_CHARS", "extract_answer", "math_equal", "verify_math"]
+__all__ = ["MAX_ANSWER_CHARS", "extract_answer", "math_equal", "stated_answer", "verify_math"]
 
 MAX_ANSWER_CHARS = 400
 
@@ -57,8 +57,8 @@ def _last_boxed(text: str) -> str | None:
     return None  # unclosed: cut by the token limit
 
 
-def extract_answer(text: str) -> str | None:
-    """The final answer stated in ``text`` (see the module docstring), or None."""
+def stated_answer(text: str) -> str | None:
+    """The answer ``text`` marks as final (boxed, ``####``, "the answer is"), or None."""
     boxed = _last_boxed(text)
     if boxed:
         return boxed
@@ -66,6 +66,14 @@ def extract_answer(text: str) -> str | None:
         hits = [h.strip() for h in pattern.findall(text) if h.strip()]
         if hits:
             return hits[-1]
+    return None
+
+
+def extract_answer(text: str) -> str | None:
+    """The final answer stated in ``text``, else its last number (see the module docstring)."""
+    stated = stated_answer(text)
+    if stated is not None:
+        return stated
     numbers = _NUMBER.findall(text)
     return numbers[-1] if numbers else None
 

@@ -1,0 +1,116 @@
+"""The math envs: generated problems, dataset files in their published formats, the tool."""
+
+import json
+from fractions import Fraction
+
+import pytest
+
+import agentgym
+from agentgym.envs.reasoning.math_problems import LEVELS, format_number, generate
+from agentgym.errors import UsageError
+
+
+@pytest.mark.parametrize("level", list(LEVELS))
+def test_generated_answers_are_what_the_expression_computes(level):
+    for seed in range(200):
+        problem = generate(level, seed)
+        value = eval(problem.expression, {"Fraction": Fraction})  # the project's own code
+        assert format_number(Fraction(value)) == problem.answer
+        assert problem.answer in problem.solution
+
+
+def test_number_format():
+    assert format_number(Fraction(25, 2)) == "12.5"
+    assert format_number(Fraction(7, 3)) == "7/3"
+    assert format_number(Fraction(-4)) == "-4"
+
+
+def test_single_turn_scores_equivalent_forms_and_asks_for_a_marked_answer():
+    env = agentgym.make("reasoning/Math-v0")
+    _, info = env.reset(options={"task_id": "dev/hard/5"})
+    gold = env.unwrapped.task.gold
+    _, reward, terminated, _, info = env.step(f"So it is \\boxed{{{gold}}}.")
+    assert reward == 1.0 and terminated and info["verdict"].passed
+    env.reset(options={"task_id": "dev/hard/5"})
+    observation, reward, *_, info = env.step(f"maybe {gold}")
+    assert info["invalid_action"] and reward == 0.0
+    assert "no final answer found" in observation and "\\boxed{ANSWER}" in observation
+    env.close()
+
+
+def test_the_tool_runs_python_in_a_sandbox_then_the_answer_is_scored():
+    env = agentgym.make("reasoning/MathTool-v0")
+    observation, _ = env.reset(options={"task_id": "test/medium/2"})
+    task = env.unwrapped.task
+    observation, reward, terminated, *_ = env.step(
+        "Let me compute.\n```python\nimport socket, os\nprint(6 * 7, os.getuid() != 0)\n```"
+    )
+    assert "42 True" in observation and not terminated and reward == 0.0
+    observation, *_ = env.step("```python\nwhile True: pass\n```")
+    assert "timed out" in observation
+    _, reward, terminated, *_ = env.step(f"\\boxed{{{task.gold}}}")
+    assert terminated and reward == 1.0
+    env.close()
+
+
+def test_dataset_files_in_their_published_formats(tmp_path):
+    gsm8k = tmp_path / "gsm8k.jsonl"
+    gsm8k.write_text(
+        json.dumps({"question": "Tom has 3 + 4 apples. How many?", "answer": "3+4=7\n#### 7"})
+        + "\n"
+        + json.dumps({"question": "A big sum?", "answer": "#### 1,234"})
+        + "\n"
+    )
+    math_file = tmp_path / "math.jsonl"
+    math_file.write_text(
+        json.dumps(
+            {
+                "problem": "What is $1/2 + 1/4$?",
+                "solution": "We add: $\\boxed{\\frac{3}{4}}$.",
+                "level": "Level 2",
+                "type": "Prealgebra",
+            }
+        )
+        + "\n"
+    )
+    aime = tmp_path / "aime.jsonl"
+    aime.write_text(json.dumps({"problem": "Find N.", "answer": 204}) + "\n")
+    for dataset, path, reply in (
+        ("gsm8k", gsm8k, "The answer is 1234."),
+        ("math", math_file, "\\boxed{0.75}"),
+        ("aime", aime, "\\boxed{204}"),
+    ):
+        env = agentgym.make("reasoning/Math-v0", dataset=dataset, path=str(path))
+        ids = env.unwrapped.tasks.ids("test")
+        env.reset(options={"task_id": ids[-1]})
+        *_, info = env.step(reply)
+        assert info["verdict"].passed, (dataset, info["verdict"])
+        env.close()
+    env = agentgym.make("reasoning/Math-v0", dataset="math", path=str(math_file))
+    assert env.unwrapped.tasks.difficulties == ("level2",)
+    env.close()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"question": "q", "answer": "no hashes"}) + "\n")
+    with pytest.raises(UsageError, match=r"bad.jsonl:1.*####"):
+        agentgym.make("reasoning/Math-v0", dataset="gsm8k", path=str(bad))
+    with pytest.raises(UsageError, match="both"):
+        agentgym.make("reasoning/Math-v0", dataset="gsm8k")
+
+
+def test_oracles_through_the_evaluator(tmp_path):
+    from agentgym.benchmarks import Benchmark
+    from agentgym.eval import evaluate
+
+    benchmark = Benchmark.from_dict(
+        {
+            "name": "math",
+            "seed": 0,
+            "envs": [
+                {"id": "reasoning/Math-v0", "split": "test", "tasks": 6},
+                {"id": "reasoning/MathTool-v0", "split": "test", "tasks": 3},
+            ],
+        }
+    )
+    result = evaluate(benchmark, "oracle", tmp_path / "run", num_envs=4)
+    assert result.summary["overall"]["success"] == 1.0
+    assert result.summary["overall"]["errored"] == 0
