@@ -265,6 +265,7 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
             raise UsageError(
                 f"set_state() takes what get_state() returned, got {type(state).__name__}"
             )
+        self._release()  # the abandoned world's resources (a sandbox) go with it
         self._task, self._world = state.task, copy.deepcopy(state.world)
         self.np_random.bit_generator.state = copy.deepcopy(state.rng_state)
         self._score, self._invalid_actions = state.score, state.invalid_actions

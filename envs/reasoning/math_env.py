@@ -41,6 +41,7 @@ from typing import Any
 
 from agentgym.core import DataTaskSet, GeneratedTaskSet, Task, Verdict
 from agentgym.envs.reasoning.math_problems import generate
+from agentgym.envs.reasoning.python_tool import PythonTool
 from agentgym.errors import UsageError
 from agentgym.task_env import InvalidAction, TaskEnv
 from agentgym.verifiers.math import extract_answer, stated_answer, verify_math
@@ -61,7 +62,7 @@ class MathWorld:
     answer_text: str | None = None
     verdict: Verdict | None = None
     runs: list[str] = field(default_factory=list)  # outputs of the tool, newest last
-    sandbox: Any = None  # the episode's sandbox (tool env), made on first use
+    python: PythonTool = field(default_factory=PythonTool)  # the tool env's sandbox
 
 
 class MathTask(Task[MathWorld]):
@@ -116,9 +117,7 @@ class MathTask(Task[MathWorld]):
         return self.solution
 
     def teardown(self, world: MathWorld) -> None:
-        if world.sandbox is not None:
-            world.sandbox.close()
-            world.sandbox = None
+        world.python.close()
 
 
 def load_math_dataset(dataset: str, path: str | Path) -> DataTaskSet:
@@ -238,8 +237,7 @@ class MathToolEnv(MathEnv):
     the answer, then boxes what it printed. **Version history.** v0: first release.
     """
 
-    metadata = {**MathEnv.metadata, "supports_state_snapshot": False, "needs_sandbox": True}
-    max_output = 2_000
+    metadata = {**MathEnv.metadata, "needs_sandbox": True}
 
     def act(self, world: MathWorld, action: str) -> str:
         code = _PYTHON.findall(action)
@@ -253,15 +251,7 @@ class MathToolEnv(MathEnv):
         )
 
     def _run(self, world: MathWorld, code: str) -> str:
-        from agentgym.sandbox import create
-
-        if world.sandbox is None:  # an infrastructure failure here errors the episode
-            world.sandbox = create(python=True)
-        result = world.sandbox.exec(["python3", "-c", code], timeout=10.0)
-        output = (result.stdout + result.stderr).strip()
-        if len(output) > self.max_output:
-            output = output[: self.max_output] + "\n[... output cut ...]"
-        status = "timed out after 10 s" if result.timed_out else f"exit code {result.exit_code}"
+        status, output = world.python.run(code)
         world.runs.append(output)
         return f"Ran your code ({status}). Output:\n{output or '(nothing printed)'}"
 
