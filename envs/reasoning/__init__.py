@@ -24,3 +24,10 @@ register(
     extra="reasoning",
     description="solve a math word problem with a Python tool, then answer",
 )
+register(
+    "reasoning/ToolUse-v0",
+    entry_point=f"{_BASE}.tool_use:ToolUseEnv",
+    max_episode_steps=20,
+    extra="reasoning",
+    description="run errands in a shop through JSON-schema tools (native or in text)",
+)

@@ -196,12 +196,13 @@ def test_an_existing_run_needs_resume_and_a_matching_manifest(tmp_path):
     assert again.resumed == 1
 
 
+# Episodes of over a second each, so a loaded CI machine still signals the run mid-way.
 KILLABLE = """
 import sys
 sys.path.insert(0, {tests!r})
 import agentgym
 agentgym.register("evaltest/SlowStep-v0", entry_point="faulty_envs:FaultyHanoi",
-                  kwargs={{"fault": "slow_step", "delay": 0.05}}, max_episode_steps=50)
+                  kwargs={{"fault": "slow_step", "delay": 0.1}}, max_episode_steps=50)
 from agentgym.benchmarks import Benchmark, BenchmarkEnv
 from agentgym.eval import evaluate
 suite = Benchmark(name="t", episodes_per_task=2,
