@@ -18,7 +18,8 @@ every family behaves the same way.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
@@ -26,7 +27,7 @@ import numpy as np
 
 from agentgym.core import Env, Task, Verdict
 from agentgym.errors import ResetNeeded, TaskError, UsageError
-from agentgym.spaces import Text
+from agentgym.spaces import Text, ToolCall
 
 __all__ = ["InvalidAction", "TaskEnv"]
 
@@ -79,6 +80,12 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
     max_action_length = 4_096
     max_invalid_default: int | None = None
     """The family's invalid-action limit when the caller does not choose one."""
+    tools: Sequence[Mapping[str, Any]] | None = None
+    """JSON-schema tool declarations (OpenAI's function format) that the env's actions can also
+    be written as. When set, the action space is a :class:`~agentgym.spaces.ToolCall` space, so
+    function-calling agents get the tools natively, and ``step`` accepts a call
+    ``{"name", "arguments"}``, which reaches :meth:`act` as its JSON text: one parser serves
+    native calls and calls written in text."""
 
     def __init__(
         self,
@@ -108,7 +115,7 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
         self.max_invalid_actions = max_invalid_actions
         self.render_mode = render_mode
         self.observation_space = Text(self.max_observation_length)
-        self.action_space = Text(self.max_action_length)
+        self.action_space = ToolCall(self.tools) if self.tools else Text(self.max_action_length)
         self._task: Task[WorldT] | None = None
         self._world: WorldT | None = None
         self._score = 0.0
@@ -186,6 +193,8 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
             raise ResetNeeded(
                 f"{self._name()}: the episode has ended (terminated or truncated); call reset()"
             )
+        if self.tools and isinstance(action, Mapping):  # a native tool call
+            action = json.dumps(dict(action), default=str)
         if not isinstance(action, str):
             raise UsageError(
                 f"{self._name()}.step() takes the agent's action as a str, got "

@@ -2,7 +2,11 @@
 
 Answers are compared after SQuAD's normalisation (:func:`normalize_answer`: lower case, no
 punctuation, no articles ``a an the``, single spaces), so "The Eiffel Tower." matches
-"eiffel tower". Several acceptable answers may be given; the best match counts.
+"eiffel tower". Punctuation is SQuAD's ASCII set plus every Unicode punctuation character
+(curly quotes, dashes), so ``“Brask”`` matches ``Brask``; digits are kept and separators
+dropped, so ``1,240`` matches ``1240`` (and, as in SQuAD, ``1.5`` matches ``15``: use the math
+verifier for numbers). Several acceptable answers may be given; the best match counts.
+When either side has no tokens, F1 is 1 if both have none, else 0 (SQuAD 2.0's rule).
 
 Each verifier returns a :class:`~agentgym.core.Verdict`; the plain metrics (:func:`em_score`,
 :func:`f1_score`) return floats for use inside other verifiers.
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
@@ -30,13 +35,19 @@ __all__ = [
 ]
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_ASCII_PUNCTUATION = frozenset(string.punctuation)
 
 
 def normalize_answer(text: str) -> str:
     """SQuAD's normalisation: lower case, punctuation and articles removed, spaces collapsed."""
-    text = str(text).lower().translate(_PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+    if not isinstance(text, str):
+        raise UsageError(f"normalize_answer() takes a str, got {type(text).__name__} {text!r:.40}")
+    kept = "".join(ch for ch in text.lower() if not _is_punctuation(ch))
+    return " ".join(_ARTICLES.sub(" ", kept).split())
+
+
+def _is_punctuation(ch: str) -> bool:
+    return ch in _ASCII_PUNCTUATION or unicodedata.category(ch).startswith("P")
 
 
 def _golds(golds: str | Sequence[str]) -> list[str]:

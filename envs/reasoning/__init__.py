@@ -31,3 +31,10 @@ register(
     extra="reasoning",
     description="run errands in a shop through JSON-schema tools (native or in text)",
 )
+register(
+    "reasoning/SearchQA-v0",
+    entry_point=f"{_BASE}.search_qa:SearchQAEnv",
+    max_episode_steps=20,
+    extra="reasoning",
+    description="answer a multi-hop question by searching and reading a local corpus",
+)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import json
 import operator
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -26,7 +25,6 @@ from agentgym.core import GeneratedTaskSet, Task, Verdict
 from agentgym.envs.reasoning.math_problems import format_number
 from agentgym.envs.reasoning.python_tool import PythonTool
 from agentgym.errors import UsageError
-from agentgym.spaces import ToolCall
 from agentgym.task_env import InvalidAction, TaskEnv
 from agentgym.verifiers import StateCheck, gate, math_equal, verify_state
 
@@ -230,7 +228,7 @@ class ToolUseEnv(TaskEnv[Shop]):
     **What the agent sees.** The errand, then each tool's result. **What it may do.** Call
     the tools (``search_items``, ``get_item``, ``get_balance``, ``order``, ``calculator``,
     ``python``, ``answer``): natively as ``{"name", "arguments"}`` (the action space is a
-    ``ToolCall`` space; ``info["tools"]`` holds the JSON schemas too), or in text as JSON or
+    ``ToolCall`` space of their JSON schemas), or in text as JSON or
     ``order(name="lamp", quantity=3)``. Errors (unknown tool or item, bad arguments, over
     budget) come back as the tool's message. **Scoring.** The final state is checked first
     (budget kept; the ordered stock exactly right; nothing else bought), as a gate: then
@@ -243,29 +241,11 @@ class ToolUseEnv(TaskEnv[Shop]):
     metadata = {**TaskEnv.metadata, "needs_sandbox": True}
     max_invalid_default = 10
 
+    tools = TOOLS
+
     def __init__(self, **kwargs: Any) -> None:
         self.tasks = GeneratedTaskSet("tool-use", ErrandTask, ("easy", "medium", "hard"))
         super().__init__(**kwargs)
-        self.action_space = ToolCall(TOOLS)
-
-    def reset(self, **kwargs: Any) -> tuple[str, dict[str, Any]]:
-        observation, info = super().reset(**kwargs)
-        return observation, {**info, "tools": json.loads(json.dumps(TOOLS))}
-
-    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if isinstance(action, Mapping):  # a native tool call
-            try:
-                action = json.dumps(dict(action))
-            except (TypeError, ValueError):
-                action = repr(dict(action))
-        observation, reward, terminated, truncated, info = super().step(action)
-        return (
-            observation,
-            reward,
-            terminated,
-            truncated,
-            {**info, "tools": json.loads(json.dumps(TOOLS))},
-        )
 
     def act(self, world: Shop, action: str) -> str:
         call = _parse_call(action)
