@@ -46,6 +46,8 @@ bench: install
 	$(PY) tests/perf/bench_sandbox.py
 	$(PY) tests/perf/bench_sandbox.py --backend docker
 	$(PY) tests/perf/bench_hf.py
+	$(PY) tests/perf/bench_search.py
+	$(PY) tests/perf/bench_code_verifier.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
