@@ -114,3 +114,37 @@ def test_oracles_through_the_evaluator(tmp_path):
     result = evaluate(benchmark, "oracle", tmp_path / "run", num_envs=4)
     assert result.summary["overall"]["success"] == 1.0
     assert result.summary["overall"]["errored"] == 0
+
+
+def test_a_sandbox_that_dies_errors_the_episode_instead_of_scoring_it(tmp_path):
+    """Fault injection: the agent's second move kills the episode's sandbox (its keeper
+    process, SIGKILL) before asking for another run; the evaluator records the episode as
+    errored, and the statistics count it apart from the scores."""
+    import os
+    import signal
+
+    from agentgym.agents import Agent
+    from agentgym.benchmarks import Benchmark
+    from agentgym.eval import EngineLimits, evaluate
+
+    class Saboteur(Agent):
+        def reset(self, context):
+            self.env, self.turn = context.env.unwrapped, 0
+
+        def act_sync(self, observation, info):
+            self.turn += 1
+            if self.turn == 2:
+                sandbox = self.env._world.python._sandbox
+                os.kill(sandbox._keeper.pid, signal.SIGKILL)
+                sandbox._keeper.wait()
+            return "```python\nprint(6 * 7)\n```"
+
+    benchmark = Benchmark.from_dict(
+        {"name": "crash", "envs": [{"id": "reasoning/MathTool-v0", "split": "test", "tasks": 2}]}
+    )
+    result = evaluate(
+        benchmark, Saboteur, tmp_path / "run", num_envs=2, limits=EngineLimits(retries=0)
+    )
+    assert [r.status for r in result.records] == ["errored", "errored"]
+    assert "SandboxError" in result.records[0].error
+    assert result.summary["overall"]["errored"] == 2 and result.summary["overall"]["scored"] == 0
