@@ -21,6 +21,7 @@ See ``docs/verifiers.md``.
 
 from agentgym.core import Verdict
 from agentgym.errors import VerifierError
+from agentgym.verifiers.code import CodeTests, verify_code
 from agentgym.verifiers.compose import gate, product, weighted_sum, with_process
 from agentgym.verifiers.judge import Judge, LabelledExample, cohens_kappa, judge_agreement
 from agentgym.verifiers.math import extract_answer, math_equal, verify_math
@@ -37,6 +38,7 @@ from agentgym.verifiers.text import (
 )
 
 __all__ = [
+    "CodeTests",
     "Judge",
     "LabelledExample",
     "StateCheck",
@@ -56,6 +58,7 @@ __all__ = [
     "product",
     "regex_match",
     "token_f1",
+    "verify_code",
     "verify_math",
     "verify_state",
     "weighted_sum",

@@ -32,6 +32,20 @@ register(
     description="run errands in a shop through JSON-schema tools (native or in text)",
 )
 register(
+    "reasoning/Code-v0",
+    entry_point=f"{_BASE}.code_env:CodeEnv",
+    max_episode_steps=1,
+    extra="reasoning",
+    description="write a function that passes hidden unit tests (single turn)",
+)
+register(
+    "reasoning/CodeInteractive-v0",
+    entry_point=f"{_BASE}.code_env:CodeInteractiveEnv",
+    max_episode_steps=10,
+    extra="reasoning",
+    description="write a function, run it in a sandbox as often as needed, then submit",
+)
+register(
     "reasoning/SearchQA-v0",
     entry_point=f"{_BASE}.search_qa:SearchQAEnv",
     max_episode_steps=20,
