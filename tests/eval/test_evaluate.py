@@ -198,7 +198,9 @@ def test_an_existing_run_needs_resume_and_a_matching_manifest(tmp_path):
 
 # Episodes of over a second each, so a loaded CI machine still signals the run mid-way.
 KILLABLE = """
-import sys
+import signal, sys
+# Ctrl-C as in a terminal, even when the tests run in the background (SIGINT ignored there).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {tests!r})
 import agentgym
 agentgym.register("evaltest/SlowStep-v0", entry_point="faulty_envs:FaultyHanoi",

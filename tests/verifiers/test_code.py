@@ -25,12 +25,26 @@ def verify(program, tests=ADD_TESTS, **options):
     return verify_code(program, tests, **options)
 
 
+_BEFORE: set[int] = set()
+
+
+@pytest.fixture(autouse=True)
+def _children_before_the_test():
+    """What already runs under this process (other tests' servers, a private dockerd)."""
+    _BEFORE.clear()
+    _BEFORE.update(descendants(os.getpid()))
+
+
 def no_children_left():
     """Nothing a verification started outlives it on the host."""
+
+    def new() -> set[int]:
+        return set(descendants(os.getpid())) - _BEFORE
+
     deadline = time.monotonic() + 5
-    while descendants(os.getpid()) and time.monotonic() < deadline:
+    while new() and time.monotonic() < deadline:
         time.sleep(0.05)
-    return not descendants(os.getpid())
+    return not new()
 
 
 # --------------------------------------------------------------------------- honest programs
@@ -383,7 +397,7 @@ def test_a_sandbox_that_dies_during_the_run_is_a_verifier_error():
     deadline = time.monotonic() + 5
     killed = False
     while not killed and time.monotonic() < deadline:
-        for pid in descendants(os.getpid()):
+        for pid in set(descendants(os.getpid())) - _BEFORE:
             try:
                 with open(f"/proc/{pid}/comm") as comm:
                     if comm.read().strip() == "bwrap":
