@@ -21,9 +21,11 @@ only cuts away the chatter around an answer; when it finds nothing it hands the 
 over, and the env says what was wrong. Styles:
 
 ==========  ===========================================================================
-``auto``    the last ``<action>...</action>``, else the last fenced code block, else the
-            last non-empty line (the default: works for models that follow a format hint
-            and for those that just answer)
+``auto``    the last ``<action>...</action>``, else the reply from its last ``<answer>`` on
+            (envs that read ``<answer>`` tags, e.g. reasoning-gym's, parse them; a
+            multi-line answer stays whole), else the last fenced code block, else the last
+            non-empty line (the default: works for models that follow a format hint and for
+            those that just answer)
 ``tags``    the last ``<action>...</action>`` (an unclosed ``<action>`` at the end, cut by
             the token limit, counts up to the end)
 ``fenced``  the contents of the last fenced code block
@@ -170,6 +172,8 @@ def extract_action(text: str, style: ActionStyle = "auto") -> str:
     found: str | None = None
     if style in ("auto", "tags"):
         found = _last(_TAG.findall(text))
+    if found is None and style == "auto" and "<answer>" in text:
+        found = text[text.rindex("<answer>") :].strip()
     if found is None and style in ("auto", "fenced"):
         found = _last(_FENCE.findall(text))
     if found is None and style in ("auto", "line"):

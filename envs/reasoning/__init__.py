@@ -1,11 +1,13 @@
 """The reasoning family: math, code, search QA, tool use, and reasoning-gym's tasks.
 
-Every env here scores with the shared verifiers (:mod:`agentgym.verifiers`), and a failure to
-judge (a sandbox gone, a judge endpoint down) is a typed error that errors the episode,
-never a reward of 0. Importing this module registers the ids; nothing heavy is imported until
+Every env here scores with the shared verifiers (:mod:`agentgym.verifiers`), except the
+``reasoning-gym/*`` ids, which score with reasoning-gym's own scorers; a failure to judge (a
+sandbox gone, a judge endpoint down) is a typed error that errors the episode, never a
+reward of 0. Importing this module registers the ids; nothing heavy is imported until
 an env is made. See ``docs/reasoning.md``.
 """
 
+from agentgym.envs.reasoning.reasoning_gym_ids import register_all
 from agentgym.registry import register
 
 _BASE = "agentgym.envs.reasoning"
@@ -52,3 +54,5 @@ register(
     extra="reasoning",
     description="answer a multi-hop question by searching and reading a local corpus",
 )
+
+register_all()  # reasoning-gym/<dataset>-v0, one id per audited dataset (docs/reasoning-gym.md)

@@ -132,3 +132,9 @@ def test_render_prompt_uses_the_tokenizers_own_chat_template(tiny_model_dir):
     tokenizer.chat_template = None
     with pytest.raises(UsageError, match="chat template"):
         render_prompt(tokenizer, messages)
+
+
+def test_auto_keeps_a_multi_line_answer_block_whole():
+    reply = "Let me think.\n<answer>\n1 2\n3 4\n</answer>\nDone."
+    assert extract_action(reply) == "<answer>\n1 2\n3 4\n</answer>\nDone."
+    assert extract_action("<action>up</action> <answer>x</answer>") == "up"

@@ -1,0 +1,520 @@
+"""The reasoning-gym datasets agentgym serves, one id each, and why the others are left out.
+
+This module is light on purpose: the family module imports it to register the ids, and it
+imports nothing from reasoning-gym. Its tables come from an audit of the installed package
+(:func:`agentgym.envs.reasoning.reasoning_gym_env.audit`): every dataset at every level of its
+curriculum, 10 items of each split generated twice (and once more in processes with other hash
+seeds) and scored by its own scorer. Re-run it after upgrading reasoning-gym (about 12 minutes on
+2 cores) and update the tables from what it prints::
+
+    python -m agentgym.envs.reasoning.reasoning_gym_ids [--json audit.json]
+
+``tests/reasoning/test_reasoning_gym.py`` checks that the tables cover exactly the datasets the
+installed package offers. Of reasoning-gym 0.1.25's 106 datasets, 96 are served; left out:
+
+* ``boxnet``, ``rush_hour``: no gold answer and no reference solution, so no oracle.
+* ``codeio``, ``list_functions``: not deterministic (the same item differs between two
+  generations); ``codeio`` also ``exec()``s code from its data file in-process.
+* ``isomorphic_strings``, ``polynomial_multiplication``, ``ransom_note``: not deterministic
+  across processes (they draw from sets, whose order follows Python's per-process hash seed).
+* ``composite``: a mixture of other datasets, with no default config.
+* ``game_of_life_halting``: its scorer gives 1.0 to any non-empty answer.
+* ``knight_swap``: its curriculum levels fail to build or generate; its default config takes
+  0.35-0.45 s per task.
+
+Levels left out of served datasets (slower than 0.2 s per task, failing to generate, or without
+an oracle) are in :data:`EXCLUDED_LEVELS`; the reasons in full are in :data:`EXCLUDED` and
+``docs/reasoning-gym.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DATASETS",
+    "EXCLUDED",
+    "EXCLUDED_LEVELS",
+    "EXECUTES_ANSWER",
+    "FAMILY",
+    "LEVELS",
+    "REASONING_GYM_VERSION",
+    "SPLIT_SIZES",
+    "env_id",
+    "register_all",
+]
+
+FAMILY = "reasoning-gym"
+_MODULE = "agentgym.envs.reasoning.reasoning_gym_ids"
+REASONING_GYM_VERSION = "0.1.25"
+"""The reasoning-gym release the tables were audited against."""
+
+DATASETS: tuple[str, ...] = (
+    "ab",
+    "acre",
+    "advanced_geometry",
+    "aiw",
+    "arc_1d",
+    "arc_agi",
+    "base_conversion",
+    "basic_arithmetic",
+    "bf",
+    "binary_alternation",
+    "binary_matrix",
+    "bitwise_arithmetic",
+    "caesar_cipher",
+    "calendar_arithmetic",
+    "chain_sum",
+    "circuit_logic",
+    "coin_flip",
+    "color_cube_rotation",
+    "complex_arithmetic",
+    "count_bits",
+    "count_primes",
+    "countdown",
+    "course_schedule",
+    "cryptarithm",
+    "decimal_arithmetic",
+    "decimal_chain_sum",
+    "dice",
+    "emoji_mystery",
+    "family_relationships",
+    "figlet_font",
+    "fraction_simplification",
+    "futoshiki",
+    "game_of_life",
+    "gcd",
+    "graph_color",
+    "group_anagrams",
+    "gsm_symbolic",
+    "intermediate_integration",
+    "jugs",
+    "kakurasu",
+    "knights_knaves",
+    "largest_island",
+    "lcm",
+    "leg_counting",
+    "letter_counting",
+    "letter_jumble",
+    "mahjong_puzzle",
+    "manipulate_matrix",
+    "maze",
+    "mini_sudoku",
+    "modulo_grid",
+    "n_queens",
+    "needle_haystack",
+    "number_filtering",
+    "number_format",
+    "number_sequence",
+    "number_sorting",
+    "palindrome_generation",
+    "palindrome_partitioning",
+    "path_star",
+    "polynomial_equations",
+    "pool_matrix",
+    "power_function",
+    "prime_factorization",
+    "products",
+    "propositional_logic",
+    "puzzle24",
+    "quantum_lock",
+    "rearc",
+    "rectangle_count",
+    "rotate_matrix",
+    "rotten_oranges",
+    "rubiks_cube",
+    "self_reference",
+    "sentence_reordering",
+    "shortest_path",
+    "simple_equations",
+    "simple_geometry",
+    "simple_integration",
+    "sokoban",
+    "spell_backward",
+    "spiral_matrix",
+    "string_insertion",
+    "string_manipulation",
+    "string_splitting",
+    "string_synthesis",
+    "sudoku",
+    "survo",
+    "syllogism",
+    "time_intervals",
+    "tower_of_hanoi",
+    "tsumego",
+    "word_ladder",
+    "word_sequence_reversal",
+    "word_sorting",
+    "zebra_puzzles",
+)
+"""The datasets registered as ``reasoning-gym/<name>-v0``."""
+
+_CURRICULUM = ("easy", "medium", "hard")
+_FEWER_LEVELS: dict[str, tuple[str, ...]] = {
+    "acre": ("default",),  # no curriculum
+    "bf": ("easy", "medium"),
+    "caesar_cipher": ("easy", "medium"),
+    "countdown": ("easy",),
+    "futoshiki": ("easy", "medium"),
+    "game_of_life": ("easy", "medium"),
+    "gsm_symbolic": ("default",),  # no curriculum
+    "jugs": ("easy",),
+    "letter_jumble": ("easy", "medium"),
+    "modulo_grid": ("easy", "hard"),
+    "number_sequence": ("easy", "medium"),
+    "puzzle24": ("easy", "medium"),
+    "rubiks_cube": ("easy",),
+    "sokoban": ("medium",),
+}
+
+LEVELS: dict[str, tuple[str, ...]] = {
+    name: _FEWER_LEVELS.get(name, _CURRICULUM) for name in DATASETS
+}
+"""Each registered dataset's difficulties, easiest first.
+
+``easy``, ``medium`` and ``hard`` are levels 0, 1 and 2 of the dataset's reasoning-gym
+curriculum; ``default`` is the dataset's default config, for datasets without a curriculum.
+Levels that fail the audit are left out (:data:`EXCLUDED_LEVELS`).
+"""
+
+EXCLUDED: dict[str, str] = {
+    "isomorphic_strings": (
+        "not deterministic across processes: it draws letters from a set, whose order changes "
+        "with Python's per-process hash seed, so a task id names another question in every "
+        "process"
+    ),
+    "polynomial_multiplication": (
+        "not deterministic across processes: it draws monomials from a sympy set, whose "
+        "order changes with Python's per-process hash seed, so a task id names another "
+        "question in every process"
+    ),
+    "ransom_note": (
+        "not deterministic across processes: it draws letters from a set, whose order changes "
+        "with Python's per-process hash seed, so a task id names another question in every "
+        "process"
+    ),
+    "boxnet": (
+        "no gold answer and no reference solution in its items (the scorer checks a plan against "
+        "the initial state), so there is no oracle"
+    ),
+    "codeio": (
+        "not deterministic: the same item comes out differently when generated twice; it also "
+        "exec()s code samples from its data file in-process, and keeps that data in a class "
+        "attribute that each new config overwrites"
+    ),
+    "composite": (
+        "a mixture of other datasets with no default config (it needs the list of datasets to "
+        "mix); its parts are served on their own"
+    ),
+    "game_of_life_halting": (
+        "its scorer gives 1.0 to any non-empty answer (it compares bool(answer) with bool(gold), "
+        "and 'True' and 'False' are both true)"
+    ),
+    "knight_swap": (
+        "its curriculum levels do not build or generate (min_nodes must be >= 6; no valid puzzle "
+        "after trying 100 boards) and its default config takes 0.35-0.45 s per task"
+    ),
+    "list_functions": (
+        "not deterministic: its generators draw from Python's global random module, so the same "
+        "item differs between two generations"
+    ),
+    "rush_hour": (
+        "no gold answer: items carry the minimum number of moves but no solution, so there is no "
+        "oracle"
+    ),
+}
+"""Datasets not registered, with the reason."""
+
+EXCLUDED_LEVELS: dict[str, dict[str, str]] = {
+    "bf": {
+        "hard": "0.47-1.09 s per task, items up to 2.6 s",
+    },
+    "caesar_cipher": {
+        "hard": (
+            "does not build: the curriculum asks for rotations its config rejects (rotation must "
+            "be in range [1,25])"
+        ),
+    },
+    "countdown": {
+        "medium": (
+            "0.08-0.41 s per task, and some items fail to generate (no valid expression after 100 "
+            "attempts)"
+        ),
+        "hard": "items fail to generate (no valid expression after 100 attempts)",
+    },
+    "futoshiki": {
+        "hard": "0.13-0.32 s per task (over 0.2 s in one of three audits)",
+    },
+    "game_of_life": {
+        "hard": "0.12-0.32 s per task (over 0.2 s in one of three audits)",
+    },
+    "jugs": {
+        "medium": "some items have no solution: their gold answer '[\"No solution\"]' scores 0",
+        "hard": "6-10 s per task",
+    },
+    "letter_jumble": {
+        "hard": "items fail to generate (empty range for randrange())",
+    },
+    "modulo_grid": {
+        "medium": "does not build (max_target must be greater than 0)",
+    },
+    "number_sequence": {
+        "hard": "items take up to minutes: 30 did not finish in 240 s",
+    },
+    "puzzle24": {
+        "hard": "0.14-0.33 s per task (over 0.2 s in one of three audits)",
+    },
+    "rubiks_cube": {
+        "medium": "4x4 cubes come with no reference solution, so there is no oracle",
+        "hard": "5x5 cubes come with no reference solution, so there is no oracle",
+    },
+    "sokoban": {
+        "easy": "3.7-5.7 s per task (one item took 120 s)",
+        "hard": "0.10-0.70 s per task, items up to 2 s",
+    },
+}
+"""Curriculum levels left out of a registered dataset, with the reason."""
+
+EXECUTES_ANSWER: dict[str, str] = {
+    "binary_matrix": "python",
+    "n_queens": "python",
+    "spiral_matrix": "python",
+    "string_insertion": "python",
+    "countdown": "sympy",
+    "intermediate_integration": "sympy",
+    "polynomial_multiplication": "sympy",
+    "puzzle24": "sympy",
+    "simple_integration": "sympy",
+}
+"""Datasets whose scorer runs the answer as code: ``python`` (``eval``) or ``sympy``
+(``sympy.parse_expr``, which also calls ``eval``). The env refuses answers that would run code
+there, before the scorer sees them."""
+
+SPLIT_SIZES: dict[str, dict[str, int]] = {
+    # acre builds all of a split's questions up front (0.26 ms each): 100,000 would take 26 s.
+    "acre": {"train": 5_000, "dev": 1_000, "test": 1_000},
+    # word_ladder refuses sizes over 20,000.
+    "word_ladder": {"train": 20_000, "dev": 1_000, "test": 1_000},
+}
+"""Split sizes (tasks per difficulty) of datasets that generate a whole split at construction,
+where the default 100,000 train tasks would take too long."""
+
+
+def env_id(dataset: str) -> str:
+    """The agentgym id of a reasoning-gym dataset: ``reasoning-gym/<dataset>-v0``."""
+    return f"{FAMILY}/{dataset}-v0"
+
+
+def register_all() -> None:
+    """Register every dataset of :data:`DATASETS`; calling it again does nothing."""
+    import gymnasium
+
+    from agentgym.registry import register
+
+    for name in DATASETS:
+        if env_id(name) in gymnasium.registry:
+            continue
+        register(
+            env_id(name),
+            entry_point="agentgym.envs.reasoning.reasoning_gym_env:ReasoningGymEnv",
+            kwargs={"dataset": name},
+            max_episode_steps=1,
+            extra="reasoning",
+            description=f"reasoning-gym's {name}, scored by its own scorer (single turn)",
+        )
+
+
+# --------------------------------------------------------------------------- regenerating
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Audit every dataset of the installed reasoning-gym; print this module's tables.
+
+    Each (dataset, level) is audited in its own process, killed after ``--timeout`` seconds (a
+    generator can run for minutes): every level of the dataset's curriculum, and its default
+    config when it has no curriculum or no level passes.
+    """
+    import argparse
+    import json
+
+    from reasoning_gym.factory import CURRICULA
+    from reasoning_gym.factory import DATASETS as registered
+
+    parser = argparse.ArgumentParser(prog="python -m agentgym.envs.reasoning.reasoning_gym_ids")
+    parser.add_argument("--tasks", type=int, default=10, help="items audited per split")
+    parser.add_argument("--jobs", type=int, default=2, help="audits run at once")
+    parser.add_argument("--timeout", type=float, default=240.0, help="seconds per level")
+    parser.add_argument("--only", default="", help="comma-separated datasets (default: all)")
+    parser.add_argument("--json", default="", help="also write every level's audit here")
+    parser.add_argument("--fingerprint", nargs=2, help=argparse.SUPPRESS)  # LEVELS.json OUT.json
+    args = parser.parse_args(argv)
+    if args.fingerprint:
+        _write_fingerprints(*args.fingerprint, args.tasks)
+        return
+
+    names = sorted(args.only.split(",") if args.only else registered)
+    jobs = [
+        (name, level)
+        for name in names
+        for level in (("easy", "medium", "hard") if name in CURRICULA else ("default",))
+    ]
+    results = _run_audits(jobs, args.tasks, args.jobs, args.timeout)
+    fallback = [
+        (name, "default")
+        for name in names
+        if name in CURRICULA and all(r["problems"] for r in results[name])
+    ]
+    for name, found in _run_audits(fallback, args.tasks, args.jobs, args.timeout).items():
+        results[name].extend(found)
+    passing = [(n, r["difficulty"]) for n, rs in results.items() for r in rs if not r["problems"]]
+    for (name, level), problem in _hash_seed_problems(passing, args.tasks).items():
+        next(r for r in results[name] if r["difficulty"] == level)["problems"].append(problem)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=1)
+    _print_tables(results)
+
+
+def _run_audits(
+    jobs: list[tuple[str, str]], tasks: int, parallel: int, timeout: float
+) -> dict[str, list[dict[str, Any]]]:
+    """Run :func:`_audit_level` for each job in its own process; a late one is killed."""
+    import multiprocessing
+    import sys
+    import time
+
+    context = multiprocessing.get_context("spawn")
+    results: dict[str, list[dict[str, Any]]] = {}
+    pending, running = list(jobs), []
+    while pending or running:
+        while pending and len(running) < parallel:
+            name, level = pending.pop(0)
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(target=_audit_level, args=(name, level, tasks, sender))
+            process.start()
+            sender.close()
+            running.append((name, level, process, receiver, time.monotonic()))
+        for job in list(running):
+            name, level, process, receiver, started = job
+            found: dict[str, Any] | None = None
+            if receiver.poll(0.05):
+                try:
+                    found = receiver.recv()
+                except EOFError:
+                    found = {"difficulty": level, "problems": ["the audit process died"]}
+            elif not process.is_alive():
+                found = {"difficulty": level, "problems": ["the audit process died"]}
+            elif time.monotonic() - started > timeout:
+                process.kill()
+                found = {"difficulty": level, "problems": [f"the audit took over {timeout:g}s"]}
+            if found is None:
+                continue
+            process.join()
+            receiver.close()
+            running.remove(job)
+            results.setdefault(name, []).append(found)
+            print(f"{name} {level}: {found['problems'] or 'ok'}", file=sys.stderr, flush=True)
+    order = {"easy": 0, "medium": 1, "hard": 2, "default": 3}
+    for found in results.values():
+        found.sort(key=lambda r: order.get(str(r["difficulty"]), 9))
+    return results
+
+
+def _hash_seed_problems(levels: list[tuple[str, str]], tasks: int) -> dict[tuple[str, str], str]:
+    """Levels whose questions change with Python's hash seed (set order), so that a task id
+    would name another question in another process: each level's items are fingerprinted in
+    two processes with different ``PYTHONHASHSEED``."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    runs = []
+    with tempfile.TemporaryDirectory() as folder:
+        wanted = os.path.join(folder, "levels.json")
+        with open(wanted, "w") as out:
+            json.dump(levels, out)
+        for seed in ("1", "2"):
+            found = os.path.join(folder, f"fingerprints-{seed}.json")
+            subprocess.run(
+                [sys.executable, "-m", _MODULE, "--fingerprint", wanted, found, f"--tasks={tasks}"],
+                env={**os.environ, "PYTHONHASHSEED": seed},
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            with open(found) as fingerprints:
+                runs.append(json.load(fingerprints))
+    problems = {}
+    for name, level in levels:
+        first, second = (run[f"{name}/{level}"] for run in runs)
+        questions = sum(a[0] != b[0] for a, b in zip(first, second, strict=True))
+        answers = sum(a[1] != b[1] for a, b in zip(first, second, strict=True))
+        if questions:
+            problems[(name, level)] = (
+                f"{questions} of {len(first)} questions differ between processes with different "
+                f"hash seeds: a task id would name another question in another process"
+            )
+        elif answers:  # the question is the same; whether any answer scores is for a person
+            print(f"# {name} {level}: {answers} gold answers depend on the hash seed", flush=True)
+    return problems
+
+
+def _write_fingerprints(levels_path: str, out_path: str, tasks: int) -> None:
+    import json
+
+    from agentgym.envs.reasoning.reasoning_gym_env import fingerprints
+
+    with open(levels_path) as levels:
+        wanted = json.load(levels)
+    found = {f"{name}/{level}": fingerprints(name, level, tasks) for name, level in wanted}
+    with open(out_path, "w") as out:
+        json.dump(found, out)
+
+
+def _audit_level(name: str, level: str, tasks: int, sender: object) -> None:
+    from dataclasses import asdict
+
+    from agentgym.envs.reasoning.reasoning_gym_env import audit
+
+    try:
+        found = asdict(audit(name, level, tasks))
+    except Exception as error:
+        found = {"difficulty": level, "problems": [f"the audit raised {error!r}"]}
+    sender.send(found)  # type: ignore[attr-defined]
+
+
+def _print_tables(results: dict[str, list[dict[str, Any]]]) -> None:
+    datasets, fewer, excluded, excluded_levels, executes = [], {}, {}, {}, []
+    for name, found in sorted(results.items()):
+        good = tuple(str(level["difficulty"]) for level in found if not level["problems"])
+        bad = {str(level["difficulty"]): "; ".join(map(str, level["problems"])) for level in found}
+        if any(level.get("executes_answer") for level in found):
+            executes.append(name)
+        if not good:
+            excluded[name] = " | ".join(f"{k}: {v}" for k, v in bad.items())
+            continue
+        datasets.append(name)
+        if good != ("easy", "medium", "hard"):
+            fewer[name] = good
+        dropped = {k: v for k, v in bad.items() if v and k != "default"}
+        if dropped and good != ("default",):
+            excluded_levels[name] = dropped
+    print(f"DATASETS: tuple[str, ...] = {tuple(datasets)!r}")
+    print(f"_FEWER_LEVELS: dict[str, tuple[str, ...]] = {fewer!r}")
+    print(f"EXCLUDED: dict[str, str] = {excluded!r}")
+    print(f"EXCLUDED_LEVELS: dict[str, dict[str, str]] = {excluded_levels!r}")
+    print(f"# scorers that ran an answer as code (EXECUTES_ANSWER): {executes}")
+    print("# dataset level: build s, mean s per task, slowest s, printed to stdout")
+    for name, found in sorted(results.items()):
+        for level in found:
+            if "tasks" in level:
+                print(
+                    f"# {name} {level['difficulty']}: {level['build_seconds']:.3f} "
+                    f"{level['mean_seconds']:.4f} {level['slowest_seconds']:.3f} "
+                    f"{level['printed']}"
+                )
+
+
+if __name__ == "__main__":
+    main()
