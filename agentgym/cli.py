@@ -137,7 +137,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _task_counts(found: EnvSpec) -> str:
     try:
-        env = found.load()()
+        env = found.load()(**found.kwargs)
     except MissingExtraError:
         return f"(needs agentgym[{found.extra}])"
     try:

@@ -17,7 +17,7 @@ def run(*args, stdin=None):
 
 
 def test_list_shows_ids_with_task_counts():
-    out = run("list", "--grep", "hanoi").stdout
+    out = run("list", "--grep", "towerofhanoi").stdout
     assert "games/TowerOfHanoi-v0  env   300k/3000/3000" in out
     assert out.strip().endswith("1 envs in 1 families (games)")
 
