@@ -107,7 +107,7 @@ def test_a_failing_judge_model_is_a_verifier_error():
 def test_cohens_kappa():
     assert cohens_kappa([1, 1, 0, 0], [1, 1, 0, 0]) == 1.0
     assert cohens_kappa([1, 0, 1, 0], [0, 1, 0, 1]) == -1.0
-    # Landis & Koch's classic table: 20 yes/yes, 5 yes/no, 10 no/yes, 15 no/no -> 0.4
+    # By hand: 20 yes/yes, 5 yes/no, 10 no/yes, 15 no/no; p_o = 0.7, p_e = 0.5 -> 0.4
     a = [1] * 25 + [0] * 25
     b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
     assert cohens_kappa(a, b) == pytest.approx(0.4)
