@@ -19,6 +19,7 @@ installed package offers. Of reasoning-gym 0.1.25's 106 datasets, 96 are served;
   across processes (they draw from sets, whose order follows Python's per-process hash seed).
 * ``composite``: a mixture of other datasets, with no default config.
 * ``game_of_life_halting``: its scorer gives 1.0 to any non-empty answer.
+* ``number_sequence``: items can take minutes at any level (a CI run hung on one).
 * ``knight_swap``: its curriculum levels fail to build or generate; its default config takes
   0.35-0.45 s per task.
 
@@ -105,7 +106,6 @@ DATASETS: tuple[str, ...] = (
     "needle_haystack",
     "number_filtering",
     "number_format",
-    "number_sequence",
     "number_sorting",
     "palindrome_generation",
     "palindrome_partitioning",
@@ -161,7 +161,6 @@ _FEWER_LEVELS: dict[str, tuple[str, ...]] = {
     "jugs": ("easy",),
     "letter_jumble": ("easy", "medium"),
     "modulo_grid": ("easy", "hard"),
-    "number_sequence": ("easy", "medium"),
     "puzzle24": ("easy", "medium"),
     "rubiks_cube": ("easy",),
     "sokoban": ("medium",),
@@ -178,6 +177,10 @@ Levels that fail the audit are left out (:data:`EXCLUDED_LEVELS`).
 """
 
 EXCLUDED: dict[str, str] = {
+    "number_sequence": (
+        "items can take minutes at any level: 30 hard ones did not finish in 240 s, and a "
+        "conformance run hung on a medium one (it depends on the process's hash seed)"
+    ),
     "isomorphic_strings": (
         "not deterministic across processes: it draws letters from a set, whose order changes "
         "with Python's per-process hash seed, so a task id names another question in every "
@@ -257,9 +260,6 @@ EXCLUDED_LEVELS: dict[str, dict[str, str]] = {
     },
     "modulo_grid": {
         "medium": "does not build (max_target must be greater than 0)",
-    },
-    "number_sequence": {
-        "hard": "items take up to minutes: 30 did not finish in 240 s",
     },
     "puzzle24": {
         "hard": "0.14-0.33 s per task (over 0.2 s in one of three audits)",
