@@ -67,6 +67,8 @@ def resolve_agent(spec: Any, options: dict[str, Any] | None = None) -> tuple[Age
             prompt = PromptConfig(**prompt_keys) if prompt_keys else None
             try:
                 return llm(prompt, **options), spec
+            except UsageError:  # a TypeError too, but already the caller's clear message
+                raise
             except TypeError as error:  # an option the backend does not take
                 raise UsageError(
                     f"agent {spec!r}: bad option(s) {sorted(options)}: {error}"
