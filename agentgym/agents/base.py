@@ -45,6 +45,8 @@ class EpisodeContext:
     # The env's tools when its actions are tool calls (a ToolCall space): JSON-schema function
     # declarations, for agents that call tools natively. None for text actions.
     tools: list[dict[str, Any]] | None = None
+    # How the env wants LLM replies read (its metadata["action_style"]); None: no preference.
+    action_style: str | None = None
 
 
 @dataclass

@@ -42,6 +42,7 @@ class ChatAgent(Agent):
         self.context = context
         self.params = SamplingParams.from_dict(context.sampling)
         self.conversation = Conversation.start(context.instructions, self.prompt)
+        self.action_style = self.prompt.style_for(context.action_style)
         self.turn = 0
         self._episode_seed = context.seed if context.seed is not None else random.getrandbits(63)
 
@@ -95,7 +96,7 @@ class TokenAgent(ChatAgent):
         text = self.backend.decode(result.completion_ids)
         self.conversation.add_reply(text)
         return AgentReply(
-            action=extract_action(text, self.prompt.action_style),
+            action=extract_action(text, self.action_style),
             text=text,
             tokens=TokenRecord(
                 prompt_ids=prompt_ids,

@@ -249,7 +249,7 @@ class OpenAIAgent(ChatAgent):
             self._pending_call = call["id"]
             action: Any = {"name": call["name"], "arguments": _arguments(call["arguments"])}
         else:
-            action = extract_action(text, self.prompt.action_style)
+            action = extract_action(text, self.action_style)
         usage = payload.get("usage") or {}
         return AgentReply(
             action=action,

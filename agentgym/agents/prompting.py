@@ -32,6 +32,10 @@ over, and the env says what was wrong. Styles:
 ``line``    the last non-empty line
 ``raw``     the whole reply, stripped
 ==========  ===========================================================================
+
+An env that parses whole replies itself (a fenced program with a command line before it, a
+boxed answer anywhere in a solution, a JSON tool call) declares ``metadata["action_style"]``
+(``"raw"``); an agent whose :class:`PromptConfig` leaves ``action_style`` unset follows it.
 """
 
 from __future__ import annotations
@@ -66,12 +70,13 @@ class PromptConfig:
     Attributes:
         format_hint: appended to the instructions in the system message (``None``: nothing).
         history_window: keep only the last ``N`` turns (``None``: the whole episode).
-        action_style: how :func:`extract_action` reads the reply (see the module docstring).
+        action_style: how :func:`extract_action` reads the reply (see the module docstring);
+            ``None``: the style the env declares, else ``auto``.
     """
 
     format_hint: str | None = None
     history_window: int | None = None
-    action_style: ActionStyle = "auto"
+    action_style: ActionStyle | None = None
 
     def __post_init__(self) -> None:
         if self.history_window is not None and (
@@ -80,10 +85,20 @@ class PromptConfig:
             raise UsageError(
                 f"history_window must be a positive int or None, got {self.history_window!r}"
             )
-        if self.action_style not in ACTION_STYLES:
-            raise UsageError(
-                f"unknown action_style {self.action_style!r}; use one of {list(ACTION_STYLES)}"
-            )
+        if self.action_style is not None:
+            check_action_style(self.action_style)
+
+    def style_for(self, declared: str | None) -> ActionStyle:
+        """The style to read replies with: the configured one, else the env's, else auto."""
+        style = self.action_style or declared or "auto"
+        check_action_style(style)
+        return style  # type: ignore[return-value]
+
+
+def check_action_style(style: Any) -> None:
+    """Raise :class:`UsageError` unless ``style`` is one of :data:`ACTION_STYLES`."""
+    if style not in ACTION_STYLES:
+        raise UsageError(f"unknown action_style {style!r}; use one of {list(ACTION_STYLES)}")
 
 
 @dataclass
@@ -167,8 +182,7 @@ def format_observation(observation: Any) -> str:
 
 def extract_action(text: str, style: ActionStyle = "auto") -> str:
     """The action in a model's reply (see the module docstring); the raw reply if none."""
-    if style not in ACTION_STYLES:
-        raise UsageError(f"unknown action_style {style!r}; use one of {list(ACTION_STYLES)}")
+    check_action_style(style)
     found: str | None = None
     if style in ("auto", "tags"):
         found = _last(_TAG.findall(text))

@@ -239,6 +239,7 @@ class _Run:
                     env=env,
                     sampling=self.sampling,
                     tools=declared_tools(env),
+                    action_style=env.metadata.get("action_style"),
                 )
             )
             while True:

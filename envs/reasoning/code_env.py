@@ -140,7 +140,7 @@ class CodeEnv(TaskEnv[CodeWorld]):
     **Version history.** v0: first release.
     """
 
-    metadata = {**TaskEnv.metadata, "needs_sandbox": True}
+    metadata = {**TaskEnv.metadata, "needs_sandbox": True, "action_style": "raw"}
     max_action_length = 32_768
 
     def __init__(

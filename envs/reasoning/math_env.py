@@ -188,6 +188,8 @@ class MathEnv(TaskEnv[MathWorld]):
     solution with the boxed answer. **Version history.** v0: first release.
     """
 
+    metadata = {**TaskEnv.metadata, "action_style": "raw"}  # the verifier finds the answer
+
     def __init__(
         self, *, dataset: str | None = None, path: str | None = None, **kwargs: Any
     ) -> None:

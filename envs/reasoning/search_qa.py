@@ -229,6 +229,7 @@ class SearchQATask(Task[SearchWorld]):
 
 class SearchQAEnv(TaskEnv[SearchWorld]):
     __doc__ = __doc__
+    metadata = {**TaskEnv.metadata, "action_style": "raw"}  # it reads the last action itself
     tools = TOOLS
 
     def __init__(self, **options: Any) -> None:

@@ -238,7 +238,7 @@ class ToolUseEnv(TaskEnv[Shop]):
     answers. **Version history.** v0: first release.
     """
 
-    metadata = {**TaskEnv.metadata, "needs_sandbox": True}
+    metadata = {**TaskEnv.metadata, "needs_sandbox": True, "action_style": "raw"}
     max_invalid_default = 10
 
     tools = TOOLS

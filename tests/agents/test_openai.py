@@ -379,3 +379,32 @@ def test_the_engine_hands_an_envs_tools_to_the_agent():
 
     assert declared_tools(SimpleNamespace(action_space=ToolCall([CALCULATOR]))) == [CALCULATOR]
     assert declared_tools(SimpleNamespace(action_space=Text(64))) is None
+
+
+def test_the_env_declared_action_style_is_followed_unless_the_prompt_sets_one():
+    reply = "I will run this:\n```python\nprint(6 * 7)\n```"
+    with scripted(lambda b, i: (200, completion(reply), {})) as server:
+        client = EndpointClient("m", server.url)
+        follows = OpenAIAgent(client, PromptConfig(), "m")
+        follows.reset(EpisodeContext("e", "t", 1, "", {}, action_style="raw"))
+        assert act(follows, "obs").action == reply.strip()
+        overrides = OpenAIAgent(client, PromptConfig(action_style="fenced"), "m")
+        overrides.reset(EpisodeContext("e", "t", 1, "", {}, action_style="raw"))
+        assert act(overrides, "obs").action == "print(6 * 7)"
+        bad = OpenAIAgent(client, PromptConfig(), "m")
+        with pytest.raises(UsageError, match="action_style"):
+            bad.reset(EpisodeContext("e", "t", 1, "", {}, action_style="yaml"))
+
+
+def test_an_llm_agent_can_use_the_math_tool_through_the_evaluator(tmp_path):
+    """MathTool-v0 reads the fence itself (metadata action_style "raw"): the engine passes
+    that to the agent, so a fenced program reaches the env whole and runs."""
+    replies = ["Let me compute.\n```python\nprint(6 * 7)\n```", "So \\boxed{42}."]
+    with scripted(lambda b, i: (200, completion(replies[min(i, 1)]), {})) as server:
+        benchmark = Benchmark.from_dict(
+            {"name": "tool", "envs": [{"id": "reasoning/MathTool-v0", "split": "test", "tasks": 1}]}
+        )
+        result = evaluate(benchmark, f"openai:m@{server.url}", tmp_path / "run", num_envs=1)
+    steps = result.records[0].steps
+    assert steps[0].action.startswith("Let me compute.\n```python")
+    assert "Ran your code (exit code 0)" in steps[0].observation and "42" in steps[0].observation
