@@ -60,6 +60,7 @@ ActionStyle = Literal["auto", "tags", "fenced", "line", "raw"]
 ACTION_STYLES: tuple[str, ...] = ("auto", "tags", "fenced", "line", "raw")
 
 _TAG = re.compile(r"<action>(.*?)(?:</action>|\Z)", re.DOTALL | re.IGNORECASE)
+_ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
@@ -186,8 +187,10 @@ def extract_action(text: str, style: ActionStyle = "auto") -> str:
     found: str | None = None
     if style in ("auto", "tags"):
         found = _last(_TAG.findall(text))
-    if found is None and style == "auto" and "<answer>" in text:
-        found = text[text.rindex("<answer>") :].strip()
+    if found is None and style == "auto":
+        openings = list(_ANSWER_OPEN.finditer(text))
+        if openings:
+            found = text[openings[-1].start() :].strip()
     if found is None and style in ("auto", "fenced"):
         found = _last(_FENCE.findall(text))
     if found is None and style in ("auto", "line"):

@@ -138,3 +138,7 @@ def test_auto_keeps_a_multi_line_answer_block_whole():
     reply = "Let me think.\n<answer>\n1 2\n3 4\n</answer>\nDone."
     assert extract_action(reply) == "<answer>\n1 2\n3 4\n</answer>\nDone."
     assert extract_action("<action>up</action> <answer>x</answer>") == "up"
+
+
+def test_the_answer_tag_is_found_in_any_case():
+    assert extract_action("Thinking.\n<Answer>\n1 2\n</Answer>") == "<Answer>\n1 2\n</Answer>"
