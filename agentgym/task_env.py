@@ -17,6 +17,7 @@ every family behaves the same way.
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 from collections.abc import Mapping, Sequence
@@ -29,7 +30,7 @@ from agentgym.core import Env, Task, Verdict
 from agentgym.errors import ResetNeeded, TaskError, UsageError
 from agentgym.spaces import Text, ToolCall
 
-__all__ = ["InvalidAction", "TaskEnv"]
+__all__ = ["InvalidAction", "TaskEnv", "parse_tool_call"]
 
 WorldT = TypeVar("WorldT")
 
@@ -42,6 +43,69 @@ class InvalidAction(Exception):
     The message is shown to the agent, so it should say what was wrong and what would work:
     ``"there is a wall to the north; open directions: south, east"``.
     """
+
+
+def parse_tool_call(text: str, space: ToolCall) -> tuple[str, dict[str, Any]]:
+    """``(name, arguments)`` of a call of ``space``'s tools written as text, checked.
+
+    Reads JSON, ``{"name": ..., "arguments": {...}}`` (arguments as an object or as a JSON
+    string, as OpenAI-style APIs return them; absent means none; a ```` ```json ```` fence and
+    text after the object are ignored), or a Python-style call ``name(key=literal, ...)``
+    read with ``ast`` (literal arguments only, nothing is evaluated). Anything else, and a
+    call the space finds wrong, raises :class:`InvalidAction` saying what would work.
+    """
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0].strip()
+    call = _json_call(body) if body.startswith("{") else _python_call(body, space)
+    if isinstance(call.get("arguments"), str):
+        try:
+            call["arguments"] = json.loads(call["arguments"])
+        except ValueError:
+            raise InvalidAction(
+                f"the arguments of {body[:80]!r} are a string that is not a JSON object"
+            ) from None
+    call.setdefault("arguments", {})
+    problems = space.problems(call)
+    if problems:
+        raise InvalidAction("; ".join(problems))
+    return call["name"], dict(call["arguments"])
+
+
+def _json_call(body: str) -> dict[str, Any]:
+    try:
+        call, _ = json.JSONDecoder().raw_decode(body)
+    except json.JSONDecodeError as error:
+        raise InvalidAction(
+            f"{body[:80]!r} is not valid JSON ({error.msg} at character {error.pos}); write a "
+            f'tool call as {{"name": ..., "arguments": {{...}}}}'
+        ) from None
+    if not isinstance(call, dict):
+        raise InvalidAction(
+            f"a tool call is a JSON object with 'name' and 'arguments': {body[:80]!r}"
+        )
+    return call
+
+
+def _python_call(body: str, space: ToolCall) -> dict[str, Any]:
+    first = space.tools[0]
+    required = first.get("parameters", {}).get("required", [])
+    example = f"{first['name']}({', '.join(f'{k}=...' for k in required)})"
+    try:
+        node = ast.parse(body, mode="eval").body
+    except SyntaxError:
+        raise InvalidAction(
+            f'write one tool call, as {{"name": "{first["name"]}", "arguments": {{...}}}} or '
+            f"{example}"
+        ) from None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)) or node.args:
+        raise InvalidAction(f"a tool call looks like {example}: keyword arguments only")
+    try:
+        arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+    except ValueError:
+        raise InvalidAction("tool arguments must be literal values (strings, numbers)") from None
+    return {"name": node.func.id, "arguments": arguments}
 
 
 @dataclass
@@ -148,6 +212,13 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
     def action_syntax(self) -> str:
         """How to write actions, for the instructions. Defaults to the class docstring's part."""
         return ""
+
+    def parse_tool_call(self, action: str) -> tuple[str, dict[str, Any]]:
+        """``(name, arguments)`` of a call of :attr:`tools` (native calls arrive as JSON text);
+        see :func:`parse_tool_call`."""
+        if not isinstance(self.action_space, ToolCall):
+            raise UsageError(f"{self._name()} declares no tools to parse calls of")
+        return parse_tool_call(action, self.action_space)
 
     # ----------------------------------------------------------------- the Gymnasium API
 

@@ -70,9 +70,7 @@ answers with the first gold answer. 3, 5, 7 or 9 steps; the step limit is 20. A 
 from __future__ import annotations
 
 import functools
-import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +85,7 @@ from agentgym.envs.reasoning.search_corpus import (
     make_question,
 )
 from agentgym.spaces import ToolCall
-from agentgym.task_env import InvalidAction, TaskEnv
+from agentgym.task_env import InvalidAction, TaskEnv, parse_tool_call
 from agentgym.verifiers.text import em_score, f1_score, normalize_answer
 
 __all__ = ["TOOLS", "SearchQAEnv", "SearchQATask", "SearchWorld", "parse_action", "question_for"]
@@ -140,6 +138,7 @@ TOOLS: tuple[dict[str, Any], ...] = (
 _TOOL_SPACE = ToolCall(TOOLS)
 _ARGUMENT = {"search": "query", "read": "page", "answer": "answer"}
 _COMMAND = re.compile(r"\b(search|read|answer)\s*\[", re.IGNORECASE)
+_JSON_CALL = re.compile(r"(?:```\w*\s*)?\{")
 _LOOSE = re.compile(r"^(?:action\s*:\s*)?(search|read|answer)\s*:\s*(.+)$", re.IGNORECASE)
 
 SYNTAX = (
@@ -282,7 +281,7 @@ def parse_action(text: str, example: str = "NAME") -> tuple[str, str]:
     ('answer', 'Brask')
     """
     stripped = text.strip()
-    if stripped.startswith("{"):
+    if _JSON_CALL.match(stripped):  # a JSON tool call, fenced or not
         return _tool_call(stripped)
     matches = list(_COMMAND.finditer(text))
     if matches:
@@ -306,26 +305,8 @@ def parse_action(text: str, example: str = "NAME") -> tuple[str, str]:
 
 
 def _tool_call(text: str) -> tuple[str, str]:
-    try:
-        call = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InvalidAction(
-            f"{_shown(text)} is not valid JSON ({error.msg} at character {error.pos}); write a "
-            f'tool call as {{"name": "search", "arguments": {{"query": "..."}}}}, or '
-            f"search[QUERY]"
-        ) from None
-    if isinstance(call, Mapping) and isinstance(call.get("arguments"), str):
-        try:
-            call = {**call, "arguments": json.loads(call["arguments"])}
-        except json.JSONDecodeError:
-            raise InvalidAction(
-                f"the arguments of {_shown(text)} are a string that is not a JSON object"
-            ) from None
-    problems = _TOOL_SPACE.problems(call)
-    if problems:
-        raise InvalidAction("; ".join(problems))
-    name = call["name"]
-    return name, _unquoted(call["arguments"][_ARGUMENT[name]])
+    name, arguments = parse_tool_call(text, _TOOL_SPACE)
+    return name, _unquoted(arguments[_ARGUMENT[name]])
 
 
 def _search(world: SearchWorld, corpus: Corpus, query: str) -> str:

@@ -248,11 +248,7 @@ class ToolUseEnv(TaskEnv[Shop]):
         super().__init__(**kwargs)
 
     def act(self, world: Shop, action: str) -> str:
-        call = _parse_call(action)
-        problems = self.action_space.problems(call)
-        if problems:
-            raise InvalidAction("; ".join(problems))
-        name, arguments = call["name"], call["arguments"]
+        name, arguments = self.parse_tool_call(action)
         world.calls.append(name)
         return f"{name} -> {getattr(self, f'_tool_{name}')(world, **arguments)}"
 
@@ -329,30 +325,6 @@ class ToolUseEnv(TaskEnv[Shop]):
             'Call one tool per reply, as JSON {"name": ..., "arguments": {...}} or as '
             "name(arg=value, ...). Tools:\n" + "\n".join(lines)
         )
-
-
-def _parse_call(text: str) -> Any:
-    """A tool call written as JSON, or as ``name(key=literal, ...)`` (read with ``ast``)."""
-    text = text.strip()
-    fence = text.strip("`").removeprefix("json").strip() if text.startswith("```") else text
-    try:
-        return json.loads(fence)
-    except ValueError:
-        pass
-    try:
-        node = ast.parse(fence, mode="eval").body
-    except SyntaxError:
-        raise InvalidAction(
-            'write one tool call, as {"name": "get_item", "arguments": {"name": "lamp"}} or '
-            'get_item(name="lamp")'
-        ) from None
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)) or node.args:
-        raise InvalidAction('a tool call looks like get_item(name="lamp"): keyword arguments only')
-    try:
-        arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-    except ValueError:
-        raise InvalidAction("tool arguments must be literal values (strings, numbers)") from None
-    return {"name": node.func.id, "arguments": arguments}
 
 
 def check_tools() -> None:

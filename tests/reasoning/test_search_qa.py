@@ -461,3 +461,14 @@ def test_the_documented_examples_are_real_questions():
     examples = ("easy/0", "medium/0", "medium/1", "medium/4", "hard/3", "hard/4")
     for task_id in examples:
         assert question_of(f"dev/{task_id}").text in documented, task_id
+
+
+def test_tool_calls_in_any_written_form_are_the_same_search():
+    env = make()
+    text, *_ = play(env, ["search[river mountain]"])
+    for written in (
+        '```json\n{"name": "search", "arguments": {"query": "river mountain"}}\n```',
+        '{"name": "search", "arguments": {"query": "river mountain"}} -- searching now',
+    ):
+        same, *_ = play(env, [written])
+        assert same == text

@@ -116,3 +116,19 @@ def test_native_tool_calls_through_the_evaluator_and_the_openai_agent(tmp_path):
     assert [t["function"]["name"] for t in sent[0]["tools"]] == [t["name"] for t in TOOLS]
     assert sent[1]["messages"][-1]["role"] == "tool"
     assert sent[1]["messages"][-1]["tool_call_id"] == "call_0"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        '{"name": "get_balance"}',  # no arguments at all: before, a KeyError crashed the step
+        '```json\n{"name": "get_balance", "arguments": {}}\n```',
+        '{"name": "get_balance", "arguments": "{}"} and that is my call',
+        "get_balance()",
+        {"name": "get_balance"},
+    ],
+)
+def test_every_way_of_writing_a_call_reaches_the_tool(env, call):
+    start(env, "dev/easy/0")
+    observation, _, _, _, info = env.step(call)
+    assert not info["invalid_action"] and observation.startswith("get_balance -> ")
