@@ -215,6 +215,10 @@ class _IndexRange(Sequence[str]):
         return (self[i] for i in range(len(self)))
 
 
+DEFAULT_SPLIT_SIZES: Mapping[str, int] = {"train": 100_000, "dev": 1_000, "test": 1_000}
+"""Tasks per difficulty in each split of a generated task set, unless a family says otherwise."""
+
+
 class GeneratedTaskSet(TaskSet):
     """Tasks generated from seeds: id ``"{split}/{difficulty}/{index}"``.
 
@@ -246,7 +250,7 @@ class GeneratedTaskSet(TaskSet):
         self.namespace = namespace
         self.make_task = make_task
         self.difficulties = tuple(difficulties)
-        self.sizes = dict(sizes or {"train": 100_000, "dev": 1_000, "test": 1_000})
+        self.sizes = dict(sizes or DEFAULT_SPLIT_SIZES)
         self.splits = tuple(self.sizes)
 
     def count(self, split: str, difficulty: str | None = None) -> int:

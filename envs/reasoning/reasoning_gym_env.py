@@ -32,6 +32,7 @@ import re
 import threading
 import time
 import tokenize
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +42,7 @@ from reasoning_gym.coaching.base_curriculum import DefaultCurriculumContext, Ran
 from reasoning_gym.factory import CURRICULA
 from reasoning_gym.factory import DATASETS as REGISTERED
 
-from agentgym.core import GeneratedTaskSet, Task, Verdict
+from agentgym.core import DEFAULT_SPLIT_SIZES, GeneratedTaskSet, Task, Verdict
 from agentgym.envs.reasoning.reasoning_gym_ids import (
     DATASETS,
     EXCLUDED,
@@ -75,9 +76,6 @@ __all__ = [
 SPLIT_SEEDS: dict[str, int] = {"train": 0, "dev": 1_000_000_000, "test": 2_000_000_000}
 """The reasoning-gym seed of each split's dataset: item ``i`` draws from ``Random(seed + i)``,
 so the splits are disjoint as long as they hold fewer than a billion tasks."""
-
-DEFAULT_SIZES: dict[str, int] = {"train": 100_000, "dev": 1_000, "test": 1_000}
-"""Tasks per difficulty in each split (datasets may override in ``SPLIT_SIZES``)."""
 
 CURRICULUM_LEVELS: dict[str, int | None] = {"easy": 0, "medium": 1, "hard": 2, "default": None}
 """Difficulty name -> level of the dataset's reasoning-gym curriculum (``None``: its default
@@ -140,10 +138,21 @@ def build(name: str, difficulty: str, split: str) -> Any:
         ) from error
 
 
-@functools.lru_cache(maxsize=64)
+_DATASETS: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+_KEPT_DATASETS = 64
+
+
 def _dataset(name: str, difficulty: str, split: str) -> Any:
+    """The split's dataset object, built once per process (a few take a second to load data):
+    looked up and built under the lock, so threads that miss together build it once."""
+    key = (name, difficulty, split)
     with _LOCK:
-        return build(name, difficulty, split)
+        if key not in _DATASETS:
+            _DATASETS[key] = build(name, difficulty, split)
+            if len(_DATASETS) > _KEPT_DATASETS:
+                _DATASETS.popitem(last=False)
+        _DATASETS.move_to_end(key)
+        return _DATASETS[key]
 
 
 def generate(name: str, difficulty: str, split: str, index: int) -> dict[str, Any]:
@@ -182,7 +191,7 @@ def reference_answer(name: str, entry: Mapping[str, Any]) -> str:
 
 
 def _sizes(name: str) -> dict[str, int]:
-    return SPLIT_SIZES.get(name, DEFAULT_SIZES)
+    return SPLIT_SIZES.get(name, DEFAULT_SPLIT_SIZES)
 
 
 # --------------------------------------------------------------------------- answers

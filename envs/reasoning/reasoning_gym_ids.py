@@ -10,7 +10,7 @@ seeds) and scored by its own scorer. Re-run it after upgrading reasoning-gym (ab
     python -m agentgym.envs.reasoning.reasoning_gym_ids [--json audit.json]
 
 ``tests/reasoning/test_reasoning_gym.py`` checks that the tables cover exactly the datasets the
-installed package offers. Of reasoning-gym 0.1.25's 106 datasets, 96 are served; left out:
+installed package offers. Of reasoning-gym 0.1.25's 106 datasets, 95 are served; left out:
 
 * ``boxnet``, ``rush_hour``: no gold answer and no reference solution, so no oracle.
 * ``codeio``, ``list_functions``: not deterministic (the same item differs between two
