@@ -175,9 +175,12 @@ class CodeEnv(TaskEnv[CodeWorld]):
             raise InvalidAction(
                 "the reply holds no program: write the complete program in a ```python block"
             )
-        problem = world.problem
-        if problem.prefix and not _defines(code, problem.entry_point):
-            code = problem.prefix + code
+        prefix = world.problem.prefix
+        if prefix and (_parses(prefix + code) or not _parses(code)):
+            # The prompt goes first: it completes a body-only reply, and it keeps the helpers
+            # the prompt defines for a reply that writes the whole function again (the stub
+            # with only a docstring is then redefined).
+            code = prefix + code
         try:
             ast.parse(code)
         except SyntaxError as error:
@@ -352,24 +355,12 @@ def _command(action: str) -> tuple[str, str]:
     return words[0].lower(), code
 
 
-def _defines(code: str, name: str) -> bool:
-    """Whether ``code`` parses and binds ``name`` at its top level (def, class, =, import)."""
+def _parses(code: str) -> bool:
     try:
-        tree = ast.parse(code)
+        ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound = [node.name]
-        elif isinstance(node, ast.Assign):
-            bound = [target.id for target in node.targets if isinstance(target, ast.Name)]
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            bound = [alias.asname or alias.name for alias in node.names]
-        else:
-            continue
-        if name in bound:
-            return True
-    return False
+    return True
 
 
 def _digest(text: str | None) -> str:

@@ -289,6 +289,11 @@ def test_humaneval_files_in_their_published_format(tmp_path):
     assert info["invalid_action"] and "no examples" in observation
     _, reward, *_ = env.step("submit\n```python\n    return s\n```")
     assert reward == 0.0
+    # a reply that writes the whole function again still has the prompt's helper
+    env.reset(options={"task_id": "test/HumanEval/38"})
+    whole = "def decode_cyclic(s: str):\n    return encode_cyclic(encode_cyclic(s))\n"
+    _, reward, *_ = env.step(f"submit\n```python\n{whole}```")
+    assert reward == 1.0
     env.close()
 
 
