@@ -234,6 +234,9 @@ class Sandbox(ABC):
     backend: str
     spec: SandboxSpec
     closed: bool = False
+    own_user: bool = True
+    """Commands run as a user of their own (no host process shares it), so killing every
+    process of that user inside is safe: False only for the local backend."""
 
     def exec(
         self,

@@ -30,6 +30,7 @@ class LocalSandbox(Sandbox):
     """Runs commands on the host in a temporary work directory. Not isolation: see the module."""
 
     backend = "local"
+    own_user = False
 
     def __init__(self, spec: SandboxSpec, *, allow_local: bool = False) -> None:
         if not (allow_local or os.environ.get("AGENTGYM_ALLOW_LOCAL_SANDBOX") == "1"):

@@ -352,12 +352,22 @@ def run_code_tests(
         return CodeTestReport(tuple(TestOutcome(t.label, False, problem) for t in plan), problem)
     nonce = secrets.token_hex(16)
     with _fresh_sandbox(sandbox, timeout, backend) as box:
-        run = judge_input(program, tests, nonce, timeout, purge=box.backend in ("bwrap", "docker"))
+        run = judge_input(
+            program, tests, nonce, timeout, purge=box.own_user, output=box.spec.limits.output
+        )
         try:
             result = box.exec(judge_argv(), stdin=run, timeout=timeout + HARNESS_MARGIN)
         except SandboxError as error:
             raise VerifierError(f"the sandbox failed while the tests ran: {error}") from error
     return read_judge(tests, result, nonce, timeout)
+
+
+def _complete(line: str) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def judge_argv(python: str = "python3") -> list[str]:
@@ -366,11 +376,20 @@ def judge_argv(python: str = "python3") -> list[str]:
     return [python, "-I", "-c", HARNESS, "judge"]
 
 
-def judge_input(program: str, tests: CodeTests, nonce: str, timeout: float, purge: bool) -> str:
+def judge_input(
+    program: str,
+    tests: CodeTests,
+    nonce: str,
+    timeout: float,
+    purge: bool,
+    output: int = 64 * MiB,
+) -> str:
     """What the judge reads on stdin: the nonce, the program, the tests and the limits.
 
     ``purge`` lets the judge kill every process of its uid but itself between tests: only in
-    an isolating sandbox, where that uid is the sandbox's own.
+    a sandbox whose uid is its own. ``output`` is the bytes of stdout the sandbox keeps: the
+    judge keeps its record of values and outputs within half of it, so the result line is
+    never cut.
     """
     return json.dumps(
         {
@@ -383,6 +402,7 @@ def judge_input(program: str, tests: CodeTests, nonce: str, timeout: float, purg
             "timeout": float(timeout),
             "case_timeout": float(min(tests.case_timeout, timeout)),
             "purge": purge,
+            "record_budget": output // 2,
         }
     )
 
@@ -406,7 +426,11 @@ def read_judge(tests: CodeTests, result: ExecResult, nonce: str, timeout: float)
             f"the code-test harness did not start in the sandbox (exit code {result.exit_code}"
             f"{', timed out' if result.timed_out else ''}): {result.stderr.strip()[-500:]!r}"
         )
-    if "result" not in lines:
+    if "result" not in lines or (result.truncated and not _complete(lines["result"])):
+        if result.truncated:
+            return _all_failed(
+                plan, "the program's values or output overflowed what the sandbox keeps"
+            )
         why = (
             f"the tests did not finish within {timeout:g} s"
             if result.timed_out

@@ -306,6 +306,7 @@ class Judge:
         self.namespace = None
         self.names = None
         self.record_size = 0
+        self.max_record = min(MAX_RECORD, int(run.get("record_budget", MAX_RECORD)))
 
     # ------------------------------------------------------------------ the worker
 
@@ -472,7 +473,7 @@ class Judge:
                 encoded = json.dumps(encode(value))
             except (TypeError, ValueError, RecursionError) as error:
                 return {"status": "error", "error": f"the value is not plain data: {error}"}
-            if len(encoded) > MAX_VALUE or self.record_size + len(encoded) > MAX_RECORD:
+            if len(encoded) > MAX_VALUE or self.record_size + len(encoded) > self.max_record:
                 return {"status": "error", "error": "the value is too large to compare"}
             self.record_size += len(encoded)
             return {"status": "value", "value": json.loads(encoded)}
@@ -529,12 +530,13 @@ class Judge:
             errors = os.pread(stderr.fileno(), 600, max(0, size - 600))
         if len(output) > MAX_STDOUT:
             return {"status": "error", "error": f"printed more than {MAX_STDOUT >> 20} MiB"}
-        self.record_size += len(output)
-        if self.record_size > MAX_RECORD:
+        text = output.decode("utf-8", "replace")
+        self.record_size += len(json.dumps(text))  # as the record will carry it
+        if self.record_size > self.max_record:
             return {"status": "error", "error": "the output is too large to compare"}
         return {
             "status": "output",
-            "stdout": output.decode("utf-8", "replace"),
+            "stdout": text,
             "exit_code": 128 - code if code < 0 else code,
             "stderr": short(errors.decode("utf-8", "replace").strip(), 600),
         }

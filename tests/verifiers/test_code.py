@@ -342,6 +342,18 @@ def test_a_fork_bomb_is_contained_and_leaves_nothing_behind():
     assert verify(ADD).score == 1.0  # and the next verification is unharmed
 
 
+def test_flooding_the_judge_with_values_scores_zero_it_does_not_error():
+    """Values (or outputs) too big for what the sandbox keeps fail the tests; before, the
+    judge's result line was cut and the verifier raised."""
+    big = "def add(a, b):\n    return 'x' * 900_000\n"
+    tests = CodeTests(cases=[(f"add({i}, 0)", i) for i in range(4)])
+    verdict = verify(big, tests, sandbox=SandboxSpec())  # keeps 1 MiB of stdout
+    assert verdict.score == 0.0
+    printer = "import sys\nsys.stdout.write(chr(1) * 1_000_000)\n"
+    flood = CodeTests(io_cases=[("", "x")] * 12)
+    assert verify(printer, flood, timeout=20.0).score == 0.0
+
+
 def test_a_memory_bomb_fails():
     program = "hog = bytearray(8 << 30)\n" + ADD
     verdict = verify(program)
