@@ -71,7 +71,6 @@ import contextlib
 import json
 import math
 import secrets
-import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +79,11 @@ from typing import Any
 from agentgym.core import Verdict
 from agentgym.errors import SandboxError, UsageError, VerifierError
 from agentgym.sandbox import ExecResult, Limits, Sandbox, SandboxPool, SandboxSpec, create
+from agentgym.sandbox.base import check_timeout
+
+# The host reads the judge's values with the harness's own codec, so the two cannot drift
+# (importing it runs nothing: the judge starts only as __main__).
+from agentgym.verifiers import code_harness as _CODEC
 
 __all__ = [
     "HARNESS",
@@ -140,12 +144,7 @@ class CodeTests:
             isinstance(self.entry_point, str) and self.entry_point.isidentifier()
         ):
             raise UsageError(f"CodeTests.entry_point must be a name, got {self.entry_point!r}")
-        if isinstance(self.case_timeout, bool) or not (
-            isinstance(self.case_timeout, int | float) and self.case_timeout > 0
-        ):
-            raise UsageError(
-                f"CodeTests.case_timeout must be > 0 seconds, got {self.case_timeout!r}"
-            )
+        check_timeout(self.case_timeout, "CodeTests.case_timeout")
         if not isinstance(self.float_tolerance, int | float) or self.float_tolerance < 0:
             raise UsageError(
                 f"CodeTests.float_tolerance must be >= 0, got {self.float_tolerance!r}"
@@ -344,8 +343,7 @@ def run_code_tests(
         )
     if not isinstance(tests, CodeTests):
         raise UsageError(f"tests must be a CodeTests, got {type(tests).__name__}")
-    if isinstance(timeout, bool) or not (isinstance(timeout, int | float) and timeout > 0):
-        raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    check_timeout(timeout)
     plan = tests._plan
     problem = _unrunnable(program)
     if problem:
@@ -615,9 +613,5 @@ def _shorten(text: str, limit: int = 120) -> str:
 
 # --------------------------------------------------------------------------- the harness
 
-HARNESS = Path(__file__).with_name("code_harness.py").read_text(encoding="utf-8")
+HARNESS = Path(_CODEC.__file__).read_text(encoding="utf-8")
 """The judge and worker that run inside the sandbox (``python -I -c HARNESS judge``)."""
-
-# The host reads the judge's values with the harness's own codec, so the two cannot drift.
-_CODEC = types.ModuleType("agentgym_code_harness")
-exec(compile(HARNESS, "<agentgym code harness>", "exec"), _CODEC.__dict__)

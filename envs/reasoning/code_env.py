@@ -29,6 +29,7 @@ from agentgym.envs.reasoning.code_tasks import LEVELS, CodeProblem, generate
 from agentgym.envs.reasoning.code_tasks.datasets import load_problems
 from agentgym.errors import UsageError
 from agentgym.sandbox import Limits, Sandbox, SandboxSpec, create
+from agentgym.sandbox.base import check_timeout
 from agentgym.task_env import InvalidAction, TaskEnv
 from agentgym.verifiers.code import run_code_tests, verify_code
 
@@ -160,9 +161,7 @@ class CodeEnv(TaskEnv[CodeWorld]):
         else:
             self.tasks = load_code_dataset(path, dataset or "auto")
             kwargs.setdefault("split", "test")
-        if isinstance(timeout, bool) or not (isinstance(timeout, int | float) and timeout > 0):
-            raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         super().__init__(**kwargs)
 
     def act(self, world: CodeWorld, action: str) -> str:
@@ -248,13 +247,7 @@ class CodeInteractiveEnv(CodeEnv):
 
     def __init__(self, *, run_timeout: float = RUN_TIMEOUT, **kwargs: Any) -> None:
         """``run_timeout``: wall-clock seconds of a ``run``; other options as ``CodeEnv``."""
-        if isinstance(run_timeout, bool) or not (
-            isinstance(run_timeout, int | float) and run_timeout > 0
-        ):
-            raise UsageError(
-                f"run_timeout must be a positive number of seconds, got {run_timeout!r}"
-            )
-        self.run_timeout = run_timeout
+        self.run_timeout = check_timeout(run_timeout, "run_timeout")
         super().__init__(**kwargs)
 
     def act(self, world: CodeWorld, action: str) -> str:
