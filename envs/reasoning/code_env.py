@@ -20,15 +20,15 @@ import ast
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentgym.core import DataTaskSet, GeneratedTaskSet, Task, Verdict
 from agentgym.envs.reasoning.code_tasks import LEVELS, CodeProblem, generate
 from agentgym.envs.reasoning.code_tasks.datasets import load_problems
+from agentgym.envs.reasoning.python_tool import PythonTool, python_blocks
 from agentgym.errors import UsageError
-from agentgym.sandbox import Limits, Sandbox, SandboxSpec, create
 from agentgym.sandbox.base import check_timeout
 from agentgym.task_env import InvalidAction, TaskEnv
 from agentgym.verifiers.code import run_code_tests, verify_code
@@ -42,23 +42,14 @@ __all__ = [
     "load_code_dataset",
 ]
 
-_BLOCK = re.compile(r"```[ \t]*([\w+.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_PYTHON_TAGS = ("python", "python3", "py", "")
 _COMMAND = re.compile(r"\b(run|test|submit)\b", re.IGNORECASE)
 RUN_TIMEOUT = 10.0
 
 
 def extract_program(reply: str) -> str:
     """The code of the last ```python (or unlabelled) fenced block of a reply, else the reply."""
-    blocks = list(_python_blocks(reply))
+    blocks = list(python_blocks(reply))
     return blocks[-1][1] if blocks else reply
-
-
-def _python_blocks(reply: str) -> Any:
-    """``(start, code)`` of every fenced block labelled python (or not labelled at all)."""
-    for match in _BLOCK.finditer(reply):
-        if match.group(1).lower() in _PYTHON_TAGS:
-            yield match.start(), match.group(2)
 
 
 @dataclass
@@ -70,7 +61,7 @@ class CodeWorld:
     verdict: Verdict | None = None
     last: str = ""  # the last run or test: what was run and what came back
     tested: bool = False  # the visible examples were run
-    sandbox: Sandbox | None = None  # the interactive env's sandbox, made on first run
+    python: PythonTool = field(default_factory=PythonTool)  # the interactive env's sandbox
 
 
 class CodeTask(Task[CodeWorld]):
@@ -105,9 +96,7 @@ class CodeTask(Task[CodeWorld]):
         return f"```python\n{world.problem.reference.rstrip()}\n```"
 
     def teardown(self, world: CodeWorld) -> None:
-        if world.sandbox is not None:
-            world.sandbox.close()
-            world.sandbox = None
+        world.python.close()
 
 
 def load_code_dataset(path: str | Path, dataset: str = "auto") -> DataTaskSet:
@@ -242,8 +231,7 @@ class CodeInteractiveEnv(CodeEnv):
     examples, then submits it. **Version history.** v0: first release.
     """
 
-    metadata = {**CodeEnv.metadata, "supports_state_snapshot": False}
-    max_output = 2_000
+    metadata = {**CodeEnv.metadata, "supports_state_snapshot": False}  # files persist
 
     def __init__(self, *, run_timeout: float = RUN_TIMEOUT, **kwargs: Any) -> None:
         """``run_timeout``: wall-clock seconds of a ``run``; other options as ``CodeEnv``."""
@@ -259,26 +247,13 @@ class CodeInteractiveEnv(CodeEnv):
         return self._submit(world, self._program(world, code))
 
     def _run(self, world: CodeWorld, code: str) -> str:
-        if world.sandbox is None:  # a failure here is the infrastructure's: it errors the episode
-            world.sandbox = create(
-                SandboxSpec(
-                    env={"PYTHONHASHSEED": "0"},
-                    limits=Limits(
-                        timeout=self.run_timeout, memory=1 << 30, cpu_seconds=60, processes=64
-                    ),
-                )
-            )
-        result = world.sandbox.exec(
-            ["/bin/sh", "-c", "cat > main.py && exec python3 main.py"], stdin=code
-        )
-        status = (
-            f"timed out after {self.run_timeout:g} s"
-            if result.timed_out
-            else f"exit code {result.exit_code}"
-        )
+        # A sandbox that cannot start is the infrastructure's failure: it errors the episode.
+        result = world.python.execute(code, self.run_timeout)
+        tool = world.python
         report = (
-            f"Ran main.py ({status}).\nstdout:\n{self._cut(result.stdout)}\n"
-            f"stderr:\n{self._cut(result.stderr)}"
+            f"Ran main.py ({tool.status(result, self.run_timeout)}).\n"
+            f"stdout:\n{tool.cut(result.stdout.rstrip()) or '(empty)'}\n"
+            f"stderr:\n{tool.cut(result.stderr.rstrip()) or '(empty)'}"
         )
         world.last = f"run\n{code}\n{report}"
         return report
@@ -296,12 +271,6 @@ class CodeInteractiveEnv(CodeEnv):
         world.tested = True
         world.last = f"test\n{program}\n" + "\n".join(lines)
         return "\n".join(lines)
-
-    def _cut(self, text: str) -> str:
-        text = text.rstrip()
-        if len(text) > self.max_output:
-            return text[: self.max_output] + "\n[... cut ...]"
-        return text or "(empty)"
 
     def observe(self, world: CodeWorld) -> str:
         if world.submission is not None:
@@ -331,7 +300,7 @@ def _command(action: str) -> tuple[str, str]:
     The command is the first of the three words on the last line of text before the last
     ```python block ("Let me run it to test it." runs it).
     """
-    blocks = list(_python_blocks(action))
+    blocks = list(python_blocks(action))
     if not blocks:
         raise InvalidAction(
             "no ```python block found: write run, test or submit, then the code in a "

@@ -34,14 +34,13 @@ its output. Dataset tasks: the gold answer, boxed. **Version history.** v0: firs
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentgym.core import DataTaskSet, GeneratedTaskSet, Task, Verdict
 from agentgym.envs.reasoning.math_problems import generate
-from agentgym.envs.reasoning.python_tool import PythonTool
+from agentgym.envs.reasoning.python_tool import PythonTool, python_blocks
 from agentgym.errors import UsageError
 from agentgym.task_env import InvalidAction, TaskEnv
 from agentgym.verifiers.math import extract_answer, stated_answer, verify_math
@@ -50,7 +49,6 @@ __all__ = ["MathEnv", "MathTask", "MathToolEnv", "load_math_dataset"]
 
 LEVELS = ("easy", "medium", "hard")
 INSTRUCTIONS = "Solve the problem. End your reply with the final answer as \\boxed{ANSWER}."
-_PYTHON = re.compile(r"```(?:python|py)?[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
 @dataclass
@@ -233,16 +231,16 @@ class MathToolEnv(MathEnv):
 
     **What the agent sees.** The problem, then the output of each program it runs.
     **What it may do.** Reply with a fenced ```` ```python ```` block to run it (stdout and
-    stderr come back, cut to 2,000 characters; 10 s and 512 MB per run, no network), or reply
+    stderr come back, cut to 2,000 characters; 10 s and 1 GiB per run, no network), or reply
     with the final answer as ``\\boxed{ANSWER}`` to end the episode. A reply with both runs
     the code. **Scoring.** As ``reasoning/Math-v0``. **Oracle.** Runs the Python that computes
     the answer, then boxes what it printed. **Version history.** v0: first release.
     """
 
-    metadata = {**MathEnv.metadata, "needs_sandbox": True}
+    metadata = {**MathEnv.metadata, "needs_sandbox": True, "supports_state_snapshot": False}
 
     def act(self, world: MathWorld, action: str) -> str:
-        code = _PYTHON.findall(action)
+        code = [block for _, block in python_blocks(action)]
         if code:
             return self._run(world, code[-1])
         if stated_answer(action) is not None:

@@ -238,7 +238,12 @@ class ToolUseEnv(TaskEnv[Shop]):
     answers. **Version history.** v0: first release.
     """
 
-    metadata = {**TaskEnv.metadata, "needs_sandbox": True, "action_style": "raw"}
+    metadata = {
+        **TaskEnv.metadata,
+        "needs_sandbox": True,
+        "supports_state_snapshot": False,  # the python tool's files
+        "action_style": "raw",
+    }
     max_invalid_default = 10
 
     tools = TOOLS
