@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.core import DataTaskSet, GeneratedTaskSet, Task, Verdict
+from agentgym.envs.reasoning.jsonl import read_rows
 from agentgym.envs.reasoning.math_problems import generate
 from agentgym.envs.reasoning.python_tool import PythonTool, python_blocks
 from agentgym.errors import UsageError
@@ -123,20 +124,8 @@ def load_math_dataset(dataset: str, path: str | Path) -> DataTaskSet:
     readers = {"gsm8k": _gsm8k, "math": _math, "aime": _aime}
     if dataset not in readers:
         raise UsageError(f"unknown math dataset {dataset!r}; use one of {sorted(readers)}")
-    source = Path(path).expanduser()
-    if not source.is_file():
-        raise UsageError(f"math dataset file {str(source)!r} does not exist")
     tasks = []
-    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            question, gold, difficulty = readers[dataset](row)
-        except (ValueError, KeyError, TypeError) as error:
-            raise UsageError(
-                f"{source}:{number}: not a {dataset} row ({type(error).__name__}: {error})"
-            ) from None
+    for question, gold, difficulty in read_rows(path, dataset, readers[dataset]):
         index = len(tasks)
         tasks.append(
             MathTask(

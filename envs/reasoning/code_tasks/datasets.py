@@ -37,11 +37,11 @@ from __future__ import annotations
 import ast
 import builtins
 import doctest
-import json
 from pathlib import Path
 from typing import Any
 
 from agentgym.envs.reasoning.code_tasks.base import CodeProblem
+from agentgym.envs.reasoning.jsonl import read_rows
 from agentgym.errors import UsageError
 from agentgym.verifiers.code import CodeTests, is_plain
 
@@ -55,31 +55,20 @@ def load_problems(path: str | Path, dataset: str = "auto") -> list[tuple[str, Co
     """``(task_id, problem)`` for every row of a HumanEval or MBPP JSONL file, in file order."""
     if dataset not in FORMATS:
         raise UsageError(f"unknown code dataset format {dataset!r}; use one of {list(FORMATS)}")
-    source = Path(path).expanduser()
-    if not source.is_file():
-        raise UsageError(f"code dataset file {str(source)!r} does not exist")
-    problems: list[tuple[str, CodeProblem]] = []
     seen: set[str] = set()
-    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict):
-                raise TypeError(f"a row is a JSON object, got {type(row).__name__}")
-            kind = _format_of(row) if dataset == "auto" else dataset
-            problem = _humaneval(row) if kind == "humaneval" else _mbpp(row)
-            task_id = str(row["task_id"])
-        except (ValueError, KeyError, TypeError, SyntaxError, UsageError) as error:
-            raise UsageError(
-                f"{source}:{number}: not a {dataset} row ({type(error).__name__}: {error})"
-            ) from None
+
+    def parse(row: dict[str, Any]) -> tuple[str, CodeProblem]:
+        kind = _format_of(row) if dataset == "auto" else dataset
+        problem = _humaneval(row) if kind == "humaneval" else _mbpp(row)
+        task_id = str(row["task_id"])
         if task_id in seen:
-            raise UsageError(f"{source}:{number}: task_id {task_id!r} appears twice")
+            raise ValueError(f"task_id {task_id!r} appears twice")
         seen.add(task_id)
-        problems.append((task_id, problem))
+        return task_id, problem
+
+    problems = list(read_rows(path, dataset, parse))
     if not problems:
-        raise UsageError(f"code dataset file {str(source)!r} holds no rows")
+        raise UsageError(f"code dataset file {str(Path(path).expanduser())!r} holds no rows")
     return problems
 
 
