@@ -43,7 +43,12 @@ __all__ = ["EnvSpec", "families", "list_envs", "make", "make_multi", "register",
 ID_PATTERN = re.compile(
     r"^(?P<family>[a-z][a-z0-9_-]*)/(?P<name>[A-Za-z][A-Za-z0-9_]*)-v(?P<version>\d+)$"
 )
-BUILTIN_FAMILIES = ("agentgym.envs.games", "agentgym.envs.multiagent", "agentgym.envs.reasoning")
+BUILTIN_FAMILIES = (
+    "agentgym.envs.games",
+    "agentgym.envs.multiagent",
+    "agentgym.envs.reasoning",
+    "agentgym.envs.web",
+)
 ENTRY_POINT_GROUP = "agentgym.envs"
 
 Kind = Literal["env", "aec", "parallel"]

@@ -213,6 +213,14 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
         """How to write actions, for the instructions. Defaults to the class docstring's part."""
         return ""
 
+    def start(self, task: Task[WorldT]) -> tuple[WorldT, str]:
+        """Begin an episode of ``task``: ``task.setup`` with the env's generator.
+
+        A family whose worlds need the env's own resources (the web family's browser) overrides
+        this to attach them to the world ``setup`` returned; the task's ``teardown`` releases them.
+        """
+        return task.setup(self.np_random)
+
     def parse_tool_call(self, action: str) -> tuple[str, dict[str, Any]]:
         """``(name, arguments)`` of a call of :attr:`tools` (native calls arrive as JSON text);
         see :func:`parse_tool_call`."""
@@ -245,7 +253,7 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
                 opts.get("split", self.split),
                 opts.get("difficulty", self.difficulty),
             )
-        world, goal = task.setup(self.np_random)
+        world, goal = self.start(task)
         self._task, self._world = task, world
         self._invalid_actions, self._done = 0, False
         verdict = task.validate(world)

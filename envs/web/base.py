@@ -1,0 +1,536 @@
+"""The web family's contract: a world is a browser context, a task is a goal over sites.
+
+* :class:`WebWorld` — one episode's browser context, its tabs, the page as the agent last saw
+  it (:class:`~agentgym.envs.web.observe.PageSnapshot`), and what the agent declared
+  (``answer``, ``infeasible``). It carries the agent's actions out
+  (:mod:`~agentgym.envs.web.actions`) and waits for the page to settle on real signals — the
+  load event and the requests in flight — never a fixed sleep.
+* :class:`WebTask` — the four verbs of BrowserGym's task, in ours: ``setup`` names the sites
+  and start page, ``validate`` judges (the episode's databases, the answer, the URL),
+  ``solve`` is the oracle, which drives the real page through the same action language,
+  ``teardown`` closes the context.
+* :class:`WebEnv` — a :class:`~agentgym.task_env.TaskEnv` whose worlds live in the shared
+  :class:`~agentgym.envs.web.browser.BrowserPool`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import sqlite3
+import uuid
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from agentgym.core import Task
+from agentgym.envs.web import actions
+from agentgym.envs.web.browser import BrowserCrashedError, BrowserPool, acquire, release
+from agentgym.envs.web.observe import PageSnapshot, draw_marks, take_snapshot
+from agentgym.envs.web.sites import EPISODE_HEADER
+from agentgym.errors import ResetNeeded, UsageError
+from agentgym.spaces import Text
+from agentgym.task_env import InvalidAction, TaskEnv
+
+__all__ = ["WebEnv", "WebTask", "WebWorld"]
+
+WEB_CORE_READY = True
+
+ELEMENT_TIMEOUT_MS = 1_500
+"""How long an element action waits for its element to become actionable (visible, enabled,
+not covered) before it is the agent's mistake."""
+
+LOAD_TIMEOUT_MS = 10_000
+"""How long a page may take to load before it is observed as it is."""
+
+
+class WebWorld:
+    """One episode in the browser: a context, its tabs, and what the agent saw and declared.
+
+    Attributes:
+        url: the active page's full URL.
+        path: its path and query (``/shop/item/3?size=M``): what URL evaluators compare.
+        snapshot: the page as the agent last saw it.
+        answer: the agent's ``answer(...)``, once given (it ends the episode).
+        infeasible: the reason of the agent's ``report_infeasible(...)``, once given.
+        history: the actions carried out so far, as text.
+    """
+
+    def __init__(self, sites: Mapping[str, int], start_path: str) -> None:
+        self.sites = dict(sites)
+        self.start_path = start_path
+        self.episode = uuid.uuid4().hex[:16]
+        self.url = ""
+        self.path = start_path
+        self.snapshot = PageSnapshot(nodes=())
+        self.answer: str | None = None
+        self.infeasible: str | None = None
+        self.history: list[str] = []
+        self.allowed_paths: tuple[str, ...] = (
+            *(f"/{site}/" for site in self.sites),
+            start_path,
+        )
+        self._pool: BrowserPool | None = None
+        self._context: Any = None
+        self._pages: list[Any] = []
+        self._active = 0
+        self._inflight = 0
+        self._idle: asyncio.Event | None = None
+
+    # ------------------------------------------------------------------ for tasks
+
+    def db(self, site: str) -> sqlite3.Connection:
+        """A read-only connection to this episode's database of ``site`` (close it after use)."""
+        return self._live_pool().sites.connect(self.episode, site)
+
+    def evaluate(self, expression: str, argument: Any = None) -> Any:
+        """Evaluate JavaScript in the active page (for tasks that read the page's own state)."""
+        return self._live_pool().call(self.page.evaluate(expression, argument))
+
+    @property
+    def page(self) -> Any:
+        """The active Playwright page (a pool-thread object: use it only through the pool)."""
+        return self._pages[self._active]
+
+    @property
+    def origin(self) -> str:
+        """The server's origin, ``http://127.0.0.1:PORT``."""
+        return self._live_pool().server.origin
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def open(self, pool: BrowserPool, viewport: tuple[int, int]) -> None:
+        """Give the episode its databases and a fresh context at the start page."""
+        self._pool = pool
+        pool.sites.prepare(self.episode, self.sites)
+        origin = pool.server.origin
+        pool.call(self._open(origin, viewport))
+
+    async def _open(self, origin: str, viewport: tuple[int, int]) -> None:
+        assert self._pool is not None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._context = await self._pool.new_context(
+            viewport={"width": viewport[0], "height": viewport[1]},
+            extra_http_headers={EPISODE_HEADER: self.episode},
+            locale="en-US",
+            timezone_id="UTC",
+            reduced_motion="reduce",
+        )
+        self._context.on("request", self._request_started)
+        self._context.on("requestfinished", self._request_ended)
+        self._context.on("requestfailed", self._request_ended)
+        self._context.on("page", self._page_opened)  # popups and target=_blank links
+        page = await self._context.new_page()
+        await page.goto(origin + self.start_path, timeout=LOAD_TIMEOUT_MS)
+        await self._settle()
+        self.snapshot = await self._look()
+
+    def close(self) -> None:
+        """Close the context and delete the episode's databases (idempotent)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        context, self._context = self._context, None
+        self._pages = []
+        if context is not None and not pool.closed:
+            # A browser that is gone took the context with it.
+            with contextlib.suppress(BrowserCrashedError):
+                pool.call(context.close(), timeout=10)
+        pool.sites.release(self.episode)
+
+    def _live_pool(self) -> BrowserPool:
+        if self._pool is None:
+            raise ResetNeeded("this web episode is closed; call reset()")
+        return self._pool
+
+    # ------------------------------------------------------------------ acting
+
+    def perform(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """Carry one parsed action out, wait for the page to settle, and look at it again."""
+        pool = self._live_pool()
+        feedback = pool.call(self._perform(name, dict(arguments)))
+        if not pool.server.alive:
+            raise BrowserCrashedError("the site server died during the step")
+        return feedback
+
+    async def _perform(self, name: str, args: dict[str, Any]) -> str:
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            feedback = await self._do(name, args)
+        except PlaywrightError as error:
+            if self._context is None or not self._context.browser.is_connected():
+                raise
+            first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            raise InvalidAction(f"{name} failed: {first}") from None
+        await self._settle()
+        feedback = await self._keep_on_sites() or feedback
+        self.snapshot = await self._look()
+        return feedback
+
+    async def _do(self, name: str, args: dict[str, Any]) -> str:
+        page = self.page
+        if "id" in args:
+            node = self.snapshot.get(args["id"])
+            if node is None:
+                raise InvalidAction(
+                    f"there is no element [{args['id']}] on the page; use an id in [brackets] "
+                    f"from the latest observation"
+                )
+            target = self._locate(args["id"])
+            described = f"[{node.id}] {node.role} {node.name!r}"
+            timeout = ELEMENT_TIMEOUT_MS
+            if name == "click":
+                await target.click(timeout=timeout)
+            elif name == "dblclick":
+                await target.dblclick(timeout=timeout)
+            elif name == "hover":
+                await target.hover(timeout=timeout)
+            elif name == "fill":
+                await target.fill(args["text"], timeout=timeout)
+            elif name == "check":
+                await target.check(timeout=timeout)
+            elif name == "uncheck":
+                await target.uncheck(timeout=timeout)
+            elif name == "select":
+                await self._select(target, node, args["option"])
+            return f"{name} {described}: done."
+        if name == "press":
+            await page.keyboard.press(args["key"])
+        elif name == "type":
+            await page.keyboard.type(args["text"])
+        elif name == "scroll":
+            dx, dy = _SCROLL.get(args["direction"], (None, None))
+            if dx is None:
+                raise InvalidAction("scroll direction must be 'up', 'down', 'left' or 'right'")
+            await page.mouse.wheel(dx * args["pixels"], dy * args["pixels"])
+        elif name == "mouse_click":
+            await page.mouse.click(args["x"], args["y"])
+        elif name == "goto":
+            await page.goto(self._on_sites(args["url"]), timeout=LOAD_TIMEOUT_MS)
+        elif name == "go_back":
+            await page.go_back(timeout=LOAD_TIMEOUT_MS)
+        elif name == "go_forward":
+            await page.go_forward(timeout=LOAD_TIMEOUT_MS)
+        elif name == "new_tab":
+            url = self._on_sites(args["url"]) if args["url"] else None
+            page = await self._context.new_page()  # the "page" event adds it to the tabs
+            self._active = self._pages.index(page)
+            if url:
+                await page.goto(url, timeout=LOAD_TIMEOUT_MS)
+        elif name == "tab_focus":
+            if not 0 <= args["index"] < len(self._pages):
+                raise InvalidAction(
+                    f"there is no tab {args['index']}; tabs are numbered 0 to "
+                    f"{len(self._pages) - 1}"
+                )
+            self._active = args["index"]
+            await self.page.bring_to_front()
+        elif name == "tab_close":
+            if len(self._pages) == 1:
+                raise InvalidAction("this is the only tab; it cannot be closed")
+            closing = self._pages.pop(self._active)
+            self._active = max(0, self._active - 1)
+            await closing.close()
+        elif name == "answer":
+            self.answer = args["text"]
+            return "Answer recorded."
+        elif name == "report_infeasible":
+            self.infeasible = args["reason"] or "(no reason given)"
+            return "Reported the task as infeasible."
+        return f"{name}: done."
+
+    async def _select(self, target: Any, node: Any, option: str) -> None:
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            await target.select_option(label=option, timeout=ELEMENT_TIMEOUT_MS)
+        except PlaywrightError:
+            try:
+                await target.select_option(value=option, timeout=ELEMENT_TIMEOUT_MS)
+            except PlaywrightError:
+                kids = [n.name for n in self.snapshot.nodes if n.parent == node.id]
+                raise InvalidAction(
+                    f"[{node.id}] has no option {option!r}"
+                    + (f"; its options are {kids}" if kids else "; is it a drop-down list?")
+                ) from None
+
+    def _locate(self, node_id: str) -> Any:
+        *frames, last = node_id.split(".")
+        scope: Any = self.page
+        for frame in frames:
+            scope = scope.frame_locator(f'[data-agid="{frame}"]')
+        return scope.locator(f'[data-agid="{last}"]')
+
+    def _on_sites(self, url: str) -> str:
+        """The full URL of ``url`` (a path, or a URL of the server) if it is on the task's sites."""
+        assert self._pool is not None
+        origin = self._pool.server.origin
+        parts = urlsplit(url)
+        if (parts.scheme or parts.netloc) and f"{parts.scheme}://{parts.netloc}" not in (
+            origin,
+            origin.replace("127.0.0.1", "localhost"),
+        ):
+            raise InvalidAction(
+                f"goto is limited to the task's sites; {url!r} is elsewhere. Use a path "
+                f"such as {self.allowed_paths[0]!r}"
+            )
+        path = parts.path or "/"
+        if not path.startswith(self.allowed_paths):
+            raise InvalidAction(
+                f"goto is limited to the task's sites ({', '.join(self.allowed_paths)}); "
+                f"{url!r} is not on them"
+            )
+        return origin + path + (f"?{parts.query}" if parts.query else "")
+
+    async def _keep_on_sites(self) -> str | None:
+        """Bring a tab that left the task's sites back (a link cannot take the agent away)."""
+        page = self.page
+        parts = urlsplit(page.url)
+        assert self._pool is not None
+        here = f"{parts.scheme}://{parts.netloc}"
+        if page.url == "about:blank" or (
+            here == self._pool.server.origin and parts.path.startswith(self.allowed_paths)
+        ):
+            return None
+        await page.go_back(timeout=LOAD_TIMEOUT_MS)
+        await self._settle()
+        return f"Navigation to {page.url!r} was blocked: it is outside the task's sites."
+
+    # ------------------------------------------------------------------ observing
+
+    def _page_opened(self, page: Any) -> None:
+        self._pages.append(page)
+
+    def _request_started(self, request: Any) -> None:
+        assert self._idle is not None
+        self._inflight += 1
+        self._idle.clear()
+
+    def _request_ended(self, request: Any) -> None:
+        assert self._idle is not None
+        self._inflight = max(0, self._inflight - 1)
+        if self._inflight == 0:
+            self._idle.set()
+
+    async def _settle(self) -> None:
+        """Wait for the real signals of a settled page: loaded, and no request in flight."""
+        from playwright.async_api import Error as PlaywrightError
+
+        page = self.page
+        try:
+            await page.wait_for_load_state("load", timeout=LOAD_TIMEOUT_MS)
+            assert self._idle is not None
+            await asyncio.wait_for(self._idle.wait(), LOAD_TIMEOUT_MS / 1000)
+            # One task turn of the page's own event loop: handlers queued by the action run.
+            await page.evaluate("() => new Promise(resolve => setTimeout(resolve, 0))")
+        except (TimeoutError, PlaywrightError) as error:
+            if self._context is None or not self._context.browser.is_connected():
+                raise BrowserCrashedError(f"the browser died: {error}") from None
+            # A page still loading after the limit, or one that navigated as we waited:
+            # it is observed as it is.
+
+    async def _look(self) -> PageSnapshot:
+        page = self.page
+        snapshot = await take_snapshot(page)
+        self.url = page.url
+        parts = urlsplit(page.url)
+        self.path = parts.path + (f"?{parts.query}" if parts.query else "")
+        return snapshot
+
+    def screenshot(self, marks: bool = False) -> bytes:
+        """A PNG of the active tab's viewport (with set-of-marks if ``marks``)."""
+        png = self._live_pool().call(
+            self.page.screenshot(animations="disabled", caret="hide", timeout=LOAD_TIMEOUT_MS)
+        )
+        return draw_marks(png, self.snapshot) if marks else png
+
+    def header(self) -> str:
+        """The lines above the page: tabs, title, URL path, scroll position."""
+        lines = []
+        if len(self._pages) > 1:
+            tabs = ", ".join(
+                f"[{i}]{' (active)' if i == self._active else ''}" for i in range(len(self._pages))
+            )
+            lines.append(f"Tabs: {tabs}")
+        lines.append(f"Page: {self.snapshot.title!r} at {self.path}")
+        return "\n".join(lines)
+
+
+_SCROLL = {"down": (0, 1), "up": (0, -1), "right": (1, 0), "left": (-1, 0)}
+
+
+class WebTask(Task[WebWorld]):
+    """A goal over sites; subclasses set :attr:`sites` and :attr:`start_path` and write
+    :meth:`goal`, :meth:`validate` and :meth:`solve` (see the module docstring)."""
+
+    sites: Mapping[str, int] = {}
+    """The sites whose databases the episode gets, with the seed of each one's data."""
+    start_path: str = "/"
+    """Where the browser opens."""
+
+    def goal(self) -> str:
+        """The instruction the agent is given."""
+        raise NotImplementedError
+
+    def prepare(self, world: WebWorld) -> None:
+        """After the start page has loaded, before the agent's first look (MiniWoB seeds its
+        page here). Most tasks need nothing."""
+
+    def setup(self, rng: np.random.Generator) -> tuple[WebWorld, str]:
+        return WebWorld(self.sites, self.start_path), self.goal()
+
+    def teardown(self, world: WebWorld) -> None:
+        world.close()
+
+
+class WebEnv(TaskEnv[WebWorld]):
+    """Base class of the web envs: text (or text and screenshot) in, one action out.
+
+    Args:
+        observation_mode: ``"text"`` (the observation is the page's accessibility-tree text)
+            or ``"multimodal"`` (a dict of that text and a ``screenshot`` array).
+        set_of_marks: draw each element's box and id on the screenshot.
+        viewport: ``(width, height)`` of the browser window, in CSS pixels.
+        **kwargs: :class:`~agentgym.task_env.TaskEnv`'s (split, difficulty, ...).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 4,
+        "supports_state_snapshot": False,
+        "multimodal": True,
+        "needs_sandbox": False,
+        "needs_browser": True,
+        "action_style": "raw",
+    }
+    max_observation_length = 24_000
+    max_invalid_default = 20
+    tools = actions.TOOLS
+    action_names: ClassVar[tuple[str, ...] | None] = None
+    """The actions this env offers (``None``: all of :data:`~.actions.ACTIONS`)."""
+
+    def __init__(
+        self,
+        *,
+        observation_mode: Literal["text", "multimodal"] = "text",
+        set_of_marks: bool = False,
+        viewport: tuple[int, int] = (1024, 768),
+        **kwargs: Any,
+    ) -> None:
+        if observation_mode not in ("text", "multimodal"):
+            raise UsageError(
+                f"observation_mode must be 'text' or 'multimodal', got {observation_mode!r}"
+            )
+        if not (
+            isinstance(viewport, (tuple, list))
+            and len(viewport) == 2
+            and all(isinstance(v, int) and 100 <= v <= 4096 for v in viewport)
+        ):
+            raise UsageError(f"viewport must be (width, height) in 100..4096, got {viewport!r}")
+        if self.action_names is not None:
+            self.tools = [t for t in actions.TOOLS if t["name"] in self.action_names]
+        super().__init__(**kwargs)
+        self.observation_mode = observation_mode
+        self.set_of_marks = set_of_marks
+        self.viewport = (int(viewport[0]), int(viewport[1]))
+        if observation_mode == "multimodal":
+            from gymnasium import spaces
+
+            self.observation_space = spaces.Dict(
+                {
+                    "text": Text(self.max_observation_length),
+                    "screenshot": spaces.Box(
+                        0, 255, (self.viewport[1], self.viewport[0], 3), np.uint8
+                    ),
+                }
+            )
+        self._pool: BrowserPool | None = None
+
+    # ------------------------------------------------------------------ TaskEnv hooks
+
+    def start(self, task: WebTask) -> tuple[WebWorld, str]:
+        world, goal = task.setup(self.np_random)
+        if self._pool is None or self._pool.closed:
+            self._pool = acquire()
+        try:
+            world.open(self._pool, self.viewport)
+            task.prepare(world)
+            world.snapshot = self._pool.call(world._look())
+        except BaseException:
+            world.close()
+            raise
+        return world, goal
+
+    def act(self, world: WebWorld, action: str) -> str:
+        name, arguments = actions.parse(action, self.action_names)
+        feedback = world.perform(name, arguments)
+        world.history.append(actions.format_action(name, *arguments.values()))
+        return feedback
+
+    def observe(self, world: WebWorld) -> str:
+        return f"{world.header()}\n\n{world.snapshot.text or '(the page shows nothing)'}"
+
+    def state_key(self, world: WebWorld) -> str:
+        digest = hashlib.blake2b(world.snapshot.text.encode(), digest_size=8).hexdigest()
+        return f"{world.path}#{digest}"
+
+    def is_over(self, world: WebWorld) -> bool:
+        return world.answer is not None or world.infeasible is not None
+
+    def action_syntax(self) -> str:
+        return (
+            "Act with one call per turn, using the ids in [brackets] from the page:\n"
+            + actions.describe_actions(self.action_names)
+            + '\nExample: click("12"). Arguments are literals: strings in quotes, numbers.'
+        )
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        observation, info = super().reset(seed=seed, options=options)
+        return self._observation_of(observation), info
+
+    def step(self, action: Any) -> Any:
+        observation, reward, terminated, truncated, info = super().step(action)
+        return self._observation_of(observation), reward, terminated, truncated, info
+
+    def render(self) -> Any:
+        if self.render_mode == "rgb_array":
+            return self._screenshot_array(marks=self.set_of_marks)
+        return super().render()
+
+    def close(self) -> None:
+        super().close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            release(pool)
+
+    def _observation_of(self, text: str) -> Any:
+        if self.observation_mode == "text":
+            return text
+        return {"text": text, "screenshot": self._screenshot_array(marks=self.set_of_marks)}
+
+    def _screenshot_array(self, marks: bool) -> np.ndarray:
+        import io
+
+        from PIL import Image
+
+        if self._world is None:
+            raise ResetNeeded(f"{self._name()}: call reset() before render()")
+        png = self._world.screenshot(marks=marks)
+        image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.uint8)
+        return _fit(image, self.viewport)
+
+
+def _fit(image: np.ndarray, viewport: tuple[int, int]) -> np.ndarray:
+    """The screenshot at exactly the viewport's size (device scale can differ by a pixel)."""
+    height, width = viewport[1], viewport[0]
+    out = np.full((height, width, 3), 255, np.uint8)
+    h, w = min(height, image.shape[0]), min(width, image.shape[1])
+    out[:h, :w] = image[:h, :w]
+    return out

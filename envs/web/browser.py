@@ -1,0 +1,328 @@
+"""The browser pool: one Chromium and one site server per process, a fresh context per episode.
+
+**Why one pool.** Launching Chromium costs about half a second and a server process about as
+much; a browser context (fresh cookies, storage and cache) costs milliseconds. So every web env
+of a process shares one :class:`BrowserPool` and each episode gets its own context, as
+BrowserGym does per episode but without relaunching the browser.
+
+**Threads.** Playwright's sync API is bound to the thread that started it, while the evaluator
+calls an env's ``step`` from whichever worker thread is free. The pool therefore runs
+Playwright's *async* API on one event loop of its own thread; envs submit coroutines with
+:meth:`BrowserPool.call` from any thread. Contexts of concurrent episodes run concurrently on
+that loop.
+
+**Lifetime.** :func:`acquire` hands out the shared pool and counts its users; when the last one
+releases it, the pool lingers :data:`LINGER` seconds (an env made right after reuses it) and then
+closes its browser, server and thread. :func:`shutdown` closes it at once.
+
+**Faults.** A browser that disconnects (crashed, killed) fails the operations of the episodes
+that were using it with :class:`BrowserCrashedError`, an infrastructure error: the evaluator
+records those episodes as errored, never scored. The next context relaunches the browser. A
+server process that died is restarted likewise.
+
+The browser is the system's Chromium (Debian's ``chromium``; ``AGENTGYM_CHROMIUM`` names
+another), launched through ``executable_path``: ``playwright install`` downloads a browser
+build, which offline machines cannot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Awaitable
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentgym.errors import EnvCrashedError, InfrastructureError
+
+__all__ = [
+    "LAUNCH_ARGS",
+    "LINGER",
+    "BrowserCrashedError",
+    "BrowserPool",
+    "BrowserUnavailableError",
+    "acquire",
+    "find_chromium",
+    "release",
+    "shutdown",
+]
+
+T = TypeVar("T")
+
+LAUNCH_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--disable-extensions",
+    "--mute-audio",
+    # Nothing but the loopback resolves: a page cannot reach another host by name.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+)
+"""Chromium flags that work headless, as root, offline (measured in ENVIRONMENT.md)."""
+
+LINGER = float(os.environ.get("AGENTGYM_WEB_LINGER", "5"))
+"""Seconds an unused pool stays up for the next env before closing."""
+
+CALL_TIMEOUT = 60.0
+"""The longest one browser operation may take before the pool calls the browser hung."""
+
+
+class BrowserUnavailableError(InfrastructureError):
+    """No Chromium to launch, or it would not start; the message says how to get one."""
+
+
+class BrowserCrashedError(EnvCrashedError):
+    """The browser (or the site server) died under an episode; that episode is errored."""
+
+
+def find_chromium() -> str:
+    """The Chromium executable: ``$AGENTGYM_CHROMIUM``, else ``chromium`` on PATH."""
+    named = os.environ.get("AGENTGYM_CHROMIUM")
+    if named:
+        if not (Path(named).is_file() and os.access(named, os.X_OK)):
+            raise BrowserUnavailableError(f"AGENTGYM_CHROMIUM={named!r} is not an executable file")
+        return named
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise BrowserUnavailableError(
+        "no Chromium found on PATH: install Debian's package (apt-get install chromium) or set "
+        "AGENTGYM_CHROMIUM to a Chromium or Chrome executable. (`playwright install` is not "
+        "needed and does not work offline.)"
+    )
+
+
+class BrowserPool:
+    """One Playwright, one Chromium and one site server, driven from one event-loop thread."""
+
+    def __init__(self, *, headless: bool = True) -> None:
+        from agentgym.envs.web.sites import SITES, SiteState, load_sites
+
+        self.headless = headless
+        self.executable = find_chromium()
+        self.state_dir = Path(tempfile.mkdtemp(prefix="agentgym-web-"))
+        self._site_table = dict(SITES)
+        self.sites = SiteState(self.state_dir, load_sites(self._site_table))
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="agentgym-web-browser", daemon=True
+        )
+        self._thread.start()
+        self._server: Any = None
+        self._server_lock = threading.Lock()
+        self._browser: Any = None
+        self._launching: asyncio.Lock | None = None
+        self.closed = False
+        try:
+            self._playwright = self.call(self._start_playwright())
+        except BaseException:
+            self._stop_loop()
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+            raise
+
+    # ------------------------------------------------------------------ running coroutines
+
+    def call(self, coroutine: Awaitable[T], timeout: float = CALL_TIMEOUT) -> T:
+        """Run ``coroutine`` on the pool's loop and wait for its result (from any thread)."""
+        if self.closed:
+            raise BrowserCrashedError("the browser pool was closed")
+        future = asyncio.run_coroutine_threadsafe(_translated(coroutine), self._loop)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise BrowserCrashedError(
+                f"a browser operation took more than {timeout:.0f} s; the browser is hung"
+            ) from None
+
+    # ------------------------------------------------------------------ browser and server
+
+    @property
+    def server(self) -> Any:
+        """The site server, started on first use and restarted if it died."""
+        from agentgym.envs.web.server import SiteServer
+
+        with self._server_lock:
+            if self._server is None or not self._server.alive:
+                if self._server is not None:
+                    self._server.close()
+                self._server = SiteServer(self.state_dir, self._site_table)
+            return self._server
+
+    async def new_context(self, **options: Any) -> Any:
+        """A fresh browser context (launching or relaunching the browser if needed)."""
+        browser = await self._live_browser()
+        return await browser.new_context(**options)
+
+    def browser_pids(self) -> list[int]:
+        """The process ids of the browser's processes (for tests and fault injection)."""
+        import psutil
+
+        pids = []
+        for child in psutil.Process().children(recursive=True):
+            try:
+                if "chrom" in child.name().lower() or "headless_shell" in child.name():
+                    pids.append(child.pid)
+            except psutil.NoSuchProcess:
+                continue
+        return pids
+
+    async def _start_playwright(self) -> Any:
+        from playwright.async_api import async_playwright
+
+        self._launching = asyncio.Lock()
+        return await async_playwright().start()
+
+    async def _live_browser(self) -> Any:
+        assert self._launching is not None
+        async with self._launching:
+            if self._browser is None or not self._browser.is_connected():
+                self._browser = await self._launch()
+            return self._browser
+
+    async def _launch(self) -> Any:
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            return await self._playwright.chromium.launch(
+                executable_path=self.executable,
+                headless=self.headless,
+                args=list(LAUNCH_ARGS),
+                timeout=30_000,
+            )
+        except PlaywrightError as error:
+            raise BrowserUnavailableError(
+                f"Chromium ({self.executable}) did not start: {str(error).strip()[:1500]}"
+            ) from None
+
+    # ------------------------------------------------------------------ closing
+
+    def close(self) -> None:
+        """Close the browser, Playwright, the server and the loop thread (idempotent)."""
+        if self.closed:
+            return
+        # A browser that is already gone closes as well as it can.
+        with contextlib.suppress(InfrastructureError):
+            self.call(self._shutdown(), timeout=30)
+        self.closed = True
+        self._stop_loop()
+        with self._server_lock:
+            if self._server is not None:
+                self._server.close()
+                self._server = None
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    async def _shutdown(self) -> None:
+        from playwright.async_api import Error as PlaywrightError
+
+        if self._browser is not None:
+            with contextlib.suppress(PlaywrightError):
+                await self._browser.close()
+        await self._playwright.stop()
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+
+async def _translated(coroutine: Awaitable[T]) -> T:
+    """Run ``coroutine``; a Playwright failure of the browser itself becomes a typed error."""
+    from playwright.async_api import Error as PlaywrightError
+
+    try:
+        return await coroutine
+    except PlaywrightError as error:
+        message = str(error)
+        if any(sign in message for sign in _CRASH_SIGNS):
+            raise BrowserCrashedError(f"the browser died: {message.strip()[:500]}") from None
+        raise
+
+
+_CRASH_SIGNS = (
+    "has been closed",
+    "Target closed",
+    "Connection closed",
+    "Browser closed",
+    "crashed",
+    "disconnected",
+)
+
+
+# ---------------------------------------------------------------------- the shared pool
+
+_lock = threading.Lock()
+_pool: BrowserPool | None = None
+_users = 0
+_generation = 0
+
+
+def acquire() -> BrowserPool:
+    """The process's shared pool (started if need be); pair every call with :func:`release`."""
+    global _pool, _users, _generation
+    with _lock:
+        if _pool is None or _pool.closed:
+            _pool = BrowserPool()
+        _users += 1
+        _generation += 1
+        return _pool
+
+
+def release(pool: BrowserPool) -> None:
+    """One user fewer; the last one leaves the pool to close after :data:`LINGER` seconds."""
+    global _users
+    with _lock:
+        if pool is not _pool or pool.closed:
+            return
+        _users -= 1
+        if _users > 0:
+            return
+        if LINGER <= 0:
+            _close_shared()
+            return
+        generation = _generation
+    pool._loop.call_soon_threadsafe(
+        lambda: pool._loop.call_later(LINGER, _close_if_idle, generation)
+    )
+
+
+def shutdown() -> None:
+    """Close the shared pool now, whoever still uses it (their next call errors)."""
+    with _lock:
+        _close_shared()
+
+
+def _close_if_idle(generation: int) -> None:
+    # Runs on the pool's own loop: closing must happen on another thread, since it stops the loop.
+    if _users or generation != _generation:
+        return
+
+    def close() -> None:
+        with _lock:
+            if _users == 0 and generation == _generation:
+                _close_shared()
+
+    threading.Thread(target=close, name="agentgym-web-closer", daemon=True).start()
+
+
+def _close_shared() -> None:
+    global _pool, _users
+    pool, _pool, _users = _pool, None, 0
+    if pool is not None:
+        pool.close()
+
+
+atexit.register(shutdown)
