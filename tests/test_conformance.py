@@ -21,8 +21,12 @@ def _params():
 @pytest.mark.parametrize("env_id", list(_params()))
 def test_env_conforms(env_id):
     report = check_env(env_id, leak_cycles=200)
-    assert report.oracle_mean_score > report.random_mean_score
-    assert "oracle" in report.passed and "leaks" in report.passed
+    assert "leaks" in report.passed
+    if "oracle" in report.skipped:  # declared: a MiniWoB++ task with no scripted solver yet
+        assert agentgym.make(env_id).metadata["oracle"] is False
+    else:
+        assert "oracle" in report.passed
+        assert report.oracle_mean_score > report.random_mean_score
 
 
 @pytest.mark.parametrize("env_id", [s.id for s in agentgym.list_envs() if s.kind != "env"])
