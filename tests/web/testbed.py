@@ -34,6 +34,8 @@ FORM = """
 
 
 class TestbedSite(Site):
+    __test__ = False  # a test double, not a test class
+
     name = "testbed"
     title = "Testbed"
 
@@ -158,6 +160,8 @@ class SignUpTask(WebTask):
 
 
 class TestbedEnv(WebEnv):
+    __test__ = False  # a test double, not a test class
+
     """A test double env: sign up on the testbed site."""
 
     def __init__(self, **kwargs):
