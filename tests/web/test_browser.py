@@ -209,6 +209,7 @@ def test_closing_the_last_env_closes_browser_and_server(monkeypatch):
     while not pool.closed and time.monotonic() < deadline:
         time.sleep(0.05)
     assert pool.closed
+    deadline = time.monotonic() + 30
     while [pid for pid in processes if _running(pid)] and time.monotonic() < deadline:
         time.sleep(0.05)  # Chromium's helpers exit a moment after the browser
     assert not [pid for pid in processes if _running(pid)]
