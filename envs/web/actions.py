@@ -1,6 +1,7 @@
 """The web action language: a handful of calls with literal arguments, read with ``ast``.
 
-An action is one call, written as the model would write it::
+An action is one call, written as the model would write it (in a longer reply, the last line
+that is a call by itself counts)::
 
     click("12")          fill("9", "red shirt")      select("14", "Large")
     press("Enter")       goto("/shop/cart")           answer("42")
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -179,7 +181,14 @@ def parse(text: str, allowed: Any = None) -> tuple[str, dict[str, Any]]:
     if body.startswith("{"):
         name, arguments = parse_tool_call(body, _TOOL_SPACE)
     else:
-        name, arguments = _parse_call(body)
+        try:
+            name, arguments = _parse_call(body)
+        except InvalidAction:
+            # A model's reply: reasoning, then the action on a line of its own.
+            found = _last_call_in(body)
+            if found is None:
+                raise
+            name, arguments = found
     action = ACTIONS.get(name)
     if action is None or (allowed is not None and name not in allowed):
         names = ", ".join(allowed if allowed is not None else ACTIONS)
@@ -193,6 +202,26 @@ def _strip(text: str) -> str:
         body = body.split("\n", 1)[1] if "\n" in body else ""
         body = body.rsplit("```", 1)[0]
     return body.strip().strip("`").strip()
+
+
+_CALL_LINE = re.compile(
+    r"^(?:[A-Za-z ]{1,20}:\s*)?\W{0,3}(" + "|".join(ACTIONS) + r")\(.*\)\W{0,3}$"
+)
+
+
+def _last_call_in(body: str) -> tuple[str, dict[str, Any]] | None:
+    """The last line of a longer text that is an action call by itself (after a label such as
+    ``Action:``, in backticks or not), parsed."""
+    for line in reversed(body.splitlines()):
+        match = _CALL_LINE.match(line.strip())
+        if match:
+            start = line.index(match.group(1))
+            end = line.rindex(")") + 1
+            try:
+                return _parse_call(line[start:end])
+            except InvalidAction:
+                continue
+    return None
 
 
 def _parse_call(body: str) -> tuple[str, dict[str, Any]]:

@@ -24,6 +24,11 @@ from agentgym.task_env import InvalidAction
         ('```\nclick("5")\n```', ("click", {"id": "5"})),
         ('`click("5")`', ("click", {"id": "5"})),
         (
+            'I will search first.\nfill("3", "red")\nThat should work.',
+            ("fill", {"id": "3", "text": "red"}),
+        ),
+        ("Thought: go back.\nAction: `go_back()`", ("go_back", {})),
+        (
             '{"name": "fill", "arguments": {"id": "2", "text": "x"}}',
             ("fill", {"id": "2", "text": "x"}),
         ),
