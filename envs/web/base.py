@@ -28,7 +28,13 @@ import numpy as np
 
 from agentgym.core import Task
 from agentgym.envs.web import actions
-from agentgym.envs.web.browser import BrowserCrashedError, BrowserPool, acquire, release
+from agentgym.envs.web.browser import (
+    BrowserCrashedError,
+    BrowserPool,
+    acquire,
+    is_crash,
+    release,
+)
 from agentgym.envs.web.observe import PageSnapshot, draw_marks, take_snapshot
 from agentgym.envs.web.sites import EPISODE_HEADER
 from agentgym.errors import ResetNeeded, UsageError
@@ -163,8 +169,8 @@ class WebWorld:
         try:
             feedback = await self._do(name, args)
         except PlaywrightError as error:
-            if self._context is None or not self._context.browser.is_connected():
-                raise
+            if self._context is None or is_crash(error, self._context):
+                raise BrowserCrashedError(f"the browser died: {error}") from None
             first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
             raise InvalidAction(f"{name} failed: {first}") from None
         await self._settle()
@@ -249,10 +255,14 @@ class WebWorld:
 
         try:
             await target.select_option(label=option, timeout=ELEMENT_TIMEOUT_MS)
-        except PlaywrightError:
+        except PlaywrightError as by_label:
+            if is_crash(by_label, self._context):
+                raise
             try:
                 await target.select_option(value=option, timeout=ELEMENT_TIMEOUT_MS)
-            except PlaywrightError:
+            except PlaywrightError as by_value:
+                if is_crash(by_value, self._context):
+                    raise
                 kids = [n.name for n in self.snapshot.nodes if n.parent == node.id]
                 raise InvalidAction(
                     f"[{node.id}] has no option {option!r}"
@@ -329,7 +339,7 @@ class WebWorld:
             # One task turn of the page's own event loop: handlers queued by the action run.
             await page.evaluate("() => new Promise(resolve => setTimeout(resolve, 0))")
         except (TimeoutError, PlaywrightError) as error:
-            if self._context is None or not self._context.browser.is_connected():
+            if self._context is None or is_crash(error, self._context):
                 raise BrowserCrashedError(f"the browser died: {error}") from None
             # A page still loading after the limit, or one that navigated as we waited:
             # it is observed as it is.

@@ -49,6 +49,7 @@ __all__ = [
     "BrowserUnavailableError",
     "acquire",
     "find_chromium",
+    "is_crash",
     "release",
     "shutdown",
 ]
@@ -246,10 +247,20 @@ async def _translated(coroutine: Awaitable[T]) -> T:
     try:
         return await coroutine
     except PlaywrightError as error:
-        message = str(error)
-        if any(sign in message for sign in _CRASH_SIGNS):
-            raise BrowserCrashedError(f"the browser died: {message.strip()[:500]}") from None
+        if is_crash(error):
+            raise BrowserCrashedError(f"the browser died: {str(error).strip()[:500]}") from None
         raise
+
+
+def is_crash(error: Exception, context: Any = None) -> bool:
+    """Whether a Playwright error means the browser (not the agent's action) failed.
+
+    The message is the first sign: the ``disconnected`` event can arrive after the error of
+    the operation that met the dead browser. ``context`` adds the connection's state.
+    """
+    if any(sign in str(error) for sign in _CRASH_SIGNS):
+        return True
+    return context is not None and not context.browser.is_connected()
 
 
 _CRASH_SIGNS = (
