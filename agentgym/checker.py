@@ -82,6 +82,9 @@ CHECKS = (
     "leaks",
 )
 
+LEAK_SETTLE = 5.0
+"""Seconds the leak check waits for resources that ``close()`` released to be gone."""
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # Actions no env could take for a valid move.
@@ -447,6 +450,12 @@ def check_leaks(
     for index in range(cycles):
         cycle(index)
     after = _resources()
+    # Processes and threads that close() ended may take a moment to exit (a browser's
+    # renderers): a leak is growth that is still there after LEAK_SETTLE seconds.
+    deadline = time.monotonic() + LEAK_SETTLE
+    while any(after[k] > v for k, v in before.items()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        after = _resources()
     for name, count in before.items():
         if after[name] > count:
             raise LeakError(
