@@ -52,6 +52,7 @@ bench: install
 	$(PY) tests/perf/bench_hf.py
 	$(PY) tests/perf/bench_search.py
 	$(PY) tests/perf/bench_code_verifier.py
+	$(PY) tests/perf/bench_web.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
