@@ -45,7 +45,7 @@ __all__ = ["WebEnv", "WebTask", "WebWorld"]
 
 WEB_CORE_READY = True
 
-ELEMENT_TIMEOUT_MS = 1_500
+ELEMENT_TIMEOUT_MS = 3_000
 """How long an element action waits for its element to become actionable (visible, enabled,
 not covered) before it is the agent's mistake."""
 
