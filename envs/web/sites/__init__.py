@@ -31,17 +31,11 @@ def register_site(name: str, entry_point: str) -> None:
 
 
 def load_sites(table: dict[str, str] | None = None) -> dict[str, Site]:
-    """One instance of every site of ``table`` (default :data:`SITES`) whose module exists."""
+    """One instance of every site of ``table`` (default :data:`SITES`)."""
     sites: dict[str, Site] = {}
     for name, entry in (SITES if table is None else table).items():
         module_name, _, attr = entry.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name == module_name:
-                continue  # a site not written yet
-            raise
-        site = getattr(module, attr)()
+        site = getattr(importlib.import_module(module_name), attr)()
         if site.name != name:
             raise ValueError(f"{entry} calls itself {site.name!r}, but SITES lists it as {name!r}")
         sites[name] = site
