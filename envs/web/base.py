@@ -142,7 +142,7 @@ class WebWorld:
             return
         context, self._context = self._context, None
         self._pages = []
-        if context is not None and not pool.closed:
+        if context is not None and pool.alive:
             # A browser that is gone took the context with it.
             with contextlib.suppress(BrowserCrashedError):
                 pool.call(context.close(), timeout=10)
@@ -465,7 +465,7 @@ class WebEnv(TaskEnv[WebWorld]):
 
     def start(self, task: WebTask) -> tuple[WebWorld, str]:
         world, goal = task.setup(self.np_random)
-        if self._pool is None or self._pool.closed:
+        if self._pool is None or not self._pool.alive:
             self._pool = acquire()
         try:
             world.open(self._pool, self.viewport)

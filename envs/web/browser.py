@@ -126,6 +126,8 @@ class BrowserPool:
         self._browser: Any = None
         self._launching: asyncio.Lock | None = None
         self.closed = False
+        """Whether :meth:`close` has finished: browser, server, thread and files are gone."""
+        self._closing = False
         try:
             self._playwright = self.call(self._start_playwright())
         except BaseException:
@@ -133,11 +135,16 @@ class BrowserPool:
             shutil.rmtree(self.state_dir, ignore_errors=True)
             raise
 
+    @property
+    def alive(self) -> bool:
+        """Whether the pool takes work (it has not begun to close)."""
+        return not self._closing
+
     # ------------------------------------------------------------------ running coroutines
 
     def call(self, coroutine: Awaitable[T], timeout: float = CALL_TIMEOUT) -> T:
         """Run ``coroutine`` on the pool's loop and wait for its result (from any thread)."""
-        if self.closed:
+        if self._closing:
             raise BrowserCrashedError("the browser pool was closed")
         future = asyncio.run_coroutine_threadsafe(_translated(coroutine), self._loop)
         try:
@@ -212,18 +219,20 @@ class BrowserPool:
 
     def close(self) -> None:
         """Close the browser, Playwright, the server and the loop thread (idempotent)."""
-        if self.closed:
+        if self._closing:
             return
+        self._closing = True  # from here on, call() refuses
+        shutdown = asyncio.run_coroutine_threadsafe(_translated(self._shutdown()), self._loop)
         # A browser that is already gone closes as well as it can.
-        with contextlib.suppress(InfrastructureError):
-            self.call(self._shutdown(), timeout=30)
-        self.closed = True
+        with contextlib.suppress(InfrastructureError, FutureTimeout):
+            shutdown.result(30)
         self._stop_loop()
         with self._server_lock:
             if self._server is not None:
                 self._server.close()
                 self._server = None
         shutil.rmtree(self.state_dir, ignore_errors=True)
+        self.closed = True
 
     async def _shutdown(self) -> None:
         from playwright.async_api import Error as PlaywrightError
@@ -285,7 +294,7 @@ def acquire() -> BrowserPool:
     """The process's shared pool (started if need be); pair every call with :func:`release`."""
     global _pool, _users, _generation
     with _lock:
-        if _pool is None or _pool.closed:
+        if _pool is None or not _pool.alive:
             _pool = BrowserPool()
         _users += 1
         _generation += 1
@@ -296,7 +305,7 @@ def release(pool: BrowserPool) -> None:
     """One user fewer; the last one leaves the pool to close after :data:`LINGER` seconds."""
     global _users
     with _lock:
-        if pool is not _pool or pool.closed:
+        if pool is not _pool or not pool.alive:
             return
         _users -= 1
         if _users > 0:
