@@ -272,20 +272,27 @@ class ProgramCheck:
 
 
 def all_of(
-    checks: Iterable[tuple[str, bool]], *, weights: Mapping[str, float] | None = None
+    goals: Iterable[tuple[str, bool]],
+    *,
+    keep: Iterable[tuple[str, bool]] = (),
+    weights: Mapping[str, float] | None = None,
 ) -> Verdict:
-    """A verdict from named facts: score = the (weighted) share that hold; pass = all hold."""
-    facts = list(checks)
-    if not facts:
-        raise UsageError("all_of needs at least one named check")
+    """A verdict from named facts: the (weighted) share of ``goals`` that hold, passed when all
+    do. ``keep`` are invariants ("no stray copies", "the other members are unchanged"): one
+    broken scores 0. They gate the score and never add to it, so an agent that does nothing
+    (and so breaks nothing) earns nothing."""
+    done, kept = list(goals), list(keep)
+    if not done:
+        raise UsageError("all_of needs at least one named goal")
     weights = dict(weights or {})
-    total = sum(weights.get(name, 1.0) for name, _ in facts)
-    score = sum(weights.get(name, 1.0) for name, held in facts if held) / total
-    failed = [name for name, held in facts if not held]
+    total = sum(weights.get(name, 1.0) for name, _ in done)
+    score = sum(weights.get(name, 1.0) for name, held in done if held) / total
+    broken = [name for name, held in kept if not held]
+    failed = [name for name, held in done if not held] + broken
     return Verdict(
-        min(score, 1.0),
+        0.0 if broken else min(score, 1.0),
         not failed,
-        {name: float(held) for name, held in facts},
+        {name: float(held) for name, held in done + kept},
         "all checks hold" if not failed else "not done: " + "; ".join(failed),
     )
 

@@ -175,9 +175,26 @@ def test_a_program_must_return_a_verdict(state):
         ProgramCheck("forum", lambda db: True)(Ending(state=state))
 
 
-def test_all_of_scores_the_share_of_facts_that_hold():
+def test_all_of_scores_the_share_of_goals_that_hold():
     verdict = all_of([("a", True), ("b", False)])
     assert (verdict.score, verdict.passed, verdict.details) == (0.5, False, "not done: b")
+
+
+def test_invariants_gate_the_score_and_never_add_to_it():
+    nothing_done = all_of([("commented", False)], keep=[("no stray copies", True)])
+    assert (nothing_done.score, nothing_done.passed) == (0.0, False)
+    vandal = all_of([("a", True), ("b", True)], keep=[("others unchanged", False)])
+    assert (vandal.score, vandal.passed, vandal.details) == (
+        0.0,
+        False,
+        "not done: others unchanged",
+    )
+    done = all_of([("a", True)], keep=[("others unchanged", True)])
+    assert (done.score, done.passed, done.components) == (
+        1.0,
+        True,
+        {"a": 1.0, "others unchanged": 1.0},
+    )
 
 
 # ---------------------------------------------------------------------------- infeasible

@@ -270,8 +270,8 @@ class Subscribe(ForumTask):
             return all_of(
                 [
                     (f"subscribed to f/{self.forum}", self.forum in names),
-                    ("no other subscription changed", len(names) == self.before + 1),
-                ]
+                ],
+                keep=[("no other subscription changed", len(names) == self.before + 1)],
             )
 
         return _program(subscribed)
@@ -311,8 +311,8 @@ class CommentOnNewest(ForumTask):
             return all_of(
                 [
                     ("the comment is on the newest post, by the user", len(right) == 1),
-                    ("no stray copies", len(rows) == len(right)),
-                ]
+                ],
+                keep=[("no stray copies", len(rows) == len(right))],
             )
 
         return _program(commented)
@@ -363,8 +363,8 @@ class CreatePost(ForumTask):
                 [
                     (f"the post is in f/{self.forum}, by the user", len(right) == 1),
                     ("the body is right", any(r[2] == self.body for r in right)),
-                    ("no stray copies", len(rows) == len(right)),
-                ]
+                ],
+                keep=[("no stray copies", len(rows) == len(right))],
             )
 
         return _program(posted)
@@ -411,8 +411,8 @@ class RetitleOwnPost(ForumTask):
             return all_of(
                 [
                     ("the title is the new one", row[0] == self.new_title),
-                    ("the body is unchanged", row[1] == self.post.body),
-                ]
+                ],
+                keep=[("the body is unchanged", row[1] == self.post.body)],
             )
 
         return _program(retitled)
@@ -463,8 +463,8 @@ class UpvoteUserPosts(ForumTask):
             return all_of(
                 [
                     *((f"post {p} upvoted", votes.get(p) == 1) for p in self.targets),
-                    ("no other post voted on", set(votes) <= set(self.targets)),
-                ]
+                ],
+                keep=[("no other post voted on", set(votes) <= set(self.targets))],
             )
 
         return _program(upvoted)

@@ -316,7 +316,6 @@ class CreateIssue(TrackerTask):
             issue = mine[0] if len(mine) == 1 else None
             facts = [
                 ("one such issue in the project, by the user", issue is not None),
-                ("no stray copies", len(rows) == len(mine)),
                 ("it is open", issue is not None and issue["state"] == "opened"),
                 ("it has the label", issue is not None and self.label in _labels(db, issue["id"])),
             ]
@@ -324,7 +323,7 @@ class CreateIssue(TrackerTask):
                 facts.append(
                     ("it is assigned", issue is not None and issue["assignee"] == self.assignee)
                 )
-            return all_of(facts)
+            return all_of(facts, keep=[("no stray copies", len(rows) == len(mine))])
 
         return _program(created)
 
@@ -374,9 +373,11 @@ class AssignAndLabel(TrackerTask):
                 [
                     (f"assigned to {self.assignee}", row["assignee"] == self.assignee),
                     (f"labelled {self.label}", self.label in labels),
+                ],
+                keep=[
                     ("old labels kept", set(self.issue.labels) <= labels),
                     ("still open", row["state"] == "opened"),
-                ]
+                ],
             )
 
         return _program(assigned)
@@ -423,14 +424,14 @@ class AddMember(TrackerTask):
             ).fetchall()
             now = dict(map(tuple, rows))
             return all_of(
-                [
-                    (f"{self.newcomer} is a {self.role}", now.get(self.newcomer) == self.role),
+                [(f"{self.newcomer} is a {self.role}", now.get(self.newcomer) == self.role)],
+                keep=[
                     (
                         "the other members are unchanged",
                         {u: r for u, r in now.items() if u != self.newcomer}
                         == self.data.members_of(self.project.slug),
                     ),
-                ]
+                ],
             )
 
         return _program(added)
@@ -493,13 +494,13 @@ class CloseAssigned(TrackerTask):
             now = dict(map(tuple, rows))
             before = {i.iid: i.state for i in self.data.issues_of(self.project.slug)}
             return all_of(
-                [
-                    *((f"#{iid} closed", now.get(iid) == "closed") for iid in self.targets),
+                [(f"#{iid} closed", now.get(iid) == "closed") for iid in self.targets],
+                keep=[
                     (
                         "no other issue changed state",
                         all(now.get(k) == s for k, s in before.items() if k not in self.targets),
                     ),
-                ]
+                ],
             )
 
         return _program(closed)
