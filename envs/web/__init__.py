@@ -9,6 +9,7 @@ Importing this module registers the ids; Playwright and the sites are imported w
 made. See ``docs/envs/web.md``.
 """
 
+from agentgym.envs.web.miniwob import register_all
 from agentgym.registry import register
 
 _SITES = "agentgym.envs.web.sites"
@@ -34,3 +35,5 @@ register(
     extra="web",
     description="answer questions about and change issues in a GitLab-like tracker",
 )
+
+register_all()  # miniwob/<task>-v0, one id per task page that runs headless (docs/envs/web.md)

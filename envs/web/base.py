@@ -109,7 +109,8 @@ class WebWorld:
     # ------------------------------------------------------------------ lifecycle
 
     def open(self, pool: BrowserPool, viewport: tuple[int, int]) -> None:
-        """Give the episode its databases and a fresh context at the start page."""
+        """Give the episode its databases and a fresh context at the start page (not yet
+        looked at: the task may prepare the page first)."""
         self._pool = pool
         pool.sites.prepare(self.episode, self.sites)
         origin = pool.server.origin
@@ -133,7 +134,6 @@ class WebWorld:
         page = await self._context.new_page()
         await page.goto(origin + self.start_path, timeout=LOAD_TIMEOUT_MS)
         await self._settle()
-        self.snapshot = await self._look()
 
     def close(self) -> None:
         """Close the context and delete the episode's databases (idempotent)."""

@@ -1,0 +1,147 @@
+"""MiniWoB++ through our browser layer: seeded pages, the page's reward, the oracles, and the
+list of tasks registered and left out."""
+
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+from agentgym.envs.web import miniwob
+from agentgym.envs.web.miniwob import EXCLUDED, ORACLES, PAGES, TASKS, MiniWoBEnv
+from agentgym.envs.web.server import miniwob_html
+from agentgym.errors import UsageError
+from agentgym.registry import spec
+
+pytestmark = pytest.mark.skipif(miniwob_html() is None, reason="the miniwob wheel is absent")
+
+
+def play_oracle(env, task_id):
+    env.reset(seed=0, options={"task_id": task_id})
+    info = {}
+    for _ in range(30):
+        action = env.oracle_action()
+        if action is None:
+            break
+        _, _, terminated, truncated, info = env.step(action)
+        assert not info["invalid_action"], f"{task_id}: the oracle's {action} was invalid"
+        if terminated or truncated:
+            break
+    return info["verdict"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", sorted(ORACLES))
+def test_the_oracle_scores_one_on_a_train_and_a_test_task(task):
+    env = MiniWoBEnv(task=task)
+    try:
+        for task_id in ("train/default/0", "test/default/1"):
+            verdict = play_oracle(env, task_id)
+            assert verdict.score == 1.0 and verdict.passed, f"{task} {task_id}: {verdict}"
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("task", ["click-button", "enter-text", "choose-date"])
+def test_doing_nothing_scores_zero_and_the_episode_goes_on(task):
+    env = MiniWoBEnv(task=task)
+    try:
+        env.reset(seed=0)
+        for _ in range(2):
+            _, reward, terminated, _, info = env.step("noop()")
+            assert (reward, terminated, info["verdict"].score) == (0.0, False, 0.0)
+    finally:
+        env.close()
+
+
+def test_a_wrong_answer_ends_the_episode_with_score_zero_and_the_raw_reward():
+    env = MiniWoBEnv(task="click-test-2")  # "Click button ONE."; TWO is wrong
+    try:
+        env.reset(seed=0, options={"task_id": "dev/default/0"})
+        two = env.unwrapped._world.snapshot.find("button", "TWO")
+        _, _, terminated, _, info = env.step(f'click("{two.id}")')
+        verdict = info["verdict"]
+        assert terminated and verdict.score == 0.0 and not verdict.passed
+        assert verdict.components == {"raw_reward": -1.0, "done": 1.0}
+    finally:
+        env.close()
+
+
+def test_the_same_task_id_gives_the_same_page_and_another_id_another():
+    env = MiniWoBEnv(task="click-checkboxes")
+    try:
+        first, info = env.reset(seed=0, options={"task_id": "train/default/3"})
+        again, info_again = env.reset(seed=5, options={"task_id": "train/default/3"})
+        other, _ = env.reset(seed=0, options={"task_id": "train/default/4"})
+        assert first == again and info["goal"] == info_again["goal"]
+        assert first != other
+    finally:
+        env.close()
+
+
+def test_the_goal_is_the_pages_instruction_and_the_human_display_is_hidden():
+    env = MiniWoBEnv(task="enter-text")
+    try:
+        observation, info = env.reset(seed=0)
+        assert info["goal"].startswith("Enter ") and info["goal"] in observation
+        for display in ("Last reward", "Time left", "Episodes done", "START"):
+            assert display not in observation
+        world = env.unwrapped._world
+        assert world.evaluate("() => core.EPISODE_MAX_TIME") == miniwob.EPISODE_MAX_MS
+    finally:
+        env.close()
+
+
+def test_the_multimodal_observation_has_the_declared_shape():
+    env = MiniWoBEnv(task="click-test", observation_mode="multimodal")
+    try:
+        observation, _ = env.reset(seed=0)
+        assert observation["screenshot"].shape == (210, 160, 3)
+        assert observation["screenshot"].dtype == np.uint8
+        assert env.observation_space.contains(observation)
+        assert observation["screenshot"].std() > 0  # the page was drawn, not a blank frame
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(
+    "action",
+    ['click("999")', "click(", 'goto("/miniwob/")', 'fill("1", "<script>alert(1)</script>")'],
+)
+def test_a_wrong_action_is_feedback_not_a_crash(action):
+    env = MiniWoBEnv(task="click-test")
+    try:
+        env.reset(seed=0)
+        observation, reward, terminated, truncated, info = env.step(action)
+        assert info["invalid_action"] and observation.startswith("Invalid action")
+        assert (reward, terminated, truncated) == (0.0, False, False)
+    finally:
+        env.close()
+
+
+def test_tasks_without_an_oracle_say_so_in_metadata():
+    assert MiniWoBEnv(task="tic-tac-toe").metadata["oracle"] is False
+    assert MiniWoBEnv(task="click-test").metadata["oracle"] is True
+
+
+def test_an_unknown_or_excluded_task_is_a_clear_error():
+    with pytest.raises(UsageError, match="click-tset"):
+        MiniWoBEnv(task="click-tset")
+    with pytest.raises(UsageError, match="excluded: needs a mouse drag"):
+        MiniWoBEnv(task="drag-box")
+
+
+def test_every_page_of_the_wheel_is_registered_or_excluded_with_a_reason():
+    assert sorted(PAGES) == sorted(p.stem for p in (miniwob_html() / "miniwob").glob("*.html"))
+    assert set(TASKS) | set(EXCLUDED) == set(PAGES) and not set(TASKS) & set(EXCLUDED)
+    assert all(reason for reason in EXCLUDED.values())
+    assert set(ORACLES) <= set(TASKS) and len(ORACLES) >= 20
+    for task in TASKS:
+        registered = spec(f"miniwob/{task.replace('-', '_')}-v0")
+        assert registered.kwargs == {"task": task} and registered.extra == "web"
+
+
+def test_the_doc_page_lists_the_oracles_and_the_excluded_tasks():
+    doc = inspect.getdoc(MiniWoBEnv)
+    words = set(re.sub(r"[,.:`]", " ", doc).split())
+    assert set(ORACLES) <= words and set(EXCLUDED) <= words
