@@ -36,9 +36,10 @@ class ForumEnv(WebEnv):
     final page's path and query, compared canonically; writes by a program over the
     episode's final database (the comment exists once, on the right post, by the right user;
     nothing else changed). A task the forum cannot do scores 1 only through
-    ``report_infeasible``, and ``report_infeasible`` on any other task scores 0. Scores are
-    0 or 1; the episode ends when the task passes, on ``answer``/``report_infeasible``, or
-    at 40 steps.
+    ``report_infeasible``, and ``report_infeasible`` on any other task scores 0. Answers and
+    URLs score 0 or 1; a write scores the share of its goals met (two of three posts upvoted:
+    0.67), and 0 when it broke what had to stay (an invariant gates, it never pays). The
+    episode ends when the task passes, on ``answer``/``report_infeasible``, or at 40 steps.
 
     **Levels.** ``easy``: one page to find or one button (top post's comments, a sorted
     listing, subscribing); ``medium``: a sort and a write (newest post's author, the second

@@ -41,8 +41,10 @@ class TrackerEnv(WebEnv):
     final database (the issue exists once with the right label and assignee; the right
     issues are closed and no others changed; the member has the role and no other member
     changed). A task the tracker cannot do scores 1 only through ``report_infeasible``, and
-    ``report_infeasible`` on any other task scores 0. Scores are 0 or 1; the episode ends
-    when the task passes, on ``answer``/``report_infeasible``, or at 40 steps.
+    ``report_infeasible`` on any other task scores 0. Answers and URLs score 0 or 1; a
+    write scores the share of its goals met (two of three issues closed: 0.67), and 0 when
+    it broke what had to stay (an invariant gates, it never pays). The episode ends when the
+    task passes, on ``answer``/``report_infeasible``, or at 40 steps.
 
     **Levels.** ``easy``: an issue's assignee, a list filtered by state and label, adding a
     member; ``medium``: counting open issues of a label, a list filtered by label and
