@@ -19,9 +19,18 @@ import numpy as np
 from agentgym.core import Verdict
 from agentgym.envs.web.actions import format_action
 from agentgym.envs.web.base import WebTask, WebWorld
-from agentgym.envs.web.evaluators import Evaluator, canonical_url
+from agentgym.envs.web.evaluators import Evaluator, Infeasible, canonical_url
 
-__all__ = ["DATA_SEEDS", "TemplateTask", "click", "go", "pick_template", "sign_in", "submit_form"]
+__all__ = [
+    "DATA_SEEDS",
+    "InfeasibleTemplate",
+    "TemplateTask",
+    "click",
+    "go",
+    "pick_template",
+    "sign_in",
+    "submit_form",
+]
 
 DATA_SEEDS = 16
 """How many distinct site databases tasks draw from: template databases are built once per
@@ -59,6 +68,28 @@ class TemplateTask(WebTask):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r}, seed={self.seed})"
+
+
+class InfeasibleTemplate:
+    """A request the site has no feature for, as a mixin before the site's task class (which
+    gives ``credentials()``): ``draw`` sets ``ask`` (the request) and ``why`` (what the site
+    lacks); only ``report_infeasible`` scores, as in WebArena."""
+
+    kind = "infeasible"
+    ask: str
+    why: str
+
+    def goal(self) -> str:
+        return (
+            self.credentials()  # type: ignore[attr-defined]
+            + f"{self.ask}. If the site cannot do this, say so with report_infeasible."
+        )
+
+    def evaluator(self) -> Evaluator:
+        return Infeasible(self.why)
+
+    def solve(self, world: WebWorld) -> str | None:
+        return format_action("report_infeasible", self.why)
 
 
 def pick_template(templates: Sequence[type[TemplateTask]], difficulty: str, seed: int) -> type:

@@ -28,7 +28,6 @@ from agentgym.envs.web.actions import format_action
 from agentgym.envs.web.base import WebWorld
 from agentgym.envs.web.evaluators import (
     Evaluator,
-    Infeasible,
     Program,
     ProgramCheck,
     StringMatch,
@@ -37,6 +36,7 @@ from agentgym.envs.web.evaluators import (
 )
 from agentgym.envs.web.sites.forum.data import ForumData, Post, generate
 from agentgym.envs.web.template_tasks import (
+    InfeasibleTemplate,
     TemplateTask,
     click,
     go,
@@ -489,10 +489,10 @@ class UpvoteUserPosts(ForumTask):
 # ---------------------------------------------------------------------------- infeasible
 
 
-class InfeasibleRequest(ForumTask):
+class InfeasibleRequest(InfeasibleTemplate, ForumTask):
     """Asks for what the forum has no feature for; the right move is ``report_infeasible``."""
 
-    kind, levels = "infeasible", DIFFICULTIES
+    levels = DIFFICULTIES
     ASKS = (
         ("send a private message to {other} saying hello", "the forum has no private messages"),
         ("delete the forum f/{forum}", "users cannot delete forums"),
@@ -505,18 +505,6 @@ class InfeasibleRequest(ForumTask):
         other = str(rng.choice([u.username for u in self.data.users if u.username != self.user]))
         ask, self.why = self.ASKS[int(rng.integers(len(self.ASKS)))]
         self.ask = ask.format(other=other, forum=self.forum_of(rng))
-
-    def goal(self) -> str:
-        return (
-            self.credentials()
-            + f"{self.ask}. If the site cannot do this, say so with report_infeasible."
-        )
-
-    def evaluator(self) -> Evaluator:
-        return Infeasible(self.why)
-
-    def solve(self, world: WebWorld) -> str | None:
-        return format_action("report_infeasible", self.why)
 
 
 TEMPLATES: tuple[type[ForumTask], ...] = (

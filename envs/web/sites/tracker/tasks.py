@@ -27,7 +27,6 @@ from agentgym.envs.web.actions import format_action
 from agentgym.envs.web.base import WebWorld
 from agentgym.envs.web.evaluators import (
     Evaluator,
-    Infeasible,
     Program,
     ProgramCheck,
     StringMatch,
@@ -36,6 +35,7 @@ from agentgym.envs.web.evaluators import (
 )
 from agentgym.envs.web.sites.tracker.data import Issue, Project, TrackerData, generate
 from agentgym.envs.web.template_tasks import (
+    InfeasibleTemplate,
     TemplateTask,
     click,
     go,
@@ -530,10 +530,10 @@ class CloseAssigned(TrackerTask):
 # ---------------------------------------------------------------------------- infeasible
 
 
-class InfeasibleRequest(TrackerTask):
+class InfeasibleRequest(InfeasibleTemplate, TrackerTask):
     """Asks for what the tracker has no feature for; the right move is ``report_infeasible``."""
 
-    kind, levels = "infeasible", DIFFICULTIES
+    levels = DIFFICULTIES
     ASKS = (
         ("set the weight of issue #{iid} of {project} to 3", "issues have no weight"),
         ("merge the merge request !{iid} of {project}", "the tracker has no merge requests"),
@@ -547,18 +547,6 @@ class InfeasibleRequest(TrackerTask):
         ask, self.why = self.ASKS[int(rng.integers(len(self.ASKS)))]
         iid = int(rng.integers(1, len(self.data.issues_of(project.slug)) + 1))
         self.ask = ask.format(iid=iid, project=project.name)
-
-    def goal(self) -> str:
-        return (
-            self.credentials()
-            + f"{self.ask}. If the site cannot do this, say so with report_infeasible."
-        )
-
-    def evaluator(self) -> Evaluator:
-        return Infeasible(self.why)
-
-    def solve(self, world: WebWorld) -> str | None:
-        return format_action("report_infeasible", self.why)
 
 
 TEMPLATES: tuple[type[TrackerTask], ...] = (
