@@ -165,6 +165,22 @@ class ThreadLeakEnv(CounterEnv):
 _LEAKED: list[threading.Event] = []
 
 
+class LazyWorkerEnv(CounterEnv):
+    """Starts one shared helper thread, once, on reset number ``start_at``: a lazily filled
+    pool (bounded growth), which the leak check must not call a leak."""
+
+    resets = 0
+    start_at = 10
+
+    def reset(self, **kwargs: Any) -> Any:
+        LazyWorkerEnv.resets += 1
+        if LazyWorkerEnv.resets == LazyWorkerEnv.start_at:
+            stop = threading.Event()
+            threading.Thread(target=stop.wait, daemon=True).start()
+            _LEAKED.append(stop)
+        return super().reset(**kwargs)
+
+
 def release_leaked_threads() -> None:
     """Stop the threads ThreadLeakEnv left behind (test cleanup)."""
     for stop in _LEAKED:

@@ -14,6 +14,7 @@ from broken_envs import (
     CloseTwiceFailsEnv,
     CounterEnv,
     CrashOnBadActionEnv,
+    LazyWorkerEnv,
     NoInstructionsEnv,
     NondeterministicEnv,
     NoStateKeyEnv,
@@ -168,6 +169,21 @@ def test_a_thread_per_reset_is_a_leak_error():
             r"\d+ to \d+ over 10 make/reset/step/close cycles",
         ):
             check_env(factory(ThreadLeakEnv), leak_cycles=10)
+    finally:
+        release_leaked_threads()
+
+
+def test_growth_that_does_not_continue_is_not_a_leak():
+    # One thread started once inside the measured cycles, then never again: a pool filled
+    # lazily. The confirming round does not grow it further, so the check passes.
+    LazyWorkerEnv.resets, LazyWorkerEnv.start_at = 0, 0
+    check_env(factory(LazyWorkerEnv), skip=["leaks"])
+    before_leaks = LazyWorkerEnv.resets  # the resets every other check makes (deterministic)
+    LazyWorkerEnv.resets, LazyWorkerEnv.start_at = 0, before_leaks + 3 + 5  # 3 warm-up cycles
+    try:
+        report = check_env(factory(LazyWorkerEnv), leak_cycles=20)
+        assert "leaks" in report.passed
+        assert LazyWorkerEnv.resets == before_leaks + 3 + 20 + 20  # the confirming round ran
     finally:
         release_leaked_threads()
 
