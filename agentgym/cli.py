@@ -7,6 +7,7 @@ agentgym check games/Sokoban-v0     run the conformance checker (no id: the whol
 agentgym eval --benchmark quickstart --agent random    evaluate an agent (see agentgym.eval.cli)
 agentgym containers build           build the docker sandbox image offline (no registry needed)
 agentgym report RUN_DIR             the statistics of a run
+agentgym train grpo --env games/FrozenLake-v0 --model tiny    train a reference RL baseline
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ agent with `agentgym eval --benchmark quickstart --agent random`.
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:  # its options depend on the algorithm: baselines.cli parses them
+        args = argparse.Namespace(run=lambda _: _train(argv[1:]))
+    else:
+        args = parser.parse_args(argv)
     if not hasattr(args, "run"):
         parser.print_help()
         return 0
@@ -112,7 +117,17 @@ def _parser() -> argparse.ArgumentParser:
     from agentgym.sandbox.cli import add_commands as add_container_commands
 
     add_container_commands(commands)
+
+    from agentgym.baselines.cli import add_commands as add_train_commands
+
+    add_train_commands(commands)
     return parser
+
+
+def _train(argv: list[str]) -> int:
+    from agentgym.baselines.cli import main as train
+
+    return train(argv)
 
 
 # --------------------------------------------------------------------------- list

@@ -50,6 +50,9 @@ class EpisodePlan:
     split: str
     max_steps: int | None = None
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    # The seed of the agent's sampling when it differs from the env's reset seed: the episodes
+    # of a trainer's group share ``seed`` (the same start) and each samples its own replies.
+    agent_seed: int | None = None
 
     @property
     def episode_id(self) -> str:

@@ -37,7 +37,7 @@ class EpisodeContext:
 
     env_id: str
     task_id: str
-    seed: int | None
+    seed: int | None  # the agent's seed: the env's reset seed unless the plan set agent_seed
     instructions: str
     info: dict[str, Any]
     env: gymnasium.Env[Any, Any] | None = None  # for privileged agents (oracle); None for LLMs

@@ -45,7 +45,7 @@ from agentgym.errors import MissingExtraError, ModelError, UsageError
 if TYPE_CHECKING:
     from agentgym.agents.hf_decode import CachedPrefix, DecodeRequest, DecodeResult, DecodeTiming
 
-__all__ = ["BackendStats", "HFBackend", "hf_path_factory", "require_hf"]
+__all__ = ["BackendStats", "HFBackend", "eos_ids", "hf_path_factory", "require_hf"]
 
 
 def require_hf() -> None:
@@ -109,7 +109,7 @@ class HFBackend(TokenBackend):
         self.max_batch = max_batch
         self.batch_window = batch_window
         self.stats = BackendStats()
-        self.eos_ids = _eos_ids(model, tokenizer)
+        self.eos_ids = eos_ids(model, tokenizer)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else min(self.eos_ids))
         self.max_length = int(getattr(model.config, "max_position_embeddings", 0) or 0) or None
@@ -315,7 +315,8 @@ def common_prefix(a: np.ndarray, b: np.ndarray) -> int:
     return n if same.all() else int(np.argmin(same))
 
 
-def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+def eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    """The token ids that end a reply: the model's generation config's and the tokenizer's."""
     ids: set[int] = set()
     for value in (getattr(model.generation_config, "eos_token_id", None), tokenizer.eos_token_id):
         if isinstance(value, int):

@@ -233,7 +233,7 @@ class _Run:
                 EpisodeContext(
                     env_id=plan.env_id,
                     task_id=plan.task_id,
-                    seed=plan.seed,
+                    seed=plan.seed if plan.agent_seed is None else plan.agent_seed,
                     instructions=str(info.get("instructions", "")),
                     info=info,
                     env=env,

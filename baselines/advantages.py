@@ -1,0 +1,125 @@
+"""Advantage estimators: how much better than expected each episode, or each step, went.
+
+Pure functions over numpy arrays, shared by the algorithm files (each file says which it
+uses). ``groups`` label the episodes that share a start (task and reset seed); a group-
+relative estimator compares an episode only with its own group.
+
+=====================  =====================================================================
+estimator              advantage of episode ``i`` with return ``R_i`` in group ``g``
+=====================  =====================================================================
+group_normalized       ``(R_i - mean_g) / (std_g + eps)`` (GRPO); ``std=False``:
+                       ``R_i - mean_g`` (Dr.GRPO, no difficulty bias)
+leave_one_out          ``R_i - mean of the other episodes of g`` (RLOO)
+batch_normalized       ``(x_i - mean) / std`` over the whole batch (REINFORCE++; its
+                       "baseline" variant first subtracts the group mean)
+step_group_normalized  GiGPO's step level: discounted step returns compared within the
+                       steps of a group whose states are equal (same ``state_key``)
+turn_gae               PPO's generalized advantage estimation over an episode's turns
+=====================  =====================================================================
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "batch_normalized",
+    "discounted_returns",
+    "group_normalized",
+    "leave_one_out",
+    "step_group_normalized",
+    "turn_gae",
+]
+
+EPS = 1e-6
+
+
+def _members(groups: Sequence[Hashable]) -> dict[Hashable, list[int]]:
+    members: dict[Hashable, list[int]] = defaultdict(list)
+    for index, group in enumerate(groups):
+        members[group].append(index)
+    return members
+
+
+def group_normalized(
+    returns: Sequence[float], groups: Sequence[Hashable], *, std: bool = True
+) -> np.ndarray:
+    """GRPO: each return against its group's mean (and, with ``std``, its spread).
+
+    A group whose returns are all equal gets advantage 0 everywhere: it teaches nothing
+    (DAPO's dynamic sampling drops such groups before the update).
+    """
+    values = np.asarray(returns, dtype=np.float64)
+    out = np.zeros_like(values)
+    for index in _members(groups).values():
+        chosen = values[index]
+        centred = chosen - chosen.mean()
+        out[index] = centred / (chosen.std() + EPS) if std else centred
+    return out
+
+
+def leave_one_out(returns: Sequence[float], groups: Sequence[Hashable]) -> np.ndarray:
+    """RLOO: each return against the mean of the *other* returns of its group (unbiased)."""
+    values = np.asarray(returns, dtype=np.float64)
+    out = np.zeros_like(values)
+    for index in _members(groups).values():
+        chosen = values[index]
+        k = len(chosen)
+        if k > 1:
+            out[index] = chosen - (chosen.sum() - chosen) / (k - 1)
+    return out
+
+
+def batch_normalized(values: Sequence[float]) -> np.ndarray:
+    """Whitened over the whole batch (REINFORCE++): mean 0, standard deviation 1."""
+    array = np.asarray(values, dtype=np.float64)
+    return (array - array.mean()) / (array.std() + EPS)
+
+
+def discounted_returns(rewards: Sequence[float], gamma: float) -> np.ndarray:
+    """``G_t = r_t + gamma * G_{t+1}`` for one episode's step rewards."""
+    out = np.zeros(len(rewards))
+    running = 0.0
+    for t in range(len(rewards) - 1, -1, -1):
+        running = rewards[t] + gamma * running
+        out[t] = running
+    return out
+
+
+def step_group_normalized(
+    step_returns: Sequence[float], anchors: Sequence[Hashable], *, std: bool = True
+) -> np.ndarray:
+    """GiGPO's step-level advantage (its Eq. 7): steps taken from the same anchor state
+    (``anchors``: a group and a ``state_key``) are compared with each other. A state met
+    once gets 0: nothing to compare it with."""
+    values = np.asarray(step_returns, dtype=np.float64)
+    out = np.zeros_like(values)
+    for index in _members(anchors).values():
+        if len(index) < 2:
+            continue
+        chosen = values[index]
+        centred = chosen - chosen.mean()
+        out[index] = centred / (chosen.std() + EPS) if std else centred
+    return out
+
+
+def turn_gae(
+    rewards: Sequence[float], values: Sequence[float], gamma: float, lam: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Generalized advantage estimation over one episode's turns: ``(advantages, returns)``.
+
+    ``values[t]`` is the critic's estimate before turn ``t``; the episode ends after the last
+    reward (a truncated episode is treated as ended: its value is unknown past the cut).
+    """
+    n = len(rewards)
+    advantages = np.zeros(n)
+    running = 0.0
+    for t in range(n - 1, -1, -1):
+        following = values[t + 1] if t + 1 < n else 0.0
+        delta = rewards[t] + gamma * following - values[t]
+        running = delta + gamma * lam * running
+        advantages[t] = running
+    return advantages, advantages + np.asarray(values, dtype=np.float64)

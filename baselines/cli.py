@@ -1,0 +1,141 @@
+"""``agentgym train ALGO``: run a baseline from the command line.
+
+Every field of the algorithm's ``Args`` dataclass is an option (``clip_high`` is
+``--clip-high``; booleans take ``--flag`` / ``--no-flag``; ``none`` sets an optional one to
+None), documented by the field's docstring. Three short names: ``--env`` (``env_id``),
+``--steps`` (``iterations``) and ``--out`` (``output_dir``).
+
+    agentgym train grpo --env games/FrozenLake-v0 --model tiny --steps 30
+    agentgym train grpo --env games/FrozenLake-v0 --out runs/a --resume --steps 60
+    agentgym eval --benchmark quickstart --agent hf:runs/a   # its latest checkpoint
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import types
+import typing
+from typing import Any
+
+from agentgym.errors import UsageError
+
+__all__ = ["ALGORITHMS", "add_commands", "load_algorithm", "main", "parse_args"]
+
+ALGORITHMS: dict[str, str] = {
+    "grpo": "GRPO with DAPO's switches and Dr.GRPO's loss",
+    "ppo": "PPO with a turn-level value head and GAE (or critic-free)",
+    "rloo": "REINFORCE with a leave-one-out group baseline",
+    "reinforce_pp": "REINFORCE++ (batch-whitened advantages, clipped loss)",
+    "gigpo": "GiGPO: episode-level plus anchor-state step-level advantages",
+    "expert_iteration": "rejection-sampling fine-tuning, or SFT on oracle/random demos",
+}
+"""The baselines, by the name ``agentgym train`` takes."""
+
+ALIASES = {"env_id": "--env", "iterations": "--steps", "output_dir": "--out"}
+
+
+def load_algorithm(name: str) -> types.ModuleType:
+    """The module of baseline ``name`` (its ``Args`` and ``train``)."""
+    if name not in ALGORITHMS:
+        raise UsageError(f"unknown algorithm {name!r}; use one of {sorted(ALGORITHMS)}")
+    return importlib.import_module(f"agentgym.baselines.{name}")
+
+
+def add_commands(commands: Any) -> None:
+    """List ``train`` among the ``agentgym`` commands. ``agentgym.cli.main`` hands its
+    arguments to :func:`main`: the options depend on the algorithm, whose module imports
+    torch, so they are built only when used."""
+    train = commands.add_parser(
+        "train", help="train a policy with a reference RL baseline", add_help=False
+    )
+    train.add_argument("ALGO", help="one of: " + ", ".join(ALGORITHMS))
+
+
+def main(argv: list[str]) -> int:
+    """``agentgym train ALGO [options]``."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        print("algorithms:")
+        for name, summary in ALGORITHMS.items():
+            print(f"  {name:18} {summary}")
+        return 0
+    name, options = argv[0], argv[1:]
+    parsed = parse_args(name, options)
+    run = load_algorithm(name).train(parsed)
+    rows = run.metrics()
+    if rows:
+        last = rows[-1]
+        print(
+            f"done: {len(rows)} iterations in {run.dir}; last success rate "
+            f"{last.get('rollout/success_rate', float('nan')):.3f}; "
+            f"checkpoint: {run.latest_checkpoint()}"
+        )
+    return 0
+
+
+def parse_args(name: str, argv: list[str]) -> Any:
+    """The algorithm's ``Args`` from command-line options."""
+    module = load_algorithm(name)
+    parser = _options_parser(name, module.Args)
+    namespace = parser.parse_args(argv)
+    values = {f.name: getattr(namespace, f.name) for f in dataclasses.fields(module.Args)}
+    return module.Args(**values)
+
+
+def _options_parser(name: str, cls: type) -> argparse.ArgumentParser:
+    from agentgym.baselines.common import field_docs
+
+    parser = argparse.ArgumentParser(
+        prog=f"agentgym train {name}",
+        description=(importlib.import_module(cls.__module__).__doc__ or "").strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    docs = field_docs(cls)
+    hints = typing.get_type_hints(cls)
+    for spec in dataclasses.fields(cls):
+        flags = [f"--{spec.name.replace('_', '-')}"]
+        if spec.name in ALIASES:
+            flags.insert(0, ALIASES[spec.name])
+        kind, optional = _kind(hints[spec.name])
+        help_text = f"{docs.get(spec.name, '')} (default: {spec.default!r})"
+        if kind is bool:
+            parser.add_argument(
+                *flags,
+                dest=spec.name,
+                action=argparse.BooleanOptionalAction,
+                default=spec.default,
+                help=help_text,
+            )
+        else:
+            parser.add_argument(
+                *flags,
+                dest=spec.name,
+                type=_converter(kind, optional, spec.name),
+                default=spec.default,
+                help=help_text,
+            )
+    return parser
+
+
+def _kind(hint: Any) -> tuple[type, bool]:
+    """The scalar type of a field's annotation and whether it may be None."""
+    args = typing.get_args(hint)
+    if args and type(None) in args:
+        return next(a for a in args if a is not type(None)), True
+    return hint, False
+
+
+def _converter(kind: type, optional: bool, name: str) -> Any:
+    def convert(text: str) -> Any:
+        if optional and text.lower() == "none":
+            return None
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"--{name.replace('_', '-')} takes a {kind.__name__}, got {text!r}"
+            ) from None
+
+    return convert

@@ -1,0 +1,434 @@
+"""What every trainer shares: its common arguments, the run directory (metrics, checkpoints,
+resume), and the small steps of the loop that are the same in every algorithm.
+
+**Run directory** (``--output-dir``)::
+
+    args.json                 the arguments (a resume checks they match)
+    metrics.csv               one row per iteration, the columns of METRICS in a fixed order
+    events.out.tfevents.*     the same numbers for TensorBoard (when tensorboard is installed)
+    checkpoints/iter-N/
+        policy/               a plain transformers model (LoRA merged): ``--agent hf:DIR``
+        trainer.pt            optimizer, adapters or value head, the iteration
+
+Every random choice of iteration ``i`` (which tasks, the env and sampling seeds, minibatch
+order) is derived from ``(seed, i)``, so a run resumed from iteration ``i``'s checkpoint
+continues as the uninterrupted run would have.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import dataclasses
+import inspect
+import json
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentgym.errors import UsageError
+
+__all__ = [
+    "METRICS",
+    "Run",
+    "Session",
+    "TrainArgs",
+    "field_docs",
+    "minibatches",
+    "optimizer_step",
+    "rollout_metrics",
+    "setup",
+]
+
+METRICS: dict[str, str] = {
+    "iteration": "the iteration (one rollout collection and the updates on it)",
+    "rollout/episodes": "episodes finished this iteration (trained on)",
+    "rollout/dropped_episodes": "episodes that errored (or whose worker crashed): not trained on",
+    "rollout/success_rate": "share of finished episodes whose verdict passed",
+    "rollout/mean_return": "mean episode return",
+    "rollout/mean_steps": "mean number of steps (model calls) per episode",
+    "rollout/completion_tokens": "tokens the policy sampled this iteration",
+    "rollout/seconds": "wall time spent collecting rollouts",
+    "rollout/tokens_per_second": "completion tokens sampled per second of rollout",
+    "train/samples": "step samples the update used",
+    "train/kept_groups": "groups kept for the update (dynamic sampling drops the uniform ones)",
+    "train/loss": "the total loss of the last minibatch",
+    "train/policy_loss": "mean policy-gradient loss",
+    "train/value_loss": "mean critic loss (PPO with a value head)",
+    "train/kl": "mean per-token KL to the reference policy (when a KL term is used)",
+    "train/clip_fraction": "share of tokens whose ratio was clipped",
+    "train/approx_kl": "mean per-token KL between the rollout policy and the updated one",
+    "train/grad_norm": "gradient norm before clipping (mean over minibatches)",
+    "train/advantage_std": "standard deviation of the advantages of the batch",
+    "train/seconds": "wall time spent in updates",
+    "train/tokens_per_second": "prompt + completion tokens processed per second of update",
+    "time/iteration_seconds": "wall time of the whole iteration",
+    "time/rollout_share": "share of the iteration the trainer waited for rollouts",
+}
+"""Every metric a trainer writes, in column order, with its meaning."""
+
+
+@dataclasses.dataclass
+class TrainArgs:
+    """The arguments every trainer takes (each algorithm adds its own)."""
+
+    env_id: str = "games/FrozenLake-v0"
+    """The env to train on (a registered id)."""
+    split: str = "train"
+    """The split the training tasks come from."""
+    difficulty: str | None = "easy"
+    """The difficulty of the training tasks (None: every level)."""
+    tasks: int = 4
+    """How many tasks of that split and difficulty to train on (the env's first N)."""
+    max_steps: int = 10
+    """The step limit of an episode (model calls)."""
+    model: str = "smollm2"
+    """The policy: 'smollm2' (embedded), 'tiny' (random two-layer model) or a model directory."""
+    lora_rank: int = 0
+    """LoRA rank (0: train every weight)."""
+    seed: int = 1
+    """Seed of the weights of a 'tiny' model, the task draw, the sampling, the minibatches."""
+    iterations: int = 20
+    """Training iterations: one rollout collection and the updates on it."""
+    groups: int = 4
+    """Tasks played per iteration."""
+    group_size: int = 8
+    """Episodes per task (from the same start) per iteration."""
+    temperature: float = 1.0
+    """Sampling temperature of the rollouts (the policy the loss's ratios are against)."""
+    max_tokens: int = 16
+    """The longest reply the policy may write in one step."""
+    history_window: int | None = 1
+    """Turns of history in each prompt (None: the whole episode)."""
+    format_hint: str | None = "Reply with the action only, on one line."
+    """Appended to the task instructions in the system message."""
+    learning_rate: float = 1e-5
+    """AdamW learning rate."""
+    update_epochs: int = 1
+    """Passes over each iteration's samples."""
+    minibatch_size: int = 64
+    """Step samples per gradient step."""
+    max_grad_norm: float = 1.0
+    """Gradients are clipped to this norm."""
+    num_envs: int = 32
+    """Episodes played at once (their model calls are batched)."""
+    device: str | None = None
+    """'cpu', 'cuda' (None: CUDA when available)."""
+    output_dir: str = "runs/train"
+    """Where metrics and checkpoints go."""
+    checkpoint_every: int = 10
+    """Save a checkpoint every N iterations (and after the last)."""
+    resume: bool = False
+    """Continue the run in output_dir from its latest checkpoint."""
+    rollout_workers: int = 0
+    """Ray rollout worker processes (0: sample in this process)."""
+
+    def sampling(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """Each dataclass field's docstring (the string literal under it), through the MRO."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        body = ast.parse(inspect.getsource(klass).strip()).body[0]
+        assert isinstance(body, ast.ClassDef)
+        for node, following in zip(body.body, body.body[1:], strict=False):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                docs[node.target.id] = following.value.value
+    return docs
+
+
+class Run:
+    """A run directory: arguments, metrics (CSV and TensorBoard), checkpoints."""
+
+    def __init__(self, args: TrainArgs, algorithm: str) -> None:
+        self.args = args
+        self.algorithm = algorithm
+        self.dir = Path(args.output_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        saved = {"algorithm": algorithm, **dataclasses.asdict(args)}
+        args_file = self.dir / "args.json"
+        if args.resume:
+            if not args_file.is_file():
+                raise UsageError(f"--resume: {self.dir} holds no run (no args.json)")
+            before = json.loads(args_file.read_text())
+            changed = {
+                k: (before.get(k), v)
+                for k, v in saved.items()
+                if k not in ("resume", "iterations") and before.get(k) != v
+            }
+            if changed:
+                raise UsageError(
+                    f"--resume: these arguments differ from the run's in {self.dir}: {changed}"
+                )
+        elif (self.dir / "metrics.csv").exists():
+            raise UsageError(
+                f"{self.dir} already holds a run; pass --resume to continue it or choose "
+                f"another --output-dir"
+            )
+        args_file.write_text(json.dumps(saved, indent=2) + "\n")
+        self._writer: Any = None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(str(self.dir))
+        except ImportError:  # tensorboard is optional: the CSV has every number
+            self._writer = None
+        self.started = time.monotonic()
+
+    # ---------------------------------------------------------------- metrics
+
+    def log(self, metrics: dict[str, float]) -> None:
+        """Append one iteration's row (unknown names are a bug: METRICS lists them all)."""
+        unknown = sorted(set(metrics) - set(METRICS))
+        if unknown:
+            raise ValueError(f"metrics not in METRICS: {unknown}")
+        path = self.dir / "metrics.csv"
+        new = not path.exists()
+        with open(path, "a", newline="") as file:
+            writer = csv.writer(file)
+            if new:
+                writer.writerow(METRICS)
+            writer.writerow([_cell(metrics.get(name)) for name in METRICS])
+        if self._writer is not None:
+            step = int(metrics["iteration"])
+            for name, value in metrics.items():
+                if name != "iteration" and value is not None and math.isfinite(value):
+                    self._writer.add_scalar(name, value, step)
+            self._writer.flush()
+        print(
+            f"[{self.algorithm}] iter {int(metrics['iteration'])}: "
+            f"success {metrics.get('rollout/success_rate', float('nan')):.3f} "
+            f"return {metrics.get('rollout/mean_return', float('nan')):.3f} "
+            f"loss {metrics.get('train/loss', float('nan')):.4f} "
+            f"({metrics.get('time/iteration_seconds', 0):.1f} s)",
+            flush=True,
+        )
+
+    def metrics(self) -> list[dict[str, float]]:
+        """The rows written so far."""
+        path = self.dir / "metrics.csv"
+        if not path.exists():
+            return []
+        with open(path, newline="") as file:
+            return [
+                {k: float(v) for k, v in row.items() if v not in ("", None)}
+                for row in csv.DictReader(file)
+            ]
+
+    # ---------------------------------------------------------------- checkpoints
+
+    def checkpoint(self, iteration: int, policy: Any, optimizer: Any, **extra: Any) -> Path:
+        """Save the policy (loadable as ``hf:DIR/policy``) and the trainer's state."""
+        import torch
+
+        target = self.dir / "checkpoints" / f"iter-{iteration}"
+        policy.save(target / "policy")
+        state = {
+            "iteration": iteration,
+            "optimizer": optimizer.state_dict(),
+            "adapters": _adapter_state(policy) if policy.lora else None,
+            **extra,
+        }
+        torch.save(state, target / "trainer.pt")
+        (self.dir / "checkpoints" / "latest").write_text(target.name + "\n")
+        return target
+
+    def latest_checkpoint(self) -> Path | None:
+        marker = self.dir / "checkpoints" / "latest"
+        return self.dir / "checkpoints" / marker.read_text().strip() if marker.exists() else None
+
+    def restore(self, policy: Any, optimizer: Any) -> tuple[int, dict[str, Any]]:
+        """Load the latest checkpoint into ``policy`` and ``optimizer``; the iteration to
+        continue from, and the extra state the algorithm saved. Metrics rows written after
+        that checkpoint (an interrupted iteration) are cut off."""
+        import torch
+
+        found = self.latest_checkpoint()
+        if found is None:
+            raise UsageError(f"--resume: {self.dir} has no checkpoint yet")
+        state = torch.load(found / "trainer.pt", map_location=policy.device, weights_only=False)
+        if policy.lora:
+            policy.model.load_state_dict(state["adapters"], strict=False)
+        else:
+            from safetensors.torch import load_file
+
+            weights = load_file(str(found / "policy" / "model.safetensors"))
+            policy.model.load_state_dict(weights, strict=False)
+        optimizer.load_state_dict(state["optimizer"])
+        iteration = int(state["iteration"])
+        rows = [r for r in self.metrics() if int(r["iteration"]) <= iteration]
+        (self.dir / "metrics.csv").unlink(missing_ok=True)
+        for row in rows:
+            self.log_quietly(row)
+        return iteration + 1, state
+
+    def log_quietly(self, row: dict[str, float]) -> None:
+        path = self.dir / "metrics.csv"
+        new = not path.exists()
+        with open(path, "a", newline="") as file:
+            writer = csv.writer(file)
+            if new:
+                writer.writerow(METRICS)
+            writer.writerow([_cell(row.get(name)) for name in METRICS])
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
+
+
+def _adapter_state(policy: Any) -> dict[str, Any]:
+    names = {n for n, p in policy.model.named_parameters() if p.requires_grad}
+    return {k: v.detach().cpu() for k, v in policy.model.state_dict().items() if k in names}
+
+
+# -------------------------------------------------------------------- shared loop steps
+
+
+def rollout_metrics(rollouts: Any) -> dict[str, float]:
+    """The ``rollout/*`` metrics of one iteration's :class:`~.rollouts.Rollouts`."""
+    records = rollouts.records
+    passed = [bool(r.verdict.passed) if r.verdict is not None else False for r in records]
+    tokens = rollouts.completion_tokens
+    return {
+        "rollout/episodes": len(records),
+        "rollout/dropped_episodes": rollouts.dropped,
+        "rollout/success_rate": float(np.mean(passed)) if records else float("nan"),
+        "rollout/mean_return": float(np.mean([r.total_reward for r in records]))
+        if records
+        else float("nan"),
+        "rollout/mean_steps": float(np.mean([len(r.steps) for r in records]))
+        if records
+        else float("nan"),
+        "rollout/completion_tokens": tokens,
+        "rollout/seconds": rollouts.seconds,
+        "rollout/tokens_per_second": tokens / rollouts.seconds if rollouts.seconds else 0.0,
+    }
+
+
+def minibatches(rows: int, size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Shuffled index sets of ``size`` rows (the last may be smaller)."""
+    order = rng.permutation(rows)
+    for start in range(0, rows, size):
+        yield order[start : start + size]
+
+
+def optimizer_step(optimizer: Any, parameters: list[Any], max_grad_norm: float) -> float:
+    """Clip the gradients, step, zero them; the norm before clipping."""
+    import torch
+
+    norm = torch.nn.utils.clip_grad_norm_(parameters, max_grad_norm)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return float(norm)
+
+
+# -------------------------------------------------------------------- a run's moving parts
+
+
+@dataclasses.dataclass
+class Session:
+    """What every trainer's loop holds: the run directory, the policy and its optimizer
+    (restored on ``--resume``), the tasks, the rollout source, and a critic if asked for."""
+
+    args: TrainArgs
+    run: Run
+    policy: Any
+    optimizer: Any
+    start: int  # the first iteration to play (after a resumed checkpoint's)
+    tasks: Any
+    task_ids: list[str]
+    rollouts: Any
+    critic: Any = None
+
+    def collect(self, iteration: int) -> Any:
+        """Play iteration ``iteration``'s groups with the current policy."""
+        from agentgym.baselines.rollouts import plan_groups
+
+        plans, groups = plan_groups(
+            self.tasks,
+            self.task_ids,
+            iteration=iteration,
+            groups=self.args.groups,
+            group_size=self.args.group_size,
+            seed=self.args.seed,
+        )
+        return self.rollouts.collect(plans, groups)
+
+    def finish(
+        self, iteration: int, began: float, rollouts: Any, metrics: dict[str, float]
+    ) -> None:
+        """After the update: tell the rollout source, log the row, checkpoint when due."""
+        self.rollouts.weights_changed()
+        row = {"iteration": iteration, **rollout_metrics(rollouts), **metrics}
+        row["time/iteration_seconds"] = time.monotonic() - began
+        row["time/rollout_share"] = rollouts.seconds / row["time/iteration_seconds"]
+        self.run.log(row)
+        last = iteration == self.args.iterations - 1
+        if last or (iteration + 1) % self.args.checkpoint_every == 0:
+            extra = {"critic": self.critic.state_dict()} if self.critic is not None else {}
+            self.run.checkpoint(iteration, self.policy, self.optimizer, **extra)
+        if last:
+            self.close()
+
+    def close(self) -> None:
+        self.run.close()
+        close = getattr(self.rollouts, "close", None)
+        if close is not None:
+            close()
+
+
+def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
+    """Open the run, load the policy (and a zero-initialized critic), restore a checkpoint
+    on ``--resume``, resolve the tasks and start the rollout source."""
+    import torch
+
+    from agentgym.baselines.policy import load_policy
+    from agentgym.baselines.rollouts import TaskSet, make_rollouts
+
+    run = Run(args, algorithm)
+    torch.manual_seed(args.seed)
+    policy = load_policy(args.model, device=args.device, seed=args.seed, lora_rank=args.lora_rank)
+    head = None
+    parameters = policy.trainable()
+    if critic:
+        from agentgym.baselines.update import ValueHead
+
+        config = getattr(policy.model, "config", None)
+        head = ValueHead(int(config.hidden_size)).to(policy.device)
+        parameters = parameters + list(head.parameters())
+    optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate)
+    start = 0
+    if args.resume:
+        start, state = run.restore(policy, optimizer)
+        if head is not None:
+            head.load_state_dict(state["critic"])
+    tasks = TaskSet(args.env_id, args.split, args.difficulty, args.tasks, args.max_steps)
+    return Session(
+        args,
+        run,
+        policy,
+        optimizer,
+        start,
+        tasks,
+        tasks.task_ids(),
+        make_rollouts(args, policy),
+        head,
+    )

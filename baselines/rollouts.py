@@ -1,0 +1,228 @@
+"""Rollout collection through the evaluator's engine: groups of episodes from one start.
+
+Each training iteration plays ``groups`` tasks drawn from the env's task set, each
+``group_size`` times. The episodes of a group share the task **and the env's reset seed**
+(one start, several attempts: what a group-relative baseline compares) and differ only in
+the agent's sampling seed (``EpisodePlan.agent_seed``). Every seed is derived from the run's
+seed and the iteration, so a resumed run plays the same episodes it would have played.
+
+Episodes run in :func:`agentgym.eval.engine.run_episodes`, exactly as an evaluation runs
+them: concurrently, model calls batched by the ``hf`` backend, infrastructure failures
+retried and then recorded as ``errored``. A trainer keeps the finished episodes and **drops
+and counts** the errored ones (``rollout/dropped_episodes``); it never scores them 0.
+
+:class:`LocalRollouts` samples from the very model being trained (the ``hf`` backend holds a
+reference, so the weights are "synced" by being the same tensors); after each update its
+prefix cache, which holds keys and values computed with the old weights, is cleared.
+:class:`~agentgym.baselines.ray_rollouts.RayRollouts` spreads the same work over processes
+and machines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agentgym.agents.chat import SharedBackendFactory, TokenAgent
+from agentgym.agents.prompting import PromptConfig
+from agentgym.benchmarks import BenchmarkEnv, EpisodePlan, episode_seed
+from agentgym.errors import UsageError
+from agentgym.eval.engine import EngineLimits, run_episodes
+from agentgym.ledger import EpisodeRecord, TokenRecord
+
+__all__ = [
+    "DemoAgent",
+    "LocalRollouts",
+    "Rollouts",
+    "TaskSet",
+    "keep_finished",
+    "make_rollouts",
+    "plan_groups",
+]
+
+
+@dataclass(frozen=True)
+class TaskSet:
+    """Where a trainer's tasks come from: an env id, a split, a difficulty, how many."""
+
+    env_id: str
+    split: str = "train"
+    difficulty: str | None = None
+    tasks: int | list[str] = 64
+    max_steps: int | None = None
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def task_ids(self) -> list[str]:
+        """The task ids, from the env's own task set (as a benchmark entry draws them)."""
+        entry = BenchmarkEnv(
+            self.env_id, self.split, self.difficulty, self.tasks, self.max_steps, self.env_kwargs
+        )
+        ids = entry.task_ids()
+        if not ids:
+            raise UsageError(
+                f"{self.env_id}: no tasks in split {self.split!r}"
+                + (f" at difficulty {self.difficulty!r}" if self.difficulty else "")
+            )
+        return ids
+
+
+def plan_groups(
+    tasks: TaskSet,
+    task_ids: list[str],
+    *,
+    iteration: int,
+    groups: int,
+    group_size: int,
+    seed: int,
+) -> tuple[list[EpisodePlan], list[str]]:
+    """The episodes of one iteration and the group each belongs to (deterministic)."""
+    rng = np.random.default_rng([seed, iteration])
+    chosen = rng.choice(len(task_ids), size=groups, replace=groups > len(task_ids))
+    plans: list[EpisodePlan] = []
+    labels: list[str] = []
+    for number, task_index in enumerate(chosen):
+        task_id = task_ids[int(task_index)]
+        start = episode_seed(seed, tasks.env_id, task_id, iteration * 1_000 + number)
+        for member in range(group_size):
+            plans.append(
+                EpisodePlan(
+                    index=len(plans),
+                    env_id=tasks.env_id,
+                    task_id=task_id,
+                    seed=start,
+                    repeat=member,
+                    split=tasks.split,
+                    max_steps=tasks.max_steps,
+                    env_kwargs=dict(tasks.env_kwargs),
+                    agent_seed=episode_seed(start, "agent", str(iteration), member),
+                )
+            )
+            labels.append(f"{iteration}/{number}")
+    return plans, labels
+
+
+@dataclass
+class Rollouts:
+    """One iteration's finished episodes and what it cost."""
+
+    records: list[EpisodeRecord]
+    groups: list[str]  # the group of each record
+    dropped: int = 0  # errored episodes (and those of a crashed worker): counted, not trained
+    seconds: float = 0.0
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(len(s.tokens.completion_ids) for r in self.records for s in r.steps if s.tokens)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(len(s.tokens.prompt_ids) for r in self.records for s in r.steps if s.tokens)
+
+    def merge(self, other: Rollouts) -> Rollouts:
+        return Rollouts(
+            self.records + other.records,
+            self.groups + other.groups,
+            self.dropped + other.dropped,
+            max(self.seconds, other.seconds),
+        )
+
+
+def keep_finished(records: list[EpisodeRecord], groups: list[str], seconds: float) -> Rollouts:
+    """Split the engine's records into the ones to train on and a count of the errored."""
+    kept = [(r, g) for r, g in zip(records, groups, strict=True) if r.status != "errored"]
+    return Rollouts([r for r, _ in kept], [g for _, g in kept], len(records) - len(kept), seconds)
+
+
+class LocalRollouts:
+    """Episodes sampled in this process from the model being trained (the ``hf`` backend)."""
+
+    def __init__(
+        self,
+        policy: Any,
+        prompt: PromptConfig,
+        *,
+        sampling: dict[str, Any],
+        num_envs: int = 16,
+        limits: EngineLimits | None = None,
+    ) -> None:
+        from agentgym.agents.hf import HFBackend
+
+        self.backend = HFBackend(policy.model, policy.tokenizer, max_batch=max(num_envs, 1))
+        self.factory = SharedBackendFactory(lambda: self.backend, f"train:{policy.spec}", prompt)
+        self.sampling = dict(sampling)
+        self.num_envs = num_envs
+        self.limits = limits or EngineLimits(step_timeout=600.0, retries=1)
+
+    def collect(self, plans: list[EpisodePlan], groups: list[str]) -> Rollouts:
+        """Play ``plans`` now; the finished records and the dropped count."""
+        started = time.monotonic()
+        records = asyncio.run(
+            run_episodes(
+                plans,
+                self.factory,
+                self.factory.name,
+                num_envs=self.num_envs,
+                limits=self.limits,
+                sampling=self.sampling,
+            )
+        )
+        return keep_finished(records, groups, time.monotonic() - started)
+
+    def weights_changed(self) -> None:
+        """The model was updated: keys and values cached with the old weights are stale."""
+        self.backend.prefixes.clear()
+
+
+class DemoAgent(TokenAgent):
+    """Plays another agent's actions (the oracle's, the random agent's) and records them as
+    the tokens this policy would have to write: the prompt through the chat template, the
+    action's text tokenized, then the end-of-turn token.
+
+    Demonstrations were never sampled, so tokenizing them is the only way to train on them
+    (supervised fine-tuning); their logprobs are left out. RL data never comes from here.
+    """
+
+    def __init__(self, backend: Any, prompt: PromptConfig, name: str, teacher: Any) -> None:
+        super().__init__(backend, prompt, name)
+        self.teacher = teacher
+
+    def reset(self, context: Any) -> None:
+        super().reset(context)
+        self.teacher.reset(context)
+
+    async def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        from agentgym.agents.base import AgentReply
+
+        reply = await self.teacher.act(observation, info)
+        action = reply.action if isinstance(reply, AgentReply) else reply
+        text = str(action)
+        self.conversation.add_observation(observation)
+        tokenizer = self.backend.tokenizer
+        prompt_ids = self.backend.encode(self.conversation.prompt_messages())
+        completion = list(tokenizer(text, add_special_tokens=False)["input_ids"])
+        completion.append(int(tokenizer.convert_tokens_to_ids(_end_of_turn(tokenizer))))
+        self.conversation.add_reply(text)
+        return AgentReply(
+            action=action,
+            text=text,
+            tokens=TokenRecord(prompt_ids=prompt_ids, completion_ids=completion),
+        )
+
+
+def _end_of_turn(tokenizer: Any) -> str:
+    """The token a chat model ends its turn with (what the ``hf`` backend stops at)."""
+    return tokenizer.eos_token
+
+
+def make_rollouts(args: Any, policy: Any) -> Any:
+    """The rollout source ``args`` ask for: this process, or Ray workers."""
+    prompt = PromptConfig(format_hint=args.format_hint, history_window=args.history_window)
+    if args.rollout_workers > 0:
+        from agentgym.baselines.ray_rollouts import RayRollouts
+
+        return RayRollouts(args, policy, prompt)
+    return LocalRollouts(policy, prompt, sampling=args.sampling(), num_envs=args.num_envs)

@@ -1,0 +1,146 @@
+"""The update every policy-gradient file runs once it has its advantages.
+
+``clipped_update`` takes the step samples (each with its ``advantage``) and makes
+``update_epochs`` passes of minibatch gradient steps on the clipped surrogate
+(:func:`~agentgym.baselines.losses.policy_loss`), recomputing the logprobs of exactly the
+recorded completion ids. Optional parts, each used by some algorithms:
+
+* ``reference`` — a frozen model: adds ``kl_coef`` times the k3 KL to it (GRPO);
+* ``critic`` — a :class:`ValueHead` and ``returns`` per sample: adds the critic's squared
+  error (PPO), read at each prompt's last token (the value of the state the turn starts in).
+
+The algorithm files differ in how advantages are estimated, not in how they are applied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from agentgym.baselines.common import TrainArgs, minibatches, optimizer_step
+from agentgym.baselines.losses import aggregate, kl_penalty, policy_loss
+from agentgym.baselines.tensors import StepSample, completion_logprobs, to_batch
+
+__all__ = ["PolicyGradientArgs", "ValueHead", "clipped_update", "critic_values"]
+
+
+@dataclasses.dataclass
+class PolicyGradientArgs(TrainArgs):
+    """What every clipped policy-gradient trainer adds to the common arguments."""
+
+    clip_low: float = 0.2
+    """Lower clip range of the ratio to the rollout policy: 1 - clip_low."""
+    clip_high: float = 0.2
+    """Upper clip range: 1 + clip_high (DAPO's clip-higher raises it, e.g. to 0.28)."""
+    aggregation: str = "seq-mean-token-mean"
+    """token-mean, seq-mean-token-mean or seq-mean-token-sum-norm (see losses.py)."""
+
+
+class ValueHead(torch.nn.Module):
+    """A linear critic over the policy's last hidden state: ``V(state)`` per turn."""
+
+    def __init__(self, hidden_size: int) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(hidden_size, 1)
+        torch.nn.init.zeros_(self.linear.weight)
+        torch.nn.init.zeros_(self.linear.bias)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.linear(hidden.float()).squeeze(-1)
+
+
+@torch.no_grad()
+def critic_values(
+    policy: Any, critic: ValueHead, samples: list[StepSample], size: int
+) -> np.ndarray:
+    """The critic's value of each sample's state (before the update), in sample order."""
+    batch = to_batch(samples, policy.pad_id).to(policy.device)
+    values = np.zeros(len(samples))
+    for start in range(0, batch.rows, size):
+        index = torch.arange(start, min(start + size, batch.rows), device=policy.device)
+        _, hidden = completion_logprobs(policy.model, batch.select(index), hidden=True)
+        assert hidden is not None
+        values[start : start + size] = critic(hidden).cpu().numpy()
+    return values
+
+
+def clipped_update(
+    policy: Any,
+    optimizer: Any,
+    samples: list[StepSample],
+    args: Any,
+    *,
+    iteration: int,
+    reference: Any = None,
+    kl_coef: float = 0.0,
+    critic: ValueHead | None = None,
+    returns: list[float] | None = None,
+    value_coef: float = 0.5,
+) -> dict[str, float]:
+    """Gradient steps on ``samples``; the ``train/*`` metrics of the update.
+
+    ``args`` supplies ``update_epochs``, ``minibatch_size``, ``temperature``, ``clip_low``,
+    ``clip_high``, ``aggregation``, ``max_tokens`` and ``max_grad_norm``.
+    """
+    started = time.monotonic()
+    stats: dict[str, list[float]] = {}
+    tokens = 0
+    if samples:
+        batch = to_batch(samples, policy.pad_id).to(policy.device)
+        targets = torch.tensor(returns or [0.0] * len(samples), device=policy.device)
+        parameters = policy.trainable() + (list(critic.parameters()) if critic else [])
+        rng = np.random.default_rng([args.seed, iteration, 1])
+        for _epoch in range(args.update_epochs):
+            for index in minibatches(batch.rows, args.minibatch_size, rng):
+                rows = torch.as_tensor(index, device=policy.device)
+                part = batch.select(rows)
+                logprobs, hidden = completion_logprobs(
+                    policy.model, part, args.temperature, hidden=critic is not None
+                )
+                loss, info = policy_loss(
+                    logprobs,
+                    part.old_logprobs,
+                    part.advantages,
+                    part.mask,
+                    clip_low=args.clip_low,
+                    clip_high=args.clip_high,
+                    aggregation=args.aggregation,
+                    norm=args.max_tokens,
+                )
+                info["policy_loss"] = loss.item()
+                if reference is not None and kl_coef > 0:
+                    with torch.no_grad():
+                        reference_logprobs, _ = completion_logprobs(
+                            reference, part, args.temperature
+                        )
+                    kl = aggregate(
+                        kl_penalty(logprobs, reference_logprobs),
+                        part.mask,
+                        args.aggregation,
+                        args.max_tokens,
+                    )
+                    loss = loss + kl_coef * kl
+                    info["kl"] = kl.item()
+                if critic is not None:
+                    assert hidden is not None
+                    value_loss = (critic(hidden) - targets[rows]).pow(2).mean()
+                    loss = loss + value_coef * value_loss
+                    info["value_loss"] = value_loss.item()
+                loss.backward()
+                info["grad_norm"] = optimizer_step(optimizer, parameters, args.max_grad_norm)
+                info["loss"] = loss.item()
+                tokens += int(part.attention_mask.sum())
+                for key, value in info.items():
+                    stats.setdefault(key, []).append(value)
+    seconds = time.monotonic() - started
+    metrics = {f"train/{k}": float(np.mean(v)) for k, v in stats.items()}
+    metrics["train/samples"] = len(samples)
+    metrics["train/seconds"] = seconds
+    metrics["train/tokens_per_second"] = tokens / seconds if seconds else 0.0
+    if samples:
+        metrics["train/advantage_std"] = float(np.std([s.advantage for s in samples]))
+    return metrics
