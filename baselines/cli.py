@@ -87,7 +87,7 @@ def parse_args(name: str, argv: list[str]) -> Any:
 def _options_parser(name: str, cls: type) -> argparse.ArgumentParser:
     from agentgym.baselines.common import field_docs
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=f"agentgym train {name}",
         description=(importlib.import_module(cls.__module__).__doc__ or "").strip(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -117,6 +117,13 @@ def _options_parser(name: str, cls: type) -> argparse.ArgumentParser:
                 help=help_text,
             )
     return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad options are a :class:`UsageError` (the ``agentgym`` command prints it, exit 2)."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
 def _kind(hint: Any) -> tuple[type, bool]:

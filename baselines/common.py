@@ -235,8 +235,12 @@ class Run:
         """Save the policy (loadable as ``hf:DIR/policy``) and the trainer's state."""
         import torch
 
+        from agentgym.agents.hf import TRAINED_PROMPT_FILE
+
         target = self.dir / "checkpoints" / f"iter-{iteration}"
         policy.save(target / "policy")
+        prompt = {"format_hint": self.args.format_hint, "history_window": self.args.history_window}
+        (target / "policy" / TRAINED_PROMPT_FILE).write_text(json.dumps(prompt) + "\n")
         state = {
             "iteration": iteration,
             "optimizer": optimizer.state_dict(),

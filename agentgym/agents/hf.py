@@ -328,6 +328,32 @@ def eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
+TRAINED_PROMPT_FILE = "agentgym-prompt.json"
+"""Written next to a trainer's checkpointed policy: the prompt settings it was trained with."""
+
+
+def checkpoint_policy(directory: Path) -> Path:
+    """The model directory to load for ``directory``: itself, or when it is a trainer's run
+    directory its latest checkpoint's policy, or when it is a checkpoint its policy."""
+    latest = directory / "checkpoints" / "latest"
+    if latest.is_file():
+        directory = directory / "checkpoints" / latest.read_text().strip()
+    if (directory / "policy" / "config.json").is_file():
+        return directory / "policy"
+    return directory
+
+
+def trained_prompt(directory: Path) -> PromptConfig | None:
+    """The prompt a trained policy learned with (a trainer saves it), so that evaluating it
+    asks the way training did; None for other models."""
+    import json
+
+    saved = directory / TRAINED_PROMPT_FILE
+    if not saved.is_file():
+        return None
+    return PromptConfig(**json.loads(saved.read_text()))
+
+
 def hf_path_factory(
     path: str,
     prompt: PromptConfig | None = None,
@@ -336,12 +362,16 @@ def hf_path_factory(
     max_batch: int = 16,
     batch_window: float = 0.01,
 ) -> SharedBackendFactory[HFBackend]:
-    """The factory for ``hf:PATH``: a local model directory, checked now, loaded on first use
-    (the keyword arguments go to :meth:`HFBackend.load`)."""
+    """The factory for ``hf:PATH``: a local model directory (or a trainer's run directory or
+    checkpoint: see :func:`checkpoint_policy`), checked now, loaded on first use (the keyword
+    arguments go to :meth:`HFBackend.load`). A trained policy keeps its training prompt
+    unless ``prompt`` is given."""
     require_hf()
-    directory = Path(path).expanduser()
+    directory = checkpoint_policy(Path(path).expanduser())
     if not path or not directory.is_dir():
         raise UsageError(f"agent spec 'hf:{path}': {path!r} is not a directory")
+    if prompt is None:
+        prompt = trained_prompt(directory)
     if not (directory / "config.json").is_file():
         raise UsageError(
             f"agent spec 'hf:{path}': no config.json in {str(directory)!r}; give a local "

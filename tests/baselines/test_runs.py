@@ -1,0 +1,121 @@
+"""A run's life: the command line, checkpoints an evaluation can load, resume, LoRA."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from training import FAST
+
+from agentgym.cli import main
+
+
+def _options(**values: object) -> list[str]:
+    argv = []
+    for name, value in values.items():
+        argv += [f"--{name.replace('_', '-')}", str(value)]
+    return argv
+
+
+def test_train_then_evaluate_the_checkpoint(tmp_path, capsys):
+    out = tmp_path / "run"
+    fast = {k: v for k, v in FAST.items() if k != "env_id"}
+    command = ["train", "grpo", "--env", "games/FrozenLake-v0", "--model", "tiny"]
+    status = main([*command, "--steps", "2", "--out", str(out), *_options(**fast)])
+    assert status == 0
+    assert "done: 2 iterations" in capsys.readouterr().out
+    rows = (out / "metrics.csv").read_text().splitlines()
+    assert rows[0].startswith("iteration,rollout/episodes,rollout/dropped_episodes")
+    assert len(rows) == 3
+    assert list(out.glob("events.out.tfevents.*")), "no TensorBoard events"
+    policy = out / "checkpoints" / "iter-1" / "policy"
+    assert json.loads((policy / "agentgym-prompt.json").read_text())["history_window"] == 1
+
+    # `hf:RUN_DIR` evaluates the latest checkpoint with the prompt it was trained with.
+    runs = tmp_path / "eval"
+    command = ["eval", "--env", "games/FrozenLake-v0", "--tasks", "2", "--max-steps", "2"]
+    status = main([*command, "--agent", f"hf:{out}", "--out", str(runs)])
+    assert status == 0, capsys.readouterr().err
+    records = [json.loads(line) for line in next(runs.rglob("episodes.jsonl")).open()]
+    assert len(records) == 2 and all(r["status"] != "errored" for r in records)
+    first = records[0]["steps"][0]
+    assert first["tokens"]["completion_ids"], "the checkpoint's episodes carry their tokens"
+
+
+def test_bad_options_name_the_value(capsys):
+    assert main(["train", "grpo", "--clip-high", "abc"]) == 2
+    assert "--clip-high takes a float, got 'abc'" in capsys.readouterr().err
+    assert main(["train", "sarsa"]) == 2
+    assert "unknown algorithm 'sarsa'" in capsys.readouterr().err
+
+
+def test_an_existing_run_is_not_overwritten(tmp_path):
+    from training import fast_args
+
+    from agentgym.baselines import grpo
+    from agentgym.errors import UsageError
+
+    grpo.train(fast_args("grpo", tmp_path, model="tiny", iterations=1, groups=1, group_size=2))
+    with pytest.raises(UsageError, match="already holds a run; pass --resume"):
+        grpo.train(fast_args("grpo", tmp_path, model="tiny", iterations=1))
+    with pytest.raises(UsageError, match="arguments differ from the run's"):
+        grpo.train(fast_args("grpo", tmp_path, model="tiny", iterations=2, resume=True))
+
+
+def _weights(run_dir) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    latest = (run_dir / "checkpoints" / "latest").read_text().strip()
+    return load_file(str(run_dir / "checkpoints" / latest / "policy" / "model.safetensors"))
+
+
+@pytest.mark.slow
+def test_resume_reproduces_the_continuation(tmp_path, warm_policy):
+    from training import fast_args
+
+    from agentgym.baselines import grpo
+
+    common = {"model": str(warm_policy), "groups": 2, "group_size": 8}
+    straight = grpo.train(fast_args("grpo", tmp_path / "a", iterations=4, **common))
+    grpo.train(fast_args("grpo", tmp_path / "b", iterations=2, **common))
+    resumed = grpo.train(fast_args("grpo", tmp_path / "b", iterations=4, resume=True, **common))
+
+    a, b = straight.metrics(), resumed.metrics()
+    assert [r["iteration"] for r in b] == [0, 1, 2, 3]
+    for key in ("rollout/success_rate", "rollout/completion_tokens", "train/samples"):
+        assert [r[key] for r in a] == [r[key] for r in b], key
+    assert [r["train/loss"] for r in a] == pytest.approx([r["train/loss"] for r in b], abs=1e-5)
+    wa, wb = _weights(tmp_path / "a"), _weights(tmp_path / "b")
+    assert wa.keys() == wb.keys()
+    for name in wa:
+        torch.testing.assert_close(wa[name], wb[name], atol=1e-5, rtol=0)
+
+
+def test_lora_trains_only_the_adapters_and_saves_a_plain_model(tmp_path):
+    from training import fast_args
+    from transformers import AutoModelForCausalLM
+
+    from agentgym.baselines import expert_iteration
+    from agentgym.baselines.policy import load_policy
+
+    # Supervised steps on oracle demonstrations: a gradient every step, whatever the reward.
+    args = fast_args(
+        "expert_iteration",
+        tmp_path,
+        model="tiny",
+        demos="oracle",
+        keep="all",
+        lora_rank=4,
+        iterations=1,
+        groups=2,
+        group_size=2,
+    )
+    before = load_policy("tiny", device="cpu", seed=args.seed).model.state_dict()
+    run = expert_iteration.train(args)
+    saved = AutoModelForCausalLM.from_pretrained(str(run.latest_checkpoint() / "policy"))
+    after = saved.state_dict()
+    assert not any("lora" in name for name in after), "adapters must be merged on save"
+    changed = [n for n in before if not torch.equal(before[n], after[n])]
+    # Only weights with adapters moved (the embedding table has none: it is not a Linear).
+    assert changed and all("proj" in n for n in changed)
