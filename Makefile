@@ -15,10 +15,10 @@ install: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v bwrap >/dev/null \
 		&& command -v dockerd >/dev/null && command -v debootstrap >/dev/null \
-		&& command -v chromium >/dev/null \
+		&& command -v chromium >/dev/null && command -v ip >/dev/null \
 		&& $(PYTHON) -c 'import ensurepip' 2>/dev/null); then \
 		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
-		bubblewrap util-linux docker.io debootstrap chromium fonts-liberation; fi
+		bubblewrap util-linux iproute2 docker.io debootstrap chromium fonts-liberation; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
@@ -53,6 +53,7 @@ bench: install
 	$(PY) tests/perf/bench_search.py
 	$(PY) tests/perf/bench_code_verifier.py
 	$(PY) tests/perf/bench_web.py
+	$(PY) tests/perf/bench_train.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

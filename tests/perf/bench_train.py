@@ -1,0 +1,127 @@
+"""Benchmark: a trainer's throughput — rollout tokens/s, training tokens/s, and the share of
+an iteration the trainer waits for rollouts.
+
+Not a test (these machines are noisy): it runs GRPO's loop with the embedded SmolLM2-135M
+(the default policy) on FrozenLake and reports absolute figures, each next to a reference
+measured in the same process on the same data:
+
+* **rollout**: completion tokens per second of wall time while the engine plays the
+  episodes (env steps, chat templates, batching included), against the ``hf`` backend
+  decoding the very same prompts directly, all at once (the model's own speed on them).
+* **training**: prompt + completion tokens per second through ``clipped_update`` (logprob
+  gathering, the clipped loss, minibatches), against a bare forward, backward and AdamW step
+  over the same minibatches (the least any trainer must do).
+* **wait share**: rollout seconds over rollout + update seconds of each iteration: how long
+  a synchronous trainer sits idle while episodes are played.
+
+    python tests/perf/bench_train.py [--model smollm2] [--iterations 2] [--groups 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+from agentgym.agents.sampling import SamplingParams
+from agentgym.baselines import grpo
+from agentgym.baselines.advantages import group_normalized
+from agentgym.baselines.common import minibatches, optimizer_step, setup
+from agentgym.baselines.tensors import step_samples, to_batch
+from agentgym.baselines.update import clipped_update
+
+
+def reference_decode(session, samples, max_tokens: int) -> float:
+    """Tokens/s of the backend decoding the recorded prompts directly, all at once."""
+    backend = session.rollouts.backend
+    backend.prefixes.clear()
+    params = SamplingParams(temperature=1.0, max_tokens=max_tokens)
+
+    async def all_at_once():
+        return await asyncio.gather(
+            *(backend.generate(s.prompt_ids, params, seed=i) for i, s in enumerate(samples))
+        )
+
+    started = time.monotonic()
+    results = asyncio.run(all_at_once())
+    backend.prefixes.clear()
+    return sum(len(r.completion_ids) for r in results) / (time.monotonic() - started)
+
+
+def reference_update(session, samples, args) -> float:
+    """Tokens/s of a bare forward + backward + AdamW step over the same minibatches."""
+    policy = session.policy
+    batch = to_batch(samples, policy.pad_id)
+    optimizer = torch.optim.AdamW(policy.trainable(), lr=0.0)  # lr 0: the weights stay put
+    tokens, started = 0, time.monotonic()
+    for index in minibatches(batch.rows, args.minibatch_size, np.random.default_rng(0)):
+        part = batch.select(torch.as_tensor(index))
+        out = policy.model(
+            input_ids=part.input_ids,
+            attention_mask=part.attention_mask,
+            position_ids=part.position_ids,
+            use_cache=False,
+        )
+        out.logits[:, -part.targets.shape[1] :].float().mean().backward()
+        optimizer_step(optimizer, policy.trainable(), args.max_grad_norm)
+        tokens += int(part.attention_mask.sum())
+    return tokens / (time.monotonic() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--groups", type=int, default=2)
+    parser.add_argument("--group-size", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=8)
+    options = parser.parse_args()
+    args = grpo.Args(
+        model=options.model,
+        iterations=options.iterations,
+        groups=options.groups,
+        group_size=options.group_size,
+        max_steps=4,
+        max_tokens=options.max_tokens,
+        minibatch_size=16,
+        output_dir=tempfile.mkdtemp(prefix="bench-train-"),
+        checkpoint_every=10**6,
+    )
+    session = setup(args, "bench")
+    print(
+        f"GRPO on {args.env_id} with {args.model}, {args.groups}x{args.group_size} episodes of "
+        f"<= {args.max_steps} steps, replies <= {args.max_tokens} tokens, "
+        f"torch threads {torch.get_num_threads()}"
+    )
+    header = "iter  rollout tok/s  (direct)  ratio   train tok/s  (bare)  ratio   wait share"
+    print(header)
+    for iteration in range(args.iterations):
+        rollouts = session.collect(iteration)
+        rollout_rate = rollouts.completion_tokens / rollouts.seconds
+        samples = step_samples(rollouts.records, rollouts.groups, session.policy.eos_ids)
+        returns = [r.total_reward for r in rollouts.records]
+        advantages = group_normalized(returns, rollouts.groups)
+        for sample in samples:
+            sample.advantage = float(advantages[sample.episode])
+        direct_rate = reference_decode(session, samples, args.max_tokens)
+        bare_rate = reference_update(session, samples, args)
+        metrics = clipped_update(
+            session.policy, session.optimizer, samples, args, iteration=iteration
+        )
+        session.rollouts.weights_changed()
+        train_rate = metrics["train/tokens_per_second"]
+        wait = rollouts.seconds / (rollouts.seconds + metrics["train/seconds"])
+        print(
+            f"{iteration:>4}  {rollout_rate:>13.1f}  {direct_rate:>8.1f}  "
+            f"{rollout_rate / direct_rate:>5.2f}   {train_rate:>11.1f}  {bare_rate:>6.1f}  "
+            f"{train_rate / bare_rate:>5.2f}   {wait:>10.2f}"
+        )
+    session.close()
+
+
+if __name__ == "__main__":
+    main()
