@@ -34,6 +34,7 @@ from agentgym.errors import UsageError
 
 __all__ = [
     "METRICS",
+    "QUICK",
     "Run",
     "Session",
     "TrainArgs",
@@ -70,6 +71,23 @@ METRICS: dict[str, str] = {
     "time/rollout_share": "share of the iteration the trainer waited for rollouts",
 }
 """Every metric a trainer writes, in column order, with its meaning."""
+
+
+QUICK: dict[str, Any] = {
+    "env_id": "games/FrozenLake-v0",
+    "difficulty": "easy",
+    "tasks": 1,
+    "max_steps": 10,
+    "groups": 4,
+    "group_size": 8,
+    "max_tokens": 4,
+    "learning_rate": 1e-3,
+    "num_envs": 32,
+}
+"""The CPU demonstration's settings (with ``model="tiny"`` after its format warm start): one
+easy FrozenLake task, 4 groups of 8 episodes of at most 10 moves, replies of at most 4
+tokens. Every baseline learns it in about a minute; the learning tests and the curves in
+docs/baselines.md use them."""
 
 
 @dataclasses.dataclass
@@ -196,13 +214,7 @@ class Run:
         unknown = sorted(set(metrics) - set(METRICS))
         if unknown:
             raise ValueError(f"metrics not in METRICS: {unknown}")
-        path = self.dir / "metrics.csv"
-        new = not path.exists()
-        with open(path, "a", newline="") as file:
-            writer = csv.writer(file)
-            if new:
-                writer.writerow(METRICS)
-            writer.writerow([_cell(metrics.get(name)) for name in METRICS])
+        self._append(metrics)
         if self._writer is not None:
             step = int(metrics["iteration"])
             for name, value in metrics.items():
@@ -277,10 +289,10 @@ class Run:
         rows = [r for r in self.metrics() if int(r["iteration"]) <= iteration]
         (self.dir / "metrics.csv").unlink(missing_ok=True)
         for row in rows:
-            self.log_quietly(row)
+            self._append(row)
         return iteration + 1, state
 
-    def log_quietly(self, row: dict[str, float]) -> None:
+    def _append(self, row: dict[str, float]) -> None:
         path = self.dir / "metrics.csv"
         new = not path.exists()
         with open(path, "a", newline="") as file:
@@ -405,7 +417,8 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
     import torch
 
     from agentgym.baselines.policy import load_policy
-    from agentgym.baselines.rollouts import TaskSet, make_rollouts
+    from agentgym.baselines.rollouts import make_rollouts
+    from agentgym.benchmarks import BenchmarkEnv
 
     run = Run(args, algorithm)
     torch.manual_seed(args.seed)
@@ -424,7 +437,12 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
         start, state = run.restore(policy, optimizer)
         if head is not None:
             head.load_state_dict(state["critic"])
-    tasks = TaskSet(args.env_id, args.split, args.difficulty, args.tasks, args.max_steps)
+    tasks = BenchmarkEnv(args.env_id, args.split, args.difficulty, args.tasks, args.max_steps)
+    task_ids = tasks.task_ids()
+    if not task_ids:
+        raise UsageError(
+            f"{args.env_id} has no {args.split!r} tasks at difficulty {args.difficulty!r}"
+        )
     return Session(
         args,
         run,
@@ -432,7 +450,7 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
         optimizer,
         start,
         tasks,
-        tasks.task_ids(),
+        task_ids,
         make_rollouts(args, policy),
         head,
     )

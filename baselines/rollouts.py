@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,6 @@ import numpy as np
 from agentgym.agents.chat import SharedBackendFactory, TokenAgent
 from agentgym.agents.prompting import PromptConfig
 from agentgym.benchmarks import BenchmarkEnv, EpisodePlan, episode_seed
-from agentgym.errors import UsageError
 from agentgym.eval.engine import EngineLimits, run_episodes
 from agentgym.ledger import EpisodeRecord, TokenRecord
 
@@ -38,40 +37,14 @@ __all__ = [
     "DemoAgent",
     "LocalRollouts",
     "Rollouts",
-    "TaskSet",
     "keep_finished",
     "make_rollouts",
     "plan_groups",
 ]
 
 
-@dataclass(frozen=True)
-class TaskSet:
-    """Where a trainer's tasks come from: an env id, a split, a difficulty, how many."""
-
-    env_id: str
-    split: str = "train"
-    difficulty: str | None = None
-    tasks: int | list[str] = 64
-    max_steps: int | None = None
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-
-    def task_ids(self) -> list[str]:
-        """The task ids, from the env's own task set (as a benchmark entry draws them)."""
-        entry = BenchmarkEnv(
-            self.env_id, self.split, self.difficulty, self.tasks, self.max_steps, self.env_kwargs
-        )
-        ids = entry.task_ids()
-        if not ids:
-            raise UsageError(
-                f"{self.env_id}: no tasks in split {self.split!r}"
-                + (f" at difficulty {self.difficulty!r}" if self.difficulty else "")
-            )
-        return ids
-
-
 def plan_groups(
-    tasks: TaskSet,
+    tasks: BenchmarkEnv,
     task_ids: list[str],
     *,
     iteration: int,
@@ -79,25 +52,26 @@ def plan_groups(
     group_size: int,
     seed: int,
 ) -> tuple[list[EpisodePlan], list[str]]:
-    """The episodes of one iteration and the group each belongs to (deterministic)."""
+    """The episodes of one iteration on ``tasks`` (an env, split, difficulty and step limit,
+    as a benchmark names them) and the group each belongs to; deterministic."""
     rng = np.random.default_rng([seed, iteration])
     chosen = rng.choice(len(task_ids), size=groups, replace=groups > len(task_ids))
     plans: list[EpisodePlan] = []
     labels: list[str] = []
     for number, task_index in enumerate(chosen):
         task_id = task_ids[int(task_index)]
-        start = episode_seed(seed, tasks.env_id, task_id, iteration * 1_000 + number)
+        start = episode_seed(seed, tasks.id, task_id, iteration * 1_000 + number)
         for member in range(group_size):
             plans.append(
                 EpisodePlan(
                     index=len(plans),
-                    env_id=tasks.env_id,
+                    env_id=tasks.id,
                     task_id=task_id,
                     seed=start,
                     repeat=member,
                     split=tasks.split,
                     max_steps=tasks.max_steps,
-                    env_kwargs=dict(tasks.env_kwargs),
+                    env_kwargs=dict(tasks.kwargs),
                     agent_seed=episode_seed(start, "agent", str(iteration), member),
                 )
             )

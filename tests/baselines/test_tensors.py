@@ -12,8 +12,9 @@ torch = pytest.importorskip("torch")
 
 from agentgym.agents.prompting import PromptConfig  # noqa: E402
 from agentgym.baselines.policy import load_policy  # noqa: E402
-from agentgym.baselines.rollouts import LocalRollouts, TaskSet, plan_groups  # noqa: E402
+from agentgym.baselines.rollouts import LocalRollouts, plan_groups  # noqa: E402
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch  # noqa: E402
+from agentgym.benchmarks import BenchmarkEnv  # noqa: E402
 from agentgym.errors import LedgerError  # noqa: E402
 from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord, TokenRecord  # noqa: E402
 
@@ -26,7 +27,7 @@ def policy():
 
 
 def _collect(policy, *, temperature=1.0, max_tokens=6, iteration=0):
-    tasks = TaskSet("games/FrozenLake-v0", "train", "easy", 1, max_steps=3)
+    tasks = BenchmarkEnv("games/FrozenLake-v0", "train", "easy", 1, max_steps=3)
     plans, groups = plan_groups(
         tasks, tasks.task_ids(), iteration=iteration, groups=2, group_size=4, seed=0
     )
@@ -119,7 +120,7 @@ def test_after_an_update_new_rollouts_match_the_new_weights(policy):
         for parameter in policy.model.parameters():
             parameter.add_(torch.randn_like(parameter) * 0.05)
     rollouts.weights_changed()
-    tasks = TaskSet("games/FrozenLake-v0", "train", "easy", 1, max_steps=3)
+    tasks = BenchmarkEnv("games/FrozenLake-v0", "train", "easy", 1, max_steps=3)
     plans, groups = plan_groups(
         tasks, tasks.task_ids(), iteration=1, groups=2, group_size=4, seed=0
     )

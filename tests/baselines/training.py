@@ -11,18 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-FAST = {
-    "env_id": "games/FrozenLake-v0",
-    "difficulty": "easy",
-    "tasks": 1,
-    "max_steps": 10,
-    "groups": 4,
-    "group_size": 8,
-    "max_tokens": 4,
-    "learning_rate": 1e-3,
-    "num_envs": 32,
-    "checkpoint_every": 1000,
-}
+from agentgym.baselines.common import QUICK
+
+FAST = {**QUICK, "checkpoint_every": 1000}
 
 
 def fast_args(algorithm: str, output_dir: Path, **overrides: Any) -> Any:

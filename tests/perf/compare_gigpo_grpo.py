@@ -22,25 +22,15 @@ from pathlib import Path
 import numpy as np
 
 from agentgym.baselines import expert_iteration, gigpo, grpo
+from agentgym.baselines.common import QUICK
 from agentgym.eval.stats import bootstrap_ci
 
-FAST = {
-    "env_id": "games/FrozenLake-v0",
-    "max_steps": 10,
-    "groups": 4,
-    "group_size": 8,
-    "max_tokens": 4,
-    "learning_rate": 1e-3,
-    "num_envs": 32,
-    "checkpoint_every": 10**6,
-}
+FAST = {**QUICK, "checkpoint_every": 10**6}
 
 
 def warm_start(directory: Path, options: argparse.Namespace) -> Path:
     args = expert_iteration.Args(
-        **FAST,
-        difficulty=options.difficulty,
-        tasks=options.tasks,
+        **{**FAST, "difficulty": options.difficulty, "tasks": options.tasks},
         model="tiny",
         demos="random",
         keep="all",
@@ -71,9 +61,7 @@ def main() -> None:
     for seed in range(1, options.seeds + 1):
         for name, module in (("grpo", grpo), ("gigpo", gigpo)):
             args = module.Args(
-                **FAST,
-                difficulty=options.difficulty,
-                tasks=options.tasks,
+                **{**FAST, "difficulty": options.difficulty, "tasks": options.tasks},
                 model=str(policy),
                 seed=seed,
                 iterations=options.iterations,
