@@ -1,8 +1,9 @@
 """Advantage estimators: how much better than expected each episode, or each step, went.
 
 Pure functions over numpy arrays, shared by the algorithm files (each file says which it
-uses). ``groups`` label the episodes that share a start (task and reset seed); a group-
-relative estimator compares an episode only with its own group.
+uses). Returns are the env's rewards, optionally less a penalty per invalid action
+(:func:`shaped_rewards`). ``groups`` label the episodes that share a start (task and reset
+seed); a group-relative estimator compares an episode only with its own group.
 
 =====================  =====================================================================
 estimator              advantage of episode ``i`` with return ``R_i`` in group ``g``
@@ -22,19 +23,42 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "batch_normalized",
     "discounted_returns",
+    "episode_returns",
     "group_normalized",
     "leave_one_out",
+    "shaped_rewards",
     "step_group_normalized",
     "turn_gae",
 ]
 
 EPS = 1e-6
+
+
+def shaped_rewards(record: Any, invalid_penalty: float) -> list[float]:
+    """The env's reward of each step of an episode record, less ``invalid_penalty`` for each
+    step whose action the env rejected (``info["invalid_action"]``).
+
+    The penalty (verl-agent's invalid-action penalty) keeps a gradient alive when every
+    episode of a batch fails: the ones that wasted fewer moves on unparseable replies are
+    still better. Without it a policy that drifts into replies the env cannot read gets
+    zero advantage everywhere and never recovers.
+    """
+    return [
+        step.reward - (invalid_penalty if step.info.get("invalid_action") else 0.0)
+        for step in record.steps
+    ]
+
+
+def episode_returns(records: Sequence[Any], invalid_penalty: float) -> np.ndarray:
+    """Each record's return with :func:`shaped_rewards`."""
+    return np.array([sum(shaped_rewards(r, invalid_penalty)) for r in records], dtype=float)
 
 
 def _members(groups: Sequence[Hashable]) -> dict[Hashable, list[int]]:

@@ -124,6 +124,8 @@ class TrainArgs:
     """Turns of history in each prompt (None: the whole episode)."""
     format_hint: str | None = "Reply with the action only, on one line."
     """Appended to the task instructions in the system message."""
+    invalid_penalty: float = 0.1
+    """Subtracted from the reward of each step whose action the env rejected (0: off)."""
     learning_rate: float = 1e-5
     """AdamW learning rate."""
     update_epochs: int = 1

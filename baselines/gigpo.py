@@ -20,11 +20,11 @@ from __future__ import annotations
 import dataclasses
 import time
 
-import numpy as np
-
 from agentgym.baselines.advantages import (
     discounted_returns,
+    episode_returns,
     group_normalized,
+    shaped_rewards,
     step_group_normalized,
 )
 from agentgym.baselines.common import Run, setup
@@ -54,12 +54,12 @@ def train(args: Args) -> Run:
 
         # 2a. Episode level: each return against its group's (as GRPO).
         samples = step_samples(rollouts.records, rollouts.groups, policy.eos_ids)
-        returns = np.array([record.total_reward for record in rollouts.records])
+        returns = episode_returns(rollouts.records, args.invalid_penalty)
         episode_advantages = group_normalized(returns, rollouts.groups, std=args.std_normalize)
 
         # 2b. Step level: discounted step returns against those of the same anchor state.
         step_returns = {
-            episode: discounted_returns([step.reward for step in record.steps], args.gamma)
+            episode: discounted_returns(shaped_rewards(record, args.invalid_penalty), args.gamma)
             for episode, record in enumerate(rollouts.records)
         }
         anchors = [(sample.group, sample.state_key) for sample in samples]

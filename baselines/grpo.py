@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from agentgym.baselines.advantages import group_normalized
+from agentgym.baselines.advantages import episode_returns, group_normalized
 from agentgym.baselines.common import Run, setup
 from agentgym.baselines.tensors import step_samples
 from agentgym.baselines.update import PolicyGradientArgs, clipped_update
@@ -83,10 +83,11 @@ def train(args: Args) -> Run:
         # 1. Play groups of episodes (each group from one start) with the current policy.
         rollouts = session.collect(iteration)
 
-        # 2. Episode returns (with DAPO's overlong shaping) -> group-relative advantages,
+        # 2. Episode returns (less invalid-action and DAPO's overlong penalties) ->
+        #    group-relative advantages,
         #    given to every token the policy wrote in the episode.
         samples = step_samples(rollouts.records, rollouts.groups, policy.eos_ids)
-        returns = np.array([record.total_reward for record in rollouts.records])
+        returns = episode_returns(rollouts.records, args.invalid_penalty)
         for sample in samples:
             returns[sample.episode] += overlong_penalty(
                 len(sample.completion_ids), sample.finished, args

@@ -21,7 +21,12 @@ import time
 
 import numpy as np
 
-from agentgym.baselines.advantages import batch_normalized, discounted_returns, turn_gae
+from agentgym.baselines.advantages import (
+    batch_normalized,
+    discounted_returns,
+    shaped_rewards,
+    turn_gae,
+)
 from agentgym.baselines.common import Run, setup
 from agentgym.baselines.tensors import step_samples
 from agentgym.baselines.update import PolicyGradientArgs, clipped_update, critic_values
@@ -63,8 +68,8 @@ def train(args: Args) -> Run:
         by_episode: dict[int, list[int]] = {}
         for index, sample in enumerate(samples):
             by_episode.setdefault(sample.episode, []).append(index)
-        for rows in by_episode.values():
-            rewards = [samples[row].reward for row in rows]
+        for episode, rows in by_episode.items():
+            rewards = shaped_rewards(rollouts.records[episode], args.invalid_penalty)
             if session.critic is not None:
                 advantages[rows], targets[rows] = turn_gae(
                     rewards, values[rows], args.gamma, args.lam

@@ -16,10 +16,13 @@ from __future__ import annotations
 import dataclasses
 import time
 
-import numpy as np
 import torch
 
-from agentgym.baselines.advantages import batch_normalized, group_normalized
+from agentgym.baselines.advantages import (
+    batch_normalized,
+    episode_returns,
+    group_normalized,
+)
 from agentgym.baselines.common import Run, setup
 from agentgym.baselines.losses import kl_penalty
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch
@@ -49,7 +52,7 @@ def train(args: Args) -> Run:
 
         # 2. Returns, less the KL charge; the group mean off (baseline); whitened over the batch.
         samples = step_samples(rollouts.records, rollouts.groups, policy.eos_ids)
-        returns = np.array([record.total_reward for record in rollouts.records])
+        returns = episode_returns(rollouts.records, args.invalid_penalty)
         if reference is not None and samples:
             batch = to_batch(samples, policy.pad_id).to(policy.device)
             with torch.no_grad():

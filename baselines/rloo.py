@@ -15,9 +15,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
-import numpy as np
-
-from agentgym.baselines.advantages import leave_one_out
+from agentgym.baselines.advantages import episode_returns, leave_one_out
 from agentgym.baselines.common import Run, setup
 from agentgym.baselines.tensors import step_samples
 from agentgym.baselines.update import PolicyGradientArgs, clipped_update
@@ -40,7 +38,7 @@ def train(args: Args) -> Run:
 
         # 2. Each return against the mean of the other returns of its group.
         samples = step_samples(rollouts.records, rollouts.groups, policy.eos_ids)
-        returns = np.array([record.total_reward for record in rollouts.records])
+        returns = episode_returns(rollouts.records, args.invalid_penalty)
         advantages = leave_one_out(returns, rollouts.groups)
         for sample in samples:
             sample.advantage = float(advantages[sample.episode])

@@ -21,7 +21,7 @@ in the last column: the model's logits are needed for the last ``C + 1`` positio
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -44,11 +44,8 @@ class StepSample:
     step: int  # index of the step in its episode
     group: str  # episodes of one group share the task and the env's reset seed
     state_key: str  # the env's canonical state when the model was asked (GiGPO's anchor)
-    reward: float  # the env's reward for this step
-    episode_return: float  # the whole episode's return
     finished: bool  # the completion ended with an end-of-sequence token (not cut by max_tokens)
     advantage: float = 0.0  # filled in by the algorithm
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def step_samples(
@@ -66,7 +63,6 @@ def step_samples(
     """
     samples: list[StepSample] = []
     for episode, (record, group) in enumerate(zip(records, groups, strict=True)):
-        total = record.total_reward
         state_key = "reset"  # a group's episodes share their reset (task and seed)
         for index, step in enumerate(record.steps):
             tokens = step.tokens
@@ -90,8 +86,6 @@ def step_samples(
                     step=index,
                     group=group,
                     state_key=state_key,
-                    reward=step.reward,
-                    episode_return=total,
                     finished=tokens.completion_ids[-1] in eos_ids,
                 )
             )

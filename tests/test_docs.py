@@ -41,6 +41,14 @@ def test_the_readme_tour_runs(capsys, tmp_path, monkeypatch):
     assert "games/Sokoban-v0: 9 checks passed" in out
 
 
+def test_the_baselines_guide_runs(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the example writes its run under ./runs
+    namespace: dict = {}
+    for block in python_blocks(DOCS / "baselines.md"):
+        exec(compile(block, "docs/baselines.md", "exec"), namespace)
+    assert capsys.readouterr().out.endswith("2 iterations\n")
+
+
 def test_the_sandbox_guide_runs(capsys):
     namespace: dict = {}
     for block in python_blocks(DOCS / "sandbox.md"):

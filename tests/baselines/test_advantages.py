@@ -74,3 +74,17 @@ def test_turn_gae_matches_the_recursion():
     a0 = d0 + gamma * lam * a1
     assert advantages == pytest.approx([a0, a1, a2])
     assert returns == pytest.approx(np.array([a0, a1, a2]) + values)
+
+
+def test_invalid_actions_cost_the_penalty():
+    from agentgym.baselines.advantages import episode_returns, shaped_rewards
+    from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
+
+    steps = [
+        StepRecord("xyz", "o", 0.0, False, False, {"invalid_action": True}),
+        StepRecord("up", "o", 0.0, False, False, {"invalid_action": False}),
+        StepRecord("up", "o", 1.0, True, False, {"invalid_action": False}),
+    ]
+    record = EpisodeRecord(EpisodeSpec("games/FrozenLake-v0", "t", 0, "a"), "o", steps=steps)
+    assert shaped_rewards(record, 0.1) == pytest.approx([-0.1, 0.0, 1.0])
+    assert episode_returns([record], 0.0) == pytest.approx([1.0])
