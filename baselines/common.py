@@ -413,6 +413,24 @@ class Session:
             close()
 
 
+def check_args(args: TrainArgs) -> None:
+    """Refuse arguments that could only fail later, naming the value."""
+    from agentgym.baselines.losses import AGGREGATIONS
+
+    counts = ("iterations", "groups", "group_size", "max_tokens", "minibatch_size")
+    for name in (*counts, "update_epochs", "num_envs", "max_steps", "checkpoint_every"):
+        value = getattr(args, name)
+        if not isinstance(value, int) or value < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be a positive int, got {value!r}")
+    aggregation = getattr(args, "aggregation", None)
+    if aggregation is not None and aggregation not in AGGREGATIONS:
+        raise UsageError(f"--aggregation {aggregation!r}: use one of {list(AGGREGATIONS)}")
+    if args.temperature <= 0:
+        raise UsageError(
+            f"--temperature must be > 0 for policy-gradient rollouts, got {args.temperature!r}"
+        )
+
+
 def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
     """Open the run, load the policy (and a zero-initialized critic), restore a checkpoint
     on ``--resume``, resolve the tasks and start the rollout source."""
@@ -422,6 +440,7 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
     from agentgym.baselines.rollouts import make_rollouts
     from agentgym.benchmarks import BenchmarkEnv
 
+    check_args(args)
     run = Run(args, algorithm)
     torch.manual_seed(args.seed)
     policy = load_policy(args.model, device=args.device, seed=args.seed, lora_rank=args.lora_rank)

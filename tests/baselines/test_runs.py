@@ -48,6 +48,10 @@ def test_bad_options_name_the_value(capsys):
     assert "--clip-high takes a float, got 'abc'" in capsys.readouterr().err
     assert main(["train", "sarsa"]) == 2
     assert "unknown algorithm 'sarsa'" in capsys.readouterr().err
+    assert main(["train", "grpo", "--aggregation", "mean"]) == 2
+    assert "--aggregation 'mean': use one of" in capsys.readouterr().err
+    assert main(["train", "rloo", "--group-size", "0"]) == 2
+    assert "--group-size must be a positive int, got 0" in capsys.readouterr().err
 
 
 def test_an_existing_run_is_not_overwritten(tmp_path):

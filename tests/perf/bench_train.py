@@ -10,7 +10,8 @@ measured in the same process on the same data:
   decoding the very same prompts directly, all at once (the model's own speed on them).
 * **training**: prompt + completion tokens per second through ``clipped_update`` (logprob
   gathering, the clipped loss, minibatches), against a bare forward, backward and AdamW step
-  over the same minibatches (the least any trainer must do).
+  over the same minibatches, with logits for the completion positions only as ours (the
+  least any trainer must do: the ratio is our bookkeeping's cost).
 * **wait share**: rollout seconds over rollout + update seconds of each iteration: how long
   a synchronous trainer sits idle while episodes are played.
 
@@ -53,7 +54,8 @@ def reference_decode(session, samples, max_tokens: int) -> float:
 
 
 def reference_update(session, samples, args) -> float:
-    """Tokens/s of a bare forward + backward + AdamW step over the same minibatches."""
+    """Tokens/s of a bare forward + backward + AdamW step over the same minibatches (logits
+    for the completion positions only, as the trainer computes them)."""
     policy = session.policy
     batch = to_batch(samples, policy.pad_id)
     optimizer = torch.optim.AdamW(policy.trainable(), lr=0.0)  # lr 0: the weights stay put
@@ -64,9 +66,10 @@ def reference_update(session, samples, args) -> float:
             input_ids=part.input_ids,
             attention_mask=part.attention_mask,
             position_ids=part.position_ids,
+            logits_to_keep=part.targets.shape[1] + 1,
             use_cache=False,
         )
-        out.logits[:, -part.targets.shape[1] :].float().mean().backward()
+        out.logits.float().mean().backward()
         optimizer_step(optimizer, policy.trainable(), args.max_grad_norm)
         tokens += int(part.attention_mask.sum())
     return tokens / (time.monotonic() - started)
