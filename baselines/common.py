@@ -284,8 +284,10 @@ class Run:
         else:
             from safetensors.torch import load_file
 
-            weights = load_file(str(found / "policy" / "model.safetensors"))
-            policy.model.load_state_dict(weights, strict=False)
+            weights: dict[str, Any] = {}
+            for shard in sorted((found / "policy").glob("*.safetensors")):
+                weights.update(load_file(str(shard)))
+            policy.model.load_state_dict(weights, strict=False)  # tied weights are stored once
         optimizer.load_state_dict(state["optimizer"])
         iteration = int(state["iteration"])
         rows = [r for r in self.metrics() if int(r["iteration"]) <= iteration]
@@ -455,7 +457,16 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
     optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate)
     start = 0
     if args.resume:
-        start, state = run.restore(policy, optimizer)
+        try:
+            start, state = run.restore(policy, optimizer)
+            if start >= args.iterations:
+                raise UsageError(
+                    f"--resume: the run in {run.dir} has done {start} iterations already; "
+                    f"ask for more with --steps (--iterations)"
+                )
+        except UsageError:
+            run.close()
+            raise
         if head is not None:
             head.load_state_dict(state["critic"])
     tasks = BenchmarkEnv(args.env_id, args.split, args.difficulty, args.tasks, args.max_steps)

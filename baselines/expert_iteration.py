@@ -57,6 +57,7 @@ class Args(TrainArgs):
 def demonstrations(args: Args, session: Session, iteration: int) -> Rollouts:
     """Episodes of the oracle or the random agent, recorded as this policy's tokens."""
     from agentgym.agents import resolve_agent
+    from agentgym.agents.hf import HFBackend
 
     teacher, _ = resolve_agent(args.demos)
     plans, groups = plan_groups(
@@ -67,7 +68,8 @@ def demonstrations(args: Args, session: Session, iteration: int) -> Rollouts:
         group_size=args.group_size,
         seed=args.seed,
     )
-    backend = session.rollouts.backend
+    # Demonstrations are tokenized here, whatever plays the policy's own rollouts.
+    backend = HFBackend(session.policy.model, session.policy.tokenizer)
     prompt = PromptConfig(format_hint=args.format_hint, history_window=args.history_window)
     factory = SharedBackendFactory(
         lambda: backend, f"demo:{args.demos}", prompt, lambda b, p, n: DemoAgent(b, p, n, teacher())

@@ -65,6 +65,9 @@ def test_an_existing_run_is_not_overwritten(tmp_path):
         grpo.train(fast_args("grpo", tmp_path, model="tiny", iterations=1))
     with pytest.raises(UsageError, match="arguments differ from the run's"):
         grpo.train(fast_args("grpo", tmp_path, model="tiny", iterations=2, resume=True))
+    same = {"model": "tiny", "groups": 1, "group_size": 2, "resume": True}
+    with pytest.raises(UsageError, match="has done 1 iterations already; ask for more"):
+        grpo.train(fast_args("grpo", tmp_path, iterations=1, **same))
 
 
 def _weights(run_dir) -> dict[str, torch.Tensor]:
