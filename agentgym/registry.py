@@ -23,6 +23,7 @@ import difflib
 import importlib
 import importlib.metadata
 import re
+import threading
 import warnings
 from dataclasses import dataclass, field
 from functools import partial
@@ -108,6 +109,8 @@ class EnvSpec:
 
 _registry: dict[str, EnvSpec] = {}
 _loaded = False
+_loading = False
+_load_lock = threading.RLock()
 
 
 def register(
@@ -153,22 +156,33 @@ def _create(env_id: str, **kwargs: Any) -> Any:
 
 
 def _load_families() -> None:
-    global _loaded
+    """Import every family once. Threads that ask while another loads wait for it: the
+    evaluator's first ``make`` calls come from several worker threads at once, and a thread
+    that went on with a half-filled registry would find no such env."""
+    global _loaded, _loading
     if _loaded:
         return
-    _loaded = True
-    for module in BUILTIN_FAMILIES:
-        importlib.import_module(module)
-    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if entry.value in BUILTIN_FAMILIES:
-            continue
+    with _load_lock:
+        if _loaded or _loading:  # loaded meanwhile, or asked again by a family being imported
+            return
+        _loading = True
         try:
-            entry.load()
-        except Exception as error:  # a broken plug-in must not break every other family
-            warnings.warn(
-                f"agentgym: env family {entry.name!r} ({entry.value}) failed to load: {error!r}",
-                stacklevel=2,
-            )
+            for module in BUILTIN_FAMILIES:
+                importlib.import_module(module)
+            for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+                if entry.value in BUILTIN_FAMILIES:
+                    continue
+                try:
+                    entry.load()
+                except Exception as error:  # a broken plug-in must not break the others
+                    warnings.warn(
+                        f"agentgym: env family {entry.name!r} ({entry.value}) failed to load: "
+                        f"{error!r}",
+                        stacklevel=2,
+                    )
+            _loaded = True
+        finally:
+            _loading = False
 
 
 def spec(id: str) -> EnvSpec:

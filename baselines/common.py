@@ -397,6 +397,12 @@ class Session:
     ) -> None:
         """After the update: tell the rollout source, log the row, checkpoint when due."""
         self.rollouts.weights_changed()
+        if rollouts.errors:  # counted in rollout/dropped_episodes; said here so it can be fixed
+            print(
+                f"[{self.run.algorithm}] iter {iteration}: dropped {rollouts.dropped} "
+                f"episode(s); first: {rollouts.errors[0][:500]}",
+                flush=True,
+            )
         row = {"iteration": iteration, **rollout_metrics(rollouts), **metrics}
         row["time/iteration_seconds"] = time.monotonic() - began
         row["time/rollout_share"] = rollouts.seconds / row["time/iteration_seconds"]

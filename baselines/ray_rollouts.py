@@ -106,8 +106,9 @@ class RayRollouts:
         for future, index in pending.items():
             try:
                 result = result.merge(ray.get(future))
-            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError):
+            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as error:
                 result.dropped += len(shares[index][0])
+                result.errors.append(f"rollout worker {index} died: {type(error).__name__}")
                 self.crashed += 1
                 self.workers[index] = self._start()
         result.seconds = time.monotonic() - started

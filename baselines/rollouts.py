@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -87,6 +87,7 @@ class Rollouts:
     groups: list[str]  # the group of each record
     dropped: int = 0  # errored episodes (and those of a crashed worker): counted, not trained
     seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)  # why each dropped episode was dropped
 
     @property
     def completion_tokens(self) -> int:
@@ -102,13 +103,17 @@ class Rollouts:
             self.groups + other.groups,
             self.dropped + other.dropped,
             max(self.seconds, other.seconds),
+            self.errors + other.errors,
         )
 
 
 def keep_finished(records: list[EpisodeRecord], groups: list[str], seconds: float) -> Rollouts:
     """Split the engine's records into the ones to train on and a count of the errored."""
     kept = [(r, g) for r, g in zip(records, groups, strict=True) if r.status != "errored"]
-    return Rollouts([r for r, _ in kept], [g for _, g in kept], len(records) - len(kept), seconds)
+    errors = [f"{r.episode_id}: {r.error}" for r in records if r.status == "errored"]
+    return Rollouts(
+        [r for r, _ in kept], [g for _, g in kept], len(records) - len(kept), seconds, errors
+    )
 
 
 class LocalRollouts:

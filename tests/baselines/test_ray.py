@@ -40,6 +40,7 @@ def test_a_killed_rollout_worker_drops_its_episodes_and_training_goes_on(tmp_pat
         _in_a_private_network(command), capture_output=True, text=True, env=environ, timeout=500
     )
     assert done.returncode == 0, done.stderr[-4000:]
+    dropped_lines = [line for line in done.stdout.splitlines() if "dropped" in line]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert len(result["killed"]) == 1
     rows = result["rows"]
@@ -47,5 +48,5 @@ def test_a_killed_rollout_worker_drops_its_episodes_and_training_goes_on(tmp_pat
     dropped = [row["rollout/dropped_episodes"] for row in rows]
     episodes = [row["rollout/episodes"] for row in rows]
     # 2 groups of 4, one group per worker: the killed worker's group is lost once.
-    assert dropped == [0, 4, 0], dropped
+    assert dropped == [0, 4, 0], (dropped, dropped_lines)
     assert episodes == [8, 4, 8], episodes

@@ -93,3 +93,29 @@ def test_listing_filters_by_family():
 def _unregister(env_id):
     registry._registry.pop(env_id, None)
     gymnasium.registry.pop(env_id, None)
+
+
+def test_the_first_makes_from_many_threads_at_once_all_find_the_env():
+    # The evaluator's first make calls come from several worker threads of a fresh process;
+    # each must wait for the families to load instead of reading a half-filled registry.
+    import subprocess
+    import sys
+
+    script = (
+        "import threading, agentgym\n"
+        "errors = []\n"
+        "barrier = threading.Barrier(6)\n"
+        "def make():\n"
+        "    barrier.wait()\n"
+        "    try:\n"
+        "        agentgym.make('games/FrozenLake-v0').close()\n"
+        "    except Exception as error:\n"
+        "        errors.append(repr(error))\n"
+        "threads = [threading.Thread(target=make) for _ in range(6)]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join() for t in threads]\n"
+        "print(errors)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
