@@ -243,6 +243,8 @@ class MiniWoBEnv(WebEnv):
       moves the mouse only to click a point or to hover an element.
     * simon-says: shows the sequence to repeat as timed flashes, so what the agent sees
       depends on when it looks.
+    * stock-market: the price moves every 100 ms of the page's own timer, so what the agent
+      sees depends on when it looks and an episode is not reproducible.
 
     **Versions.** v0: first version (miniwob 1.1.0's pages).
     """
@@ -784,6 +786,10 @@ EXCLUDED: dict[str, str] = {
     "simon-says": (
         "shows the sequence to repeat as timed flashes, so what the agent sees depends on "
         "when it looks"
+    ),
+    "stock-market": (
+        "the price moves every 100 ms of the page's own timer, so what the agent sees depends "
+        "on when it looks and an episode is not reproducible"
     ),
 }
 """Task pages of the wheel that are not registered, with the reason. All 130 pages load,
