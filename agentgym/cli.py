@@ -121,6 +121,10 @@ def _parser() -> argparse.ArgumentParser:
     from agentgym.baselines.cli import add_commands as add_train_commands
 
     add_train_commands(commands)
+
+    from agentgym.agents.server import add_commands as add_serve_commands
+
+    add_serve_commands(commands)
     return parser
 
 

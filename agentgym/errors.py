@@ -25,6 +25,7 @@ Three kinds of failure are kept apart, because they are handled differently:
     │   ├── EnvCrashedError
     │   ├── VerifierError
     │   ├── ModelError                       a model backend failed or cannot serve a request
+    │   │   └── ContextLengthError           the prompt and reply do not fit the context
     │   └── SandboxError                     a sandbox could not be made or stopped working
     │       ├── SandboxUnavailableError      no usable backend (says how to get one)
     │       └── ImageNotFoundError           the rootfs or image named in the spec is not there
@@ -44,6 +45,7 @@ __all__ = [
     "BadActionError",
     "CloseError",
     "ConformanceError",
+    "ContextLengthError",
     "DeterminismError",
     "DuplicateEnvError",
     "EnvCrashedError",
@@ -128,6 +130,11 @@ class ModelError(InfrastructureError):
 
     Raised into the agent's ``act``, so the episode is errored: never an empty action instead.
     """
+
+
+class ContextLengthError(ModelError):
+    """The prompt and the reply asked for do not fit the model's context (a request that no
+    retry can serve: a server answers it with a 400)."""
 
 
 class SandboxError(InfrastructureError):

@@ -146,6 +146,10 @@ class TrainArgs:
     """Continue the run in output_dir from its latest checkpoint."""
     rollout_workers: int = 0
     """Ray rollout worker processes (0: sample in this process)."""
+    rollout_endpoint: str | None = None
+    """Sample from a policy server instead, 'MODEL@http://HOST:PORT/v1' (agentgym serve): it
+    returns the sampled token ids and, after every update, loads the trainer's weights from
+    OUTPUT_DIR/served-policy. None: sample in this process."""
 
     def sampling(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -433,6 +437,11 @@ def check_args(args: TrainArgs) -> None:
     aggregation = getattr(args, "aggregation", None)
     if aggregation is not None and aggregation not in AGGREGATIONS:
         raise UsageError(f"--aggregation {aggregation!r}: use one of {list(AGGREGATIONS)}")
+    if args.rollout_endpoint and args.rollout_workers > 0:
+        raise UsageError(
+            "--rollout-endpoint and --rollout-workers both choose where rollouts are sampled; "
+            "give one"
+        )
     if args.temperature <= 0:
         raise UsageError(
             f"--temperature must be > 0 for policy-gradient rollouts, got {args.temperature!r}"

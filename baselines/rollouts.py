@@ -14,6 +14,8 @@ and counts** the errored ones (``rollout/dropped_episodes``); it never scores th
 :class:`LocalRollouts` samples from the very model being trained (the ``hf`` backend holds a
 reference, so the weights are "synced" by being the same tensors); after each update its
 prefix cache, which holds keys and values computed with the old weights, is cleared.
+:class:`EndpointRollouts` samples from a policy server (``agentgym serve``) whose weights it
+replaces with the trainer's after every update.
 :class:`~agentgym.baselines.ray_rollouts.RayRollouts` spreads the same work over processes
 and machines.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,11 +33,14 @@ import numpy as np
 from agentgym.agents.chat import SharedBackendFactory, TokenAgent
 from agentgym.agents.prompting import PromptConfig
 from agentgym.benchmarks import BenchmarkEnv, EpisodePlan, episode_seed
+from agentgym.errors import ModelError, UsageError
 from agentgym.eval.engine import EngineLimits, run_episodes
 from agentgym.ledger import EpisodeRecord, TokenRecord
 
 __all__ = [
     "DemoAgent",
+    "EndpointRollouts",
+    "EngineRollouts",
     "LocalRollouts",
     "Rollouts",
     "keep_finished",
@@ -116,22 +122,18 @@ def keep_finished(records: list[EpisodeRecord], groups: list[str], seconds: floa
     )
 
 
-class LocalRollouts:
-    """Episodes sampled in this process from the model being trained (the ``hf`` backend)."""
+class EngineRollouts:
+    """Plays a plan's episodes in the evaluator's engine with the agents of ``factory``."""
 
     def __init__(
         self,
-        policy: Any,
-        prompt: PromptConfig,
+        factory: SharedBackendFactory[Any],
         *,
         sampling: dict[str, Any],
         num_envs: int = 16,
         limits: EngineLimits | None = None,
     ) -> None:
-        from agentgym.agents.hf import HFBackend
-
-        self.backend = HFBackend(policy.model, policy.tokenizer, max_batch=max(num_envs, 1))
-        self.factory = SharedBackendFactory(lambda: self.backend, f"train:{policy.spec}", prompt)
+        self.factory = factory
         self.sampling = dict(sampling)
         self.num_envs = num_envs
         self.limits = limits or EngineLimits(step_timeout=600.0, retries=1)
@@ -139,21 +141,105 @@ class LocalRollouts:
     def collect(self, plans: list[EpisodePlan], groups: list[str]) -> Rollouts:
         """Play ``plans`` now; the finished records and the dropped count."""
         started = time.monotonic()
-        records = asyncio.run(
-            run_episodes(
-                plans,
-                self.factory,
-                self.factory.name,
-                num_envs=self.num_envs,
-                limits=self.limits,
-                sampling=self.sampling,
-            )
-        )
+        records = asyncio.run(self._play(plans))
         return keep_finished(records, groups, time.monotonic() - started)
+
+    async def _play(self, plans: list[EpisodePlan]) -> list[EpisodeRecord]:
+        return await run_episodes(
+            plans,
+            self.factory,
+            self.factory.name,
+            num_envs=self.num_envs,
+            limits=self.limits,
+            sampling=self.sampling,
+        )
+
+    def weights_changed(self) -> None:
+        """The policy was updated: the source must sample from the new weights."""
+        raise NotImplementedError
+
+
+class LocalRollouts(EngineRollouts):
+    """Episodes sampled in this process from the model being trained (the ``hf`` backend)."""
+
+    def __init__(self, policy: Any, prompt: PromptConfig, **options: Any) -> None:
+        from agentgym.agents.hf import HFBackend
+
+        num_envs = options.get("num_envs", 16)
+        self.backend = HFBackend(policy.model, policy.tokenizer, max_batch=max(num_envs, 1))
+        factory = SharedBackendFactory(lambda: self.backend, f"train:{policy.spec}", prompt)
+        super().__init__(factory, **options)
 
     def weights_changed(self) -> None:
         """The model was updated: keys and values cached with the old weights are stale."""
         self.backend.prefixes.clear()
+
+
+class EndpointRollouts(EngineRollouts):
+    """Episodes sampled by an OpenAI-compatible server (``--rollout-endpoint MODEL@URL``).
+
+    The server must return the sampled token ids and their logprobs (vLLM's
+    ``return_token_ids``) and load weights from disk (SGLang's ``/update_weights_from_disk``):
+    ``agentgym serve`` does both. The server's weights are made the trainer's at the start
+    and after every update: the policy is saved to ``sync_dir`` and the server told to load
+    it, so every rollout samples from the policy being trained, on whatever machine or
+    device serves it (``sync_dir`` must be visible to the server).
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        policy: Any,
+        prompt: PromptConfig,
+        *,
+        sync_dir: str | Path,
+        **options: Any,
+    ) -> None:
+        from agentgym.agents.openai_chat import EndpointClient, OpenAIAgent, parse_spec
+
+        model, url = parse_spec(endpoint)
+        concurrency = max(options.get("num_envs", 16), 1)
+        self.client = EndpointClient(model, url, max_concurrency=concurrency)
+        factory = SharedBackendFactory(
+            lambda: self.client,
+            f"train:{endpoint}",
+            prompt,
+            lambda client, config, name: OpenAIAgent(
+                client, config, name, native_tools=False, token_ids=True
+            ),
+        )
+        super().__init__(factory, **options)
+        self.policy = policy
+        self.sync_dir = Path(sync_dir).resolve()
+        self.weights_changed()
+
+    async def _play(self, plans: list[EpisodePlan]) -> list[EpisodeRecord]:
+        try:
+            return await super()._play(plans)
+        finally:  # the connection pool belongs to this loop
+            await self.client.aclose()
+
+    def weights_changed(self) -> None:
+        """Save the policy and have the server load it; an error if the server cannot."""
+        import httpx
+
+        self.policy.save(self.sync_dir)
+        root = self.client.base_url.removesuffix("/v1")
+        url = f"{root}/update_weights_from_disk"
+        headers = {"Authorization": f"Bearer {self.client.api_key}"} if self.client.api_key else {}
+        try:
+            response = httpx.post(
+                url, json={"model_path": str(self.sync_dir)}, headers=headers, timeout=600.0
+            )
+        except httpx.TransportError as error:
+            raise ModelError(f"{url}: cannot reach the rollout server ({error})") from error
+        if response.status_code == 404:
+            raise UsageError(
+                f"{url} does not exist: the rollout server must load weights from disk "
+                f"(serve the policy with 'agentgym serve')"
+            )
+        if response.status_code != 200:
+            raise ModelError(f"{url} did not load the policy: {response.text[:500]}")
 
 
 class DemoAgent(TokenAgent):
@@ -198,8 +284,17 @@ def _end_of_turn(tokenizer: Any) -> str:
 
 
 def make_rollouts(args: Any, policy: Any) -> Any:
-    """The rollout source ``args`` ask for: this process, or Ray workers."""
+    """The rollout source ``args`` ask for: this process, a server, or Ray workers."""
     prompt = PromptConfig(format_hint=args.format_hint, history_window=args.history_window)
+    if args.rollout_endpoint:
+        return EndpointRollouts(
+            args.rollout_endpoint,
+            policy,
+            prompt,
+            sync_dir=Path(args.output_dir) / "served-policy",
+            sampling=args.sampling(),
+            num_envs=args.num_envs,
+        )
     if args.rollout_workers > 0:
         from agentgym.baselines.ray_rollouts import RayRollouts
 

@@ -40,7 +40,7 @@ import numpy as np
 from agentgym.agents.chat import SharedBackendFactory, TokenBackend
 from agentgym.agents.prompting import PromptConfig
 from agentgym.agents.sampling import SamplingParams
-from agentgym.errors import MissingExtraError, ModelError, UsageError
+from agentgym.errors import ContextLengthError, MissingExtraError, ModelError, UsageError
 
 if TYPE_CHECKING:
     from agentgym.agents.hf_decode import CachedPrefix, DecodeRequest, DecodeResult, DecodeTiming
@@ -153,7 +153,7 @@ class HFBackend(TokenBackend):
         if not prompt_ids:
             raise UsageError("an empty prompt cannot be continued")
         if self.max_length is not None and len(prompt_ids) + params.max_tokens > self.max_length:
-            raise ModelError(
+            raise ContextLengthError(
                 f"the prompt has {len(prompt_ids)} tokens and max_tokens is {params.max_tokens}: "
                 f"over the model's context of {self.max_length} (set a history window)"
             )
@@ -161,6 +161,28 @@ class HFBackend(TokenBackend):
         future: asyncio.Future[DecodeResult] = asyncio.get_running_loop().create_future()
         await queue.put(_Pending(DecodeRequest(list(prompt_ids), params, seed), future))
         return await future
+
+    async def load_weights(self, path: str | os.PathLike[str]) -> None:
+        """Replace the model's weights with those of a ``save_pretrained`` directory (a
+        trainer's updated policy). It runs on the decode thread, so it waits for the batch
+        being decoded and every later batch uses the new weights; the prefix store, computed
+        with the old ones, is emptied. A directory that does not hold weights of this very
+        architecture raises :class:`UsageError` and the old weights stay."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._load_weights, Path(path))
+
+    def _load_weights(self, path: Path) -> None:
+        from transformers import AutoModelForCausalLM
+
+        if not (path / "config.json").is_file():
+            raise UsageError(f"{str(path)!r} is not a saved model directory (no config.json)")
+        dtype = next(self.model.parameters()).dtype
+        try:
+            source = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
+            self.model.load_state_dict(source.state_dict())
+        except (OSError, ValueError, RuntimeError) as error:
+            raise UsageError(f"cannot load the weights of {str(path)!r}: {error}") from error
+        self.prefixes.clear()
 
     def _ensure_worker(self) -> asyncio.Queue[_Pending]:
         # The queue and worker belong to the running loop; a new loop (a second asyncio.run,

@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
-import os
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -25,9 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from scripted_server import completion, scripted  # tests/core: the scripted server double
+from server_process import free_port, server_process  # tests/core
 
 from agentgym.agents import EpisodeContext, resolve_agent
 from agentgym.agents.openai_chat import EndpointClient, OpenAIAgent
@@ -219,12 +217,6 @@ def test_specs_and_options():
 # ------------------------------------------------------------------------------ real server
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def smollm2_server() -> Iterator[tuple[str, str]]:
     """``transformers serve`` with SmolLM2 on 127.0.0.1: ``(model, base_url)``."""
@@ -238,29 +230,9 @@ def smollm2_server() -> Iterator[tuple[str, str]]:
     port = free_port()
     command = [str(Path(sys.executable).parent / "transformers"), "serve", model]
     command += ["--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
-    log = open(os.devnull, "wb")  # noqa: SIM115 (closed below)
-    server = subprocess.Popen(
-        command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"}
-    )
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            assert server.poll() is None, f"transformers serve exited with {server.returncode}"
-            assert time.monotonic() < deadline, "transformers serve did not come up in 180 s"
-            time.sleep(0.5)
+    with server_process(command, f"{url}/health"):
         yield model, f"{url}/v1"
-    finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 def maze_benchmark(tasks: int = 2, max_steps: int = 2) -> Benchmark:
