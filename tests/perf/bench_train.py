@@ -15,15 +15,24 @@ measured in the same process on the same data:
 * **wait share**: rollout seconds over rollout + update seconds of each iteration: how long
   a synchronous trainer sits idle while episodes are played.
 
+With ``--endpoint`` it measures rollouts from a policy server instead: it starts
+``agentgym serve`` on the model (127.0.0.1, a child process), plays each iteration's plans
+through the server (``--rollout-endpoint``) and, as the reference, the same plans in this
+process; it reports both rates, their ratio, and the seconds one weight sync takes (save the
+policy, the server loads it).
+
     python tests/perf/bench_train.py [--model smollm2] [--iterations 2] [--groups 2]
+    python tests/perf/bench_train.py --endpoint [--model smollm2]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -32,6 +41,7 @@ from agentgym.agents.sampling import SamplingParams
 from agentgym.baselines import grpo
 from agentgym.baselines.advantages import group_normalized
 from agentgym.baselines.common import minibatches, optimizer_step, setup
+from agentgym.baselines.rollouts import LocalRollouts, plan_groups
 from agentgym.baselines.tensors import step_samples, to_batch
 from agentgym.baselines.update import clipped_update
 
@@ -75,15 +85,9 @@ def reference_update(session, samples, args) -> float:
     return tokens / (time.monotonic() - started)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--iterations", type=int, default=2)
-    parser.add_argument("--groups", type=int, default=2)
-    parser.add_argument("--group-size", type=int, default=4)
-    parser.add_argument("--max-tokens", type=int, default=8)
-    options = parser.parse_args()
-    args = grpo.Args(
+def bench_args(options: argparse.Namespace, **extra) -> grpo.Args:
+    """GRPO's arguments for the benchmark's shape."""
+    return grpo.Args(
         model=options.model,
         iterations=options.iterations,
         groups=options.groups,
@@ -93,7 +97,66 @@ def main() -> None:
         minibatch_size=16,
         output_dir=tempfile.mkdtemp(prefix="bench-train-"),
         checkpoint_every=10**6,
+        **extra,
     )
+
+
+def endpoint_comparison(options: argparse.Namespace) -> None:
+    """Rollout tokens/s through ``agentgym serve`` against the same plans in this process,
+    and the seconds of one weight sync."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "core"))
+    from server_process import free_port, server_process  # tests/core
+
+    port = free_port()
+    command = [str(Path(sys.executable).parent / "agentgym"), "serve", options.model]
+    command += ["--port", str(port), "--name", "policy"]
+    url = f"http://127.0.0.1:{port}"
+    with server_process(command, f"{url}/health"):
+        spec = f"policy@{url}/v1"
+        session = setup(bench_args(options, rollout_endpoint=spec), "bench")
+        args, remote = session.args, session.rollouts
+        local = LocalRollouts(
+            session.policy, remote.factory.prompt, sampling=args.sampling(), num_envs=args.num_envs
+        )
+        print(
+            f"Rollouts of {args.model} on {args.env_id}, {args.groups}x{args.group_size} "
+            f"episodes of <= {args.max_steps} steps, replies <= {args.max_tokens} tokens"
+        )
+        print("iter  server tok/s  (in process)  ratio   sync s")
+        for iteration in range(args.iterations):
+            plans, groups = plan_groups(
+                session.tasks,
+                session.task_ids,
+                iteration=iteration,
+                groups=args.groups,
+                group_size=args.group_size,
+                seed=args.seed,
+            )
+            reference = local.collect(plans, groups)
+            through = remote.collect(plans, groups)
+            started = time.monotonic()
+            remote.weights_changed()
+            sync = time.monotonic() - started
+            ours = through.completion_tokens / through.seconds
+            theirs = reference.completion_tokens / reference.seconds
+            ratio = ours / theirs
+            print(f"{iteration:>4}  {ours:>12.1f}  {theirs:>12.1f}  {ratio:>5.2f}   {sync:>6.2f}")
+        session.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--groups", type=int, default=2)
+    parser.add_argument("--group-size", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=8)
+    parser.add_argument("--endpoint", action="store_true", help="rollouts from agentgym serve")
+    options = parser.parse_args()
+    if options.endpoint:
+        endpoint_comparison(options)
+        return
+    args = bench_args(options)
     session = setup(args, "bench")
     print(
         f"GRPO on {args.env_id} with {args.model}, {args.groups}x{args.group_size} episodes of "
