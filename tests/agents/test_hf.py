@@ -255,7 +255,7 @@ def test_a_failing_model_errors_the_episode(tiny_model_dir, tmp_path):
     benchmark = tiny_benchmark({"temperature": 0.0, "max_tokens": 5000})
     result = evaluate(benchmark, factory, tmp_path / "run", num_envs=4)
     assert {r.status for r in result.records} == {"errored"}
-    assert "ModelError" in result.records[0].error
+    assert "ContextLengthError" in result.records[0].error  # a ModelError
 
 
 def test_agent_is_a_real_agent(tiny_model_dir):
