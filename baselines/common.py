@@ -382,11 +382,11 @@ class Session:
     rollouts: Any
     critic: Any = None
 
-    def collect(self, iteration: int) -> Any:
-        """Play iteration ``iteration``'s groups with the current policy."""
+    def plan(self, iteration: int) -> tuple[list[Any], list[str]]:
+        """Iteration ``iteration``'s episodes and the group of each (deterministic)."""
         from agentgym.baselines.rollouts import plan_groups
 
-        plans, groups = plan_groups(
+        return plan_groups(
             self.tasks,
             self.task_ids,
             iteration=iteration,
@@ -394,7 +394,10 @@ class Session:
             group_size=self.args.group_size,
             seed=self.args.seed,
         )
-        return self.rollouts.collect(plans, groups)
+
+    def collect(self, iteration: int) -> Any:
+        """Play iteration ``iteration``'s groups with the current policy."""
+        return self.rollouts.collect(*self.plan(iteration))
 
     def finish(
         self, iteration: int, began: float, rollouts: Any, metrics: dict[str, float]

@@ -30,7 +30,7 @@ from agentgym.agents.chat import SharedBackendFactory
 from agentgym.agents.prompting import PromptConfig
 from agentgym.baselines.common import Run, Session, TrainArgs, minibatches, optimizer_step, setup
 from agentgym.baselines.losses import aggregate
-from agentgym.baselines.rollouts import DemoAgent, Rollouts, keep_finished, plan_groups
+from agentgym.baselines.rollouts import DemoAgent, Rollouts, keep_finished
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch
 from agentgym.errors import UsageError
 from agentgym.eval.engine import run_episodes
@@ -60,14 +60,7 @@ def demonstrations(args: Args, session: Session, iteration: int) -> Rollouts:
     from agentgym.agents.hf import HFBackend
 
     teacher, _ = resolve_agent(args.demos)
-    plans, groups = plan_groups(
-        session.tasks,
-        session.task_ids,
-        iteration=iteration,
-        groups=args.groups,
-        group_size=args.group_size,
-        seed=args.seed,
-    )
+    plans, groups = session.plan(iteration)
     # Demonstrations are tokenized here, whatever plays the policy's own rollouts.
     backend = HFBackend(session.policy.model, session.policy.tokenizer)
     prompt = PromptConfig(format_hint=args.format_hint, history_window=args.history_window)

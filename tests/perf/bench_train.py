@@ -41,7 +41,7 @@ from agentgym.agents.sampling import SamplingParams
 from agentgym.baselines import grpo
 from agentgym.baselines.advantages import group_normalized
 from agentgym.baselines.common import minibatches, optimizer_step, setup
-from agentgym.baselines.rollouts import LocalRollouts, plan_groups
+from agentgym.baselines.rollouts import LocalRollouts
 from agentgym.baselines.tensors import step_samples, to_batch
 from agentgym.baselines.update import clipped_update
 
@@ -124,14 +124,7 @@ def endpoint_comparison(options: argparse.Namespace) -> None:
         )
         print("iter  server tok/s  (in process)  ratio   sync s")
         for iteration in range(args.iterations):
-            plans, groups = plan_groups(
-                session.tasks,
-                session.task_ids,
-                iteration=iteration,
-                groups=args.groups,
-                group_size=args.group_size,
-                seed=args.seed,
-            )
+            plans, groups = session.plan(iteration)
             reference = local.collect(plans, groups)
             through = remote.collect(plans, groups)
             started = time.monotonic()
