@@ -17,6 +17,9 @@ step_group_normalized  GiGPO's step level: discounted step returns compared with
                        steps of a group whose states are equal (same ``state_key``)
 turn_gae               PPO's generalized advantage estimation over an episode's turns
 =====================  =====================================================================
+
+:func:`episode_weights` is not an estimator but a correction applied with one: it weighs
+every episode equally in the loss however many turns it took (see its docstring).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ __all__ = [
     "batch_normalized",
     "discounted_returns",
     "episode_returns",
+    "episode_weights",
     "group_normalized",
     "leave_one_out",
     "shaped_rewards",
@@ -94,6 +98,25 @@ def leave_one_out(returns: Sequence[float], groups: Sequence[Hashable]) -> np.nd
         k = len(chosen)
         if k > 1:
             out[index] = chosen - (chosen.sum() - chosen) / (k - 1)
+    return out
+
+
+def episode_weights(episodes: Sequence[Hashable]) -> np.ndarray:
+    """A weight per step sample (``episodes[i]``: the episode sample ``i`` belongs to) such
+    that every episode's samples weigh the same in total; the mean weight is 1.
+
+    An episode-level advantage is given to each of the episode's turns, so without this an
+    episode counts as many times as it has turns. Failures that wander until the step limit
+    are the longest episodes, so a group's advantages, which sum to zero over its episodes,
+    sum to less than zero over its turns: the update then lowers the probability of whatever
+    every reply shares, the end-of-turn token first, and the policy starts writing replies
+    the env cannot read. (The multi-turn kin of the length bias Dr.GRPO removes per token.)
+    """
+    turns = _members(episodes)
+    mean = len(episodes) / max(len(turns), 1)
+    out = np.zeros(len(episodes))
+    for index in turns.values():
+        out[index] = mean / len(index)
     return out
 
 

@@ -7,6 +7,14 @@ and, unlike GRPO, no division by the group's spread. Every token the policy wrot
 episode gets that advantage. With one update epoch the clipped ratio is 1 and the loss is
 plain REINFORCE; more epochs make it PPO-clipped.
 
+Every episode weighs the same in the loss, however many turns it took
+(``episode_weighting``, on here and off by default elsewhere). Measured on the CPU
+demonstration: turn-weighted, the long failing episodes outweigh the short successes, the
+update lowers the end-of-turn token everywhere and at seed 1 the policy spent six iterations
+writing run-on replies the env rejected (success 0.00); RLOO's unnormalized advantages make
+the invalid-action penalty that would pull it back small. Episode-weighted, seeds 1 to 4
+learn (docs/baselines.md).
+
 Run: ``agentgym train rloo --env games/FrozenLake-v0 --model tiny --iterations 30``.
 """
 
@@ -23,7 +31,8 @@ from agentgym.baselines.update import PolicyGradientArgs, clipped_update
 
 @dataclasses.dataclass
 class Args(PolicyGradientArgs):
-    pass
+    episode_weighting: bool = True
+    """Weigh every episode equally in the loss, not every turn (see the module docstring)."""
 
 
 def train(args: Args) -> Run:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agentgym.baselines.advantages import episode_weights
 from agentgym.baselines.common import TrainArgs, minibatches, optimizer_step
 from agentgym.baselines.losses import aggregate, kl_penalty, policy_loss
 from agentgym.baselines.tensors import StepSample, completion_logprobs, to_batch
@@ -38,6 +39,10 @@ class PolicyGradientArgs(TrainArgs):
     """Upper clip range: 1 + clip_high (DAPO's clip-higher raises it, e.g. to 0.28)."""
     aggregation: str = "seq-mean-token-mean"
     """token-mean, seq-mean-token-mean or seq-mean-token-sum-norm (see losses.py)."""
+    episode_weighting: bool = False
+    """Weigh every episode equally in the loss, not every turn: each sample's advantage is
+    scaled by the mean turns per episode over its episode's turns (advantages.episode_weights).
+    Otherwise long episodes count more, and failures are often the long ones."""
 
 
 class ValueHead(torch.nn.Module):
@@ -84,13 +89,18 @@ def clipped_update(
     """Gradient steps on ``samples``; the ``train/*`` metrics of the update.
 
     ``args`` supplies ``update_epochs``, ``minibatch_size``, ``temperature``, ``clip_low``,
-    ``clip_high``, ``aggregation``, ``max_tokens`` and ``max_grad_norm``.
+    ``clip_high``, ``aggregation``, ``episode_weighting``, ``max_tokens`` and
+    ``max_grad_norm``.
     """
     started = time.monotonic()
     stats: dict[str, list[float]] = {}
     tokens = 0
     if samples:
-        batch = to_batch(samples, policy.pad_id).to(policy.device)
+        batch = to_batch(samples, policy.pad_id)
+        if args.episode_weighting:
+            weights = episode_weights([s.episode for s in samples])
+            batch.advantages = batch.advantages * torch.tensor(weights, dtype=torch.float)
+        batch = batch.to(policy.device)
         targets = torch.tensor(returns or [0.0] * len(samples), device=policy.device)
         parameters = policy.trainable() + (list(critic.parameters()) if critic else [])
         rng = np.random.default_rng([args.seed, iteration, 1])

@@ -8,6 +8,7 @@ import pytest
 from agentgym.baselines.advantages import (
     batch_normalized,
     discounted_returns,
+    episode_weights,
     group_normalized,
     leave_one_out,
     step_group_normalized,
@@ -35,6 +36,18 @@ def test_rloo_uses_the_mean_of_the_others():
     out = leave_one_out([1.0, 0.0, 0.0, 3.0], ["g"] * 4)
     assert out == pytest.approx([1 - 1.0, 0 - 4 / 3, 0 - 4 / 3, 3 - 1 / 3])
     assert leave_one_out([2.0], ["alone"]) == pytest.approx([0.0])
+
+
+def test_episode_weights_make_every_episode_weigh_the_same():
+    # one group: a success in 2 turns, two failures that ran to the 6-turn limit
+    episodes = [0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]
+    advantages = leave_one_out([1.0, 0.0, 0.0], ["g"] * 3)
+    per_turn = advantages[episodes]
+    assert per_turn.sum() < -1  # broadcast over turns, the failures outweigh the success
+    weights = episode_weights(episodes)
+    assert weights.mean() == pytest.approx(1.0)
+    assert weights[:2].sum() == pytest.approx(weights[2:8].sum()) == weights[8:].sum()
+    assert (per_turn * weights).sum() == pytest.approx(0.0, abs=1e-12)  # as over episodes
 
 
 def test_batch_whitening():

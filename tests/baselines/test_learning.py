@@ -33,27 +33,8 @@ CASES = {
 }
 
 
-KNOWN_FAILURES = {
-    "rloo": (
-        "since the warm start's demonstrations are tokenized in-process (c2dbf6e), RLOO at this "
-        "seed stalls from iteration 2: every episode plays its 10 moves against walls, neither "
-        "falling in a hole nor reaching the goal (success 0.25 0.34 0.00 x6 0.09 0.19 0.06 "
-        "0.44); open in issue 7"
-    ),
-}
-"""Cases measured to fail at these settings, with what was seen: still run, not hidden."""
-
-
-def _cases():
-    for case in CASES:
-        if case in KNOWN_FAILURES:
-            yield pytest.param(case, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[case]))
-        else:
-            yield case
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("case", list(_cases()))
+@pytest.mark.parametrize("case", list(CASES))
 def test_the_baseline_learns(case, warm_policy, tmp_path):
     from agentgym.baselines.cli import load_algorithm
 
