@@ -13,8 +13,10 @@ hundreds of episodes is a measurable share of the event loop's time.
 Failures are sorted, never scored: an exception from the env or the agent, or a step or
 episode over its timeout, is an **infrastructure** failure. The episode is retried up to
 ``retries`` times from the start and then recorded with ``status="errored"`` and the error;
-statistics exclude it and count it. A :class:`~agentgym.errors.UsageError` (the caller's bug,
-e.g. an agent spec that cannot work) stops the run at once instead.
+statistics exclude it and count it. A failure no retry can change (a
+:class:`~agentgym.errors.ContextLengthError`: the same episode replayed with the same seeds
+outgrows the context again) is not retried. A :class:`~agentgym.errors.UsageError` (the
+caller's bug, e.g. an agent spec that cannot work) stops the run at once instead.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 import agentgym
 from agentgym.agents import Agent, AgentFactory, AgentReply, EpisodeContext
 from agentgym.benchmarks import EpisodePlan
-from agentgym.errors import UsageError
+from agentgym.errors import ContextLengthError, UsageError
 from agentgym.eval.threads import DaemonThreadPool
 from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
 from agentgym.spaces import ToolCall
@@ -52,6 +54,10 @@ class EngineLimits:
 
 class EpisodeFailed(Exception):
     """An infrastructure failure inside one episode (carried to the retry logic)."""
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 async def run_episodes(
@@ -168,6 +174,8 @@ class _Run:
                 return record
             except EpisodeFailed as failure:
                 errors.append(str(failure))
+                if not failure.retryable:
+                    break
             except TimeoutError:
                 errors.append(
                     f"the episode ran over its timeout of {self.limits.episode_timeout} s"
@@ -215,7 +223,10 @@ class _Run:
             except (UsageError, EpisodeFailed):
                 raise
             except Exception as error:
-                raise EpisodeFailed(f"{what} raised {_describe(error)}") from error
+                raise EpisodeFailed(
+                    f"{what} raised {_describe(error)}",
+                    retryable=not isinstance(error, ContextLengthError),
+                ) from error
             finally:
                 call.what = ""
 

@@ -14,7 +14,7 @@ import pytest
 
 from agentgym.agents import Agent, AgentReply
 from agentgym.benchmarks import Benchmark, BenchmarkEnv, load_benchmark
-from agentgym.errors import UsageError
+from agentgym.errors import ContextLengthError, UsageError
 from agentgym.eval import EngineLimits, evaluate
 from agentgym.ledger import read_episodes
 
@@ -88,6 +88,22 @@ def test_an_env_that_raises_is_errored_retried_and_excluded(tmp_path):
     assert "RuntimeError: simulated env crash" in result.records[0].error
     overall = result.summary["overall"]
     assert overall["errored"] == 2 and overall["scored"] == 0
+
+
+def test_an_agent_out_of_context_is_errored_without_a_retry(tmp_path):
+    calls = []
+
+    def overflowing(observation, info):
+        calls.append(1)
+        raise ContextLengthError("the prompt (9000 tokens) and 64 more exceed the context (8192)")
+
+    result = evaluate(
+        suite(tasks=1, repeats=1), overflowing, tmp_path / "run", limits=EngineLimits(retries=2)
+    )
+    assert [r.status for r in result.records] == ["errored"]
+    assert len(calls) == 1  # replaying the same episode would overflow again
+    assert "1 attempt(s) failed" in result.records[0].error
+    assert "ContextLengthError" in result.records[0].error
 
 
 def test_a_hanging_env_times_out_and_the_run_completes(tmp_path):
