@@ -226,10 +226,12 @@ class EndpointRollouts(EngineRollouts):
         self.policy.save(self.sync_dir)
         root = self.client.base_url.removesuffix("/v1")
         url = f"{root}/update_weights_from_disk"
-        headers = {"Authorization": f"Bearer {self.client.api_key}"} if self.client.api_key else {}
         try:
             response = httpx.post(
-                url, json={"model_path": str(self.sync_dir)}, headers=headers, timeout=600.0
+                url,
+                json={"model_path": str(self.sync_dir)},
+                headers=self.client.headers,
+                timeout=600.0,
             )
         except httpx.TransportError as error:
             raise ModelError(f"{url}: cannot reach the rollout server ({error})") from error

@@ -123,15 +123,19 @@ class EndpointClient:
         self._http: httpx.AsyncClient | None = None
         self._gate: asyncio.Semaphore | None = None
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers every request to the endpoint carries (the bearer token, if any)."""
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
     def _session(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
         # The connection pool and the gate belong to the running loop; a new loop (a second
         # evaluate() with the same factory) gets its own.
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._http is None or self._gate is None:
-            headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
             limits = httpx.Limits(max_connections=self.max_concurrency)
             self._http = httpx.AsyncClient(
-                headers=headers,
+                headers=self.headers,
                 timeout=httpx.Timeout(self.timeout, connect=min(10.0, self.timeout)),
                 limits=limits,
             )
