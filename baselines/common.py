@@ -150,6 +150,13 @@ class TrainArgs:
     """Sample from a policy server instead, 'MODEL@http://HOST:PORT/v1' (agentgym serve): it
     returns the sampled token ids and, after every update, loads the trainer's weights from
     OUTPUT_DIR/served-policy. None: sample in this process."""
+    rollout_backend: str = "hf"
+    """What samples in this process: 'hf' (the very model being trained, CPU or GPU) or
+    'vllm' (a vLLM engine on the same GPU, whose workers load the trainer's weights from
+    OUTPUT_DIR/served-policy after every update)."""
+    vllm_gpu_memory: float = 0.4
+    """With --rollout-backend vllm: the share of the GPU's memory vLLM may take (weights and
+    KV cache); the rest is the trainer's."""
 
     def sampling(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -445,6 +452,21 @@ def check_args(args: TrainArgs) -> None:
             "--rollout-endpoint and --rollout-workers both choose where rollouts are sampled; "
             "give one"
         )
+    if args.rollout_backend not in ("hf", "vllm"):
+        raise UsageError(f"--rollout-backend {args.rollout_backend!r}: use 'hf' or 'vllm'")
+    if args.rollout_backend == "vllm":
+        from agentgym.agents.vllm import require_vllm
+
+        if args.rollout_endpoint or args.rollout_workers > 0:
+            raise UsageError(
+                "--rollout-backend vllm samples in this process; it cannot be combined with "
+                "--rollout-endpoint or --rollout-workers"
+            )
+        if not 0 < args.vllm_gpu_memory < 1:
+            raise UsageError(
+                f"--vllm-gpu-memory must be a share between 0 and 1, got {args.vllm_gpu_memory!r}"
+            )
+        require_vllm()
     if args.temperature <= 0:
         raise UsageError(
             f"--temperature must be > 0 for policy-gradient rollouts, got {args.temperature!r}"

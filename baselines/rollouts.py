@@ -15,7 +15,8 @@ and counts** the errored ones (``rollout/dropped_episodes``); it never scores th
 reference, so the weights are "synced" by being the same tensors); after each update its
 prefix cache, which holds keys and values computed with the old weights, is cleared.
 :class:`EndpointRollouts` samples from a policy server (``agentgym serve``) whose weights it
-replaces with the trainer's after every update.
+replaces with the trainer's after every update; :class:`VLLMRollouts` from a vLLM engine in
+this process (a GPU's), whose workers load the trainer's weights after every update.
 :class:`~agentgym.baselines.ray_rollouts.RayRollouts` spreads the same work over processes
 and machines.
 """
@@ -43,6 +44,7 @@ __all__ = [
     "EngineRollouts",
     "LocalRollouts",
     "Rollouts",
+    "VLLMRollouts",
     "keep_finished",
     "make_rollouts",
     "plan_groups",
@@ -141,8 +143,13 @@ class EngineRollouts:
     def collect(self, plans: list[EpisodePlan], groups: list[str]) -> Rollouts:
         """Play ``plans`` now; the finished records and the dropped count."""
         started = time.monotonic()
-        records = asyncio.run(self._play(plans))
+        records = self._run(self._play(plans))
         return keep_finished(records, groups, time.monotonic() - started)
+
+    def _run(self, play: Any) -> list[EpisodeRecord]:
+        """Run a collection to its end (a fresh event loop each time, unless a source's
+        backend is bound to one)."""
+        return asyncio.run(play)
 
     async def _play(self, plans: list[EpisodePlan]) -> list[EpisodeRecord]:
         return await run_episodes(
@@ -244,6 +251,63 @@ class EndpointRollouts(EngineRollouts):
             raise ModelError(f"{url} did not load the policy: {response.text[:500]}")
 
 
+class VLLMRollouts(EngineRollouts):
+    """Episodes sampled by a vLLM engine in this process (``--rollout-backend vllm``).
+
+    The engine starts on the policy saved to ``sync_dir`` (on ``--resume``, the restored
+    one), next to the trainer's copy on the same GPU (``engine_options`` such as
+    ``gpu_memory_utilization`` leave room for it). After every update the policy is saved
+    there again and every vLLM worker loads it (:meth:`~agentgym.agents.vllm.VLLMBackend.
+    load_weights`, which also drops the prefix cache), so each collection samples from the
+    policy being trained. vLLM's engine binds to the event loop it first runs on, so every
+    collection of a run runs on one loop that this source owns.
+    """
+
+    def __init__(
+        self,
+        policy: Any,
+        prompt: PromptConfig,
+        *,
+        sync_dir: str | Path,
+        engine_options: dict[str, Any] | None = None,
+        load: Any = None,
+        **options: Any,
+    ) -> None:
+        from agentgym.agents.vllm import VLLMBackend, require_vllm
+
+        if load is None:  # ``load``: the backend's constructor (tests pass a stand-in)
+            require_vllm()
+            load = VLLMBackend.load
+        self.policy = policy
+        self.sync_dir = Path(sync_dir).resolve()
+        self.policy.save(self.sync_dir)
+        self.backend = load(self.sync_dir, **(engine_options or {}))
+        self.loop = asyncio.new_event_loop()
+        factory = SharedBackendFactory(lambda: self.backend, f"train:vllm:{policy.spec}", prompt)
+        super().__init__(factory, **options)
+
+    def _run(self, play: Any) -> list[EpisodeRecord]:
+        return self.loop.run_until_complete(play)
+
+    def weights_changed(self) -> None:
+        """Save the policy and have every vLLM worker load it."""
+        self.policy.save(self.sync_dir)
+        self.loop.run_until_complete(self.backend.load_weights(self.sync_dir))
+
+    def close(self) -> None:
+        """Stop the engine and close the loop (a trainer's last step)."""
+        if self.loop.is_closed():
+            return
+        pending = asyncio.all_tasks(self.loop)  # e.g. the engine's output handler
+        for task in pending:
+            task.cancel()
+        if pending:
+            self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        self.backend.close()
+        self.loop.close()
+
+
 class DemoAgent(TokenAgent):
     """Plays another agent's actions (the oracle's, the random agent's) and records them as
     the tokens this policy would have to write: the prompt through the chat template, the
@@ -286,7 +350,8 @@ def _end_of_turn(tokenizer: Any) -> str:
 
 
 def make_rollouts(args: Any, policy: Any) -> Any:
-    """The rollout source ``args`` ask for: this process, a server, or Ray workers."""
+    """The rollout source ``args`` ask for: this process (the ``hf`` backend or vLLM), a
+    server, or Ray workers."""
     prompt = PromptConfig(format_hint=args.format_hint, history_window=args.history_window)
     if args.rollout_endpoint:
         return EndpointRollouts(
@@ -301,4 +366,13 @@ def make_rollouts(args: Any, policy: Any) -> Any:
         from agentgym.baselines.ray_rollouts import RayRollouts
 
         return RayRollouts(args, policy, prompt)
+    if args.rollout_backend == "vllm":
+        return VLLMRollouts(
+            policy,
+            prompt,
+            sync_dir=Path(args.output_dir) / "served-policy",
+            engine_options={"gpu_memory_utilization": args.vllm_gpu_memory},
+            sampling=args.sampling(),
+            num_envs=args.num_envs,
+        )
     return LocalRollouts(policy, prompt, sampling=args.sampling(), num_envs=args.num_envs)

@@ -11,6 +11,10 @@ simply submits its prompt.
 Sampling follows ``EpisodeContext.sampling`` like ``hf``: each request carries its own seed
 (:func:`~agentgym.agents.sampling.turn_seed`), and logprobs are asked for as
 ``processed_logprobs`` (after temperature, before top-p/top-k), the policy ``hf`` records.
+
+A trainer that samples its rollouts here (``agentgym train ... --rollout-backend vllm``)
+replaces the engine's weights after every update with :meth:`VLLMBackend.load_weights`, the
+method ``hf`` has too.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from agentgym.agents.prompting import PromptConfig
 from agentgym.agents.sampling import SamplingParams
 from agentgym.errors import MissingExtraError, ModelError, UsageError
 
-__all__ = ["VLLMBackend", "vllm_path_factory"]
+__all__ = ["VLLMBackend", "require_vllm", "vllm_path_factory"]
 
 
 @dataclass
@@ -94,16 +98,57 @@ class VLLMBackend(TokenBackend):
         ]
         return VLLMGeneration(ids, logprobs)
 
+    async def load_weights(self, path: str | Path) -> None:
+        """Replace the engine's weights with the safetensors of a ``save_pretrained``
+        directory (a trainer's updated policy) in every vLLM worker, then drop the prefix
+        cache, whose keys and values the old weights computed.
 
-def vllm_path_factory(
-    path: str, prompt: PromptConfig | None = None, **engine_options: Any
-) -> SharedBackendFactory[VLLMBackend]:
-    """The factory for ``vllm:PATH``: checked now, the engine started on first use."""
+        The workers read the files themselves (vLLM runs them in other processes), through
+        the model's own ``load_weights``, which maps Hugging Face names onto vLLM's fused
+        layers; requests already running finish on whichever weights they meet, so a trainer
+        calls this between collections."""
+        directory = Path(path)
+        if not any(directory.glob("*.safetensors")):
+            raise UsageError(f"{str(directory)!r} holds no .safetensors weights to load")
+        try:
+            await self.engine.collective_rpc(_load_weights_in_worker, args=(str(directory),))
+            await self.engine.reset_prefix_cache()
+        except Exception as error:
+            raise ModelError(
+                f"vllm could not load the weights of {str(directory)!r}: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+
+    def close(self) -> None:
+        """Stop the engine (its worker processes and their GPU memory)."""
+        shutdown = getattr(self.engine, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
+
+
+def _load_weights_in_worker(worker: Any, directory: str) -> None:
+    """Runs inside each vLLM worker (``collective_rpc`` passes the worker first)."""
+    from safetensors.torch import load_file
+
+    model = worker.model_runner.model
+    for shard in sorted(Path(directory).glob("*.safetensors")):
+        model.load_weights(load_file(str(shard)).items())
+
+
+def require_vllm() -> None:
+    """A clear error where vLLM is missing (CPU machines cannot install it)."""
     if importlib.util.find_spec("vllm") is None:
         raise MissingExtraError(
             "the vllm agent needs vLLM, which runs on GPU machines: pip install vllm "
             "(on a CPU machine use hf:PATH, the same agent on transformers)"
         )
+
+
+def vllm_path_factory(
+    path: str, prompt: PromptConfig | None = None, **engine_options: Any
+) -> SharedBackendFactory[VLLMBackend]:
+    """The factory for ``vllm:PATH``: checked now, the engine started on first use."""
+    require_vllm()
     directory = Path(path).expanduser()
     if not path or not (directory / "config.json").is_file():
         raise UsageError(f"agent spec 'vllm:{path}': {path!r} is not a local model directory")
