@@ -63,6 +63,8 @@ class VLLMBackend(TokenBackend):
             raise UsageError(f"vllm: unknown engine option(s) {unknown}")
         if "logprobs_mode" in fields:  # vLLM >= 0.10.2; older ones return processed logprobs
             engine_options.setdefault("logprobs_mode", "processed_logprobs")
+        if "worker_extension_cls" in fields:  # vLLM >= 0.8.5: what load_weights calls
+            engine_options.setdefault("worker_extension_cls", f"{__name__}.WeightLoader")
         args = AsyncEngineArgs(model=str(path), **engine_options)
         engine = AsyncLLMEngine.from_engine_args(args)
         return cls(engine, AutoTokenizer.from_pretrained(str(path)))
@@ -103,15 +105,15 @@ class VLLMBackend(TokenBackend):
         directory (a trainer's updated policy) in every vLLM worker, then drop the prefix
         cache, whose keys and values the old weights computed.
 
-        The workers read the files themselves (vLLM runs them in other processes), through
-        the model's own ``load_weights``, which maps Hugging Face names onto vLLM's fused
-        layers; requests already running finish on whichever weights they meet, so a trainer
-        calls this between collections."""
+        The workers read the files themselves (vLLM runs them in other processes) with
+        :class:`WeightLoader`'s method, which :meth:`load` mixes into every worker; requests
+        already running finish on whichever weights they meet, so a trainer calls this
+        between collections."""
         directory = Path(path)
         if not any(directory.glob("*.safetensors")):
             raise UsageError(f"{str(directory)!r} holds no .safetensors weights to load")
         try:
-            await self.engine.collective_rpc(_load_weights_in_worker, args=(str(directory),))
+            await self.engine.collective_rpc("agentgym_load_weights", args=(str(directory),))
             await self.engine.reset_prefix_cache()
         except Exception as error:
             raise ModelError(
@@ -126,13 +128,22 @@ class VLLMBackend(TokenBackend):
             shutdown()
 
 
-def _load_weights_in_worker(worker: Any, directory: str) -> None:
-    """Runs inside each vLLM worker (``collective_rpc`` passes the worker first)."""
-    from safetensors.torch import load_file
+class WeightLoader:
+    """Mixed into every vLLM worker (the engine's ``worker_extension_cls``), so that
+    ``collective_rpc("agentgym_load_weights", ...)``, a name and not a pickled function,
+    reaches each worker wherever vLLM runs it."""
 
-    model = worker.model_runner.model
-    for shard in sorted(Path(directory).glob("*.safetensors")):
-        model.load_weights(load_file(str(shard)).items())
+    model_runner: Any  # the worker's
+
+    def agentgym_load_weights(self, directory: str) -> None:
+        """Load a ``save_pretrained`` directory's safetensors into this worker's model
+        through the model's own ``load_weights``, which maps Hugging Face names onto vLLM's
+        fused and sharded layers."""
+        from safetensors.torch import load_file
+
+        model = self.model_runner.model
+        for shard in sorted(Path(directory).glob("*.safetensors")):
+            model.load_weights(load_file(str(shard)).items())
 
 
 def require_vllm() -> None:

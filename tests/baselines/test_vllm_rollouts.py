@@ -3,10 +3,10 @@
 vLLM is not installable on these machines (ENVIRONMENT.md), so the engine here is a test
 double, and says so: :class:`EngineDouble` has the surface of vLLM's ``AsyncLLM`` that
 :class:`~agentgym.agents.vllm.VLLMBackend` uses (``generate`` as an async generator of
-outputs, ``collective_rpc`` handing each worker to a callable, ``reset_prefix_cache``,
+outputs, ``collective_rpc`` calling a method of each worker, ``reset_prefix_cache``,
 ``shutdown``; ``SamplingParams`` as a record of its fields) and, like ``AsyncLLM``, it
-refuses to run on a second event loop. It samples with the real ``hf`` backend and its
-"worker" loads weights through a model's
+refuses to run on a second event loop. It samples with the real ``hf`` backend, and its
+workers, with the product's ``WeightLoader`` mixed in, load weights through a model's
 ``load_weights(name, tensor pairs)``, as vLLM's models do. What the tests measure is the
 product's part: the trainer's weights reach the engine's workers through the saved
 directory, the prefix cache goes after each load, one loop serves every collection, the
@@ -64,6 +64,8 @@ class EngineDouble:
         self.model = ModelDouble(self.hf.model)
         self.calls: list[str] = []
         self.loop = None
+        # what VLLMBackend.load's worker_extension_cls makes of vLLM's worker class
+        self.worker_class = type("Worker", (vllm_module.WeightLoader,), {})
 
     def _bind(self) -> None:
         loop = asyncio.get_running_loop()
@@ -90,7 +92,9 @@ class EngineDouble:
     async def collective_rpc(self, method, args=()):
         self._bind()
         self.calls.append("collective_rpc")
-        method(SimpleNamespace(model_runner=SimpleNamespace(model=self.model)), *args)
+        worker = self.worker_class()  # a worker with the extension mixed in, as vLLM does
+        worker.model_runner = SimpleNamespace(model=self.model)
+        getattr(worker, method)(*args)
 
     async def reset_prefix_cache(self):
         self._bind()
@@ -130,7 +134,7 @@ def test_the_engines_weights_follow_the_trainers(engine_double, tmp_path):
         num_envs=8,
     )
     (engine,) = engine_double
-    assert engine.options == {"gpu_memory_utilization": 0.3}
+    assert engine.options["gpu_memory_utilization"] == 0.3
     assert _gap(policy, _tensors(policy, rollouts, 0)) < TOLERANCE
     with torch.no_grad():  # an "update": every weight moves
         for parameter in policy.model.parameters():
@@ -155,7 +159,7 @@ def test_grpo_trains_with_vllm_rollouts(engine_double, warm_policy, tmp_path):
     assert [r["iteration"] for r in rows] == [0, 1]
     assert all(r["rollout/episodes"] == 32 and r["rollout/dropped_episodes"] == 0 for r in rows)
     (engine,) = engine_double
-    assert engine.options == {"gpu_memory_utilization": args.vllm_gpu_memory}
+    assert engine.options["gpu_memory_utilization"] == args.vllm_gpu_memory
     assert engine.model.loads == 2 and engine.calls[-1] == "shutdown"
     trained = load_policy(str(run.latest_checkpoint() / "policy"), device="cpu")
     served = engine.hf.model.state_dict()
