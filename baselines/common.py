@@ -196,10 +196,12 @@ class Run:
             if not args_file.is_file():
                 raise UsageError(f"--resume: {self.dir} holds no run (no args.json)")
             before = json.loads(args_file.read_text())
+            # An option added after the run was made holds its default there.
+            defaults = {f.name: f.default for f in dataclasses.fields(args)}
             changed = {
-                k: (before.get(k), v)
+                k: (before.get(k, defaults.get(k)), v)
                 for k, v in saved.items()
-                if k not in ("resume", "iterations") and before.get(k) != v
+                if k not in ("resume", "iterations") and before.get(k, defaults.get(k)) != v
             }
             if changed:
                 raise UsageError(

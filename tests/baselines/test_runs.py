@@ -70,6 +70,22 @@ def test_an_existing_run_is_not_overwritten(tmp_path):
         grpo.train(fast_args("grpo", tmp_path, iterations=1, **same))
 
 
+def test_a_run_made_before_an_option_existed_still_resumes(tmp_path):
+    import json
+
+    from training import fast_args
+
+    from agentgym.baselines import grpo
+
+    small = {"model": "tiny", "groups": 1, "group_size": 2}
+    grpo.train(fast_args("grpo", tmp_path, iterations=1, **small))
+    saved = json.loads((tmp_path / "args.json").read_text())
+    del saved["vllm_gpu_memory"]  # as an older agentgym wrote it
+    (tmp_path / "args.json").write_text(json.dumps(saved))
+    run = grpo.train(fast_args("grpo", tmp_path, iterations=2, resume=True, **small))
+    assert [r["iteration"] for r in run.metrics()] == [0, 1]
+
+
 def _weights(run_dir) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
