@@ -270,18 +270,15 @@ class VLLMRollouts(EngineRollouts):
         *,
         sync_dir: str | Path,
         engine_options: dict[str, Any] | None = None,
-        load: Any = None,
         **options: Any,
     ) -> None:
         from agentgym.agents.vllm import VLLMBackend, require_vllm
 
-        if load is None:  # ``load``: the backend's constructor (tests pass a stand-in)
-            require_vllm()
-            load = VLLMBackend.load
+        require_vllm()
         self.policy = policy
         self.sync_dir = Path(sync_dir).resolve()
         self.policy.save(self.sync_dir)
-        self.backend = load(self.sync_dir, **(engine_options or {}))
+        self.backend = VLLMBackend.load(self.sync_dir, **(engine_options or {}))
         self.loop = asyncio.new_event_loop()
         factory = SharedBackendFactory(lambda: self.backend, f"train:vllm:{policy.spec}", prompt)
         super().__init__(factory, **options)
