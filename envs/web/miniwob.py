@@ -72,6 +72,20 @@ SETUP_JS = """(seed) => {
   });
 }""".replace("EPISODE_MAX_MS", str(EPISODE_MAX_MS)).replace("CLOCK_START_MS", str(CLOCK_START_MS))
 
+SETTLE_JS: dict[str, str] = {
+    # The terminal focuses its hidden input 200 ms after the episode starts and blinks its
+    # caret every 800 ms: whether the first keys typed reached the terminal, and whether the
+    # caret was in the text, depended on how fast the agent acted (a CI run saw two runs of
+    # one seed differ). The first observation waits for the focus; the caret stays shown.
+    "terminal": """() => {
+      clearInterval(flicker);
+      $('#input-flicker').removeClass('hide');
+      return new Promise((resolve) => setTimeout(resolve, 250));
+    }""",
+}
+"""Per page, what runs after the episode starts so that the first observation is of a page
+whose own start-up timers have fired (the page's name → a function for ``evaluate``)."""
+
 REWARD_JS = """() => (typeof WOB_DONE_GLOBAL === 'undefined') ? null
   : [WOB_RAW_REWARD_GLOBAL, WOB_DONE_GLOBAL, String(WOB_REWARD_REASON || '')]"""
 
@@ -137,6 +151,8 @@ class MiniWoBTask(WebTask):
         assert isinstance(world, MiniWoBWorld)
         try:
             world.utterance = str(world.evaluate(SETUP_JS, str(self.seed)))
+            if self.name in SETTLE_JS:
+                world.evaluate(SETTLE_JS[self.name])
         except PlaywrightError as error:
             raise EnvCrashedError(
                 f"the MiniWoB page {self.start_path} did not start an episode: "
@@ -199,7 +215,10 @@ class MiniWoBEnv(WebEnv):
     episode clock is raised to about 11 days (:data:`EPISODE_MAX_MS`). The page's ``Date``
     starts at a fixed instant (:data:`CLOCK_START_MS`) and runs at the real rate, so "today"
     on a page is the same day on every run. jQuery animations are switched off, so the page
-    observed after an action is settled, not a frame of a slide.
+    observed after an action is settled, not a frame of a slide. A page whose start-up runs
+    its own timers (the terminal focuses its input after 200 ms and blinks its caret) is
+    settled before the first observation (:data:`SETTLE_JS`), so what the agent's first keys
+    do does not depend on how fast it acts.
 
     **Scoring.** The page's raw reward ``r`` (in [-1, 1], without MiniWoB's time discount) is
     read from its globals after every step. While the page has not ended the episode the score

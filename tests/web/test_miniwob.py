@@ -3,6 +3,7 @@ list of tasks registered and left out."""
 
 import inspect
 import re
+import time
 
 import numpy as np
 import pytest
@@ -63,6 +64,22 @@ def test_a_wrong_answer_ends_the_episode_with_score_zero_and_the_raw_reward():
         verdict = info["verdict"]
         assert terminated and verdict.score == 0.0 and not verdict.passed
         assert verdict.components == {"raw_reward": -1.0, "done": 1.0}
+    finally:
+        env.close()
+
+
+def test_the_terminal_is_focused_and_its_caret_still_at_the_first_observation():
+    # The page focuses its input 200 ms after the start and blinks its caret: without the
+    # settle step, keys typed at once went nowhere and the caret came and went (SETTLE_JS).
+    env = MiniWoBEnv(task="terminal")
+    try:
+        observation, _ = env.reset(seed=0, options={"task_id": "train/default/0"})
+        assert "textbox value='' focused" in observation and "'█'" in observation
+        observation, *_ = env.step('type("ls")')
+        assert "text 'l s'" in observation
+        time.sleep(1.0)  # longer than a blink
+        observation, *_ = env.step("noop()")
+        assert "'█'" in observation
     finally:
         env.close()
 
