@@ -14,6 +14,16 @@ There is no registry to pull from on our machines, but Debian's package mirror a
 
 Each step is skipped when its result is there and current (the image carries the hash of the
 Dockerfile it was built from as a label), so :func:`ensure_images` is cheap after the first run.
+
+Several processes (parallel test workers, a build beside a test run) may ask for the same step
+at once, so each step runs under an exclusive :func:`~agentgym.cache.exclusive` lock and looks
+again once it holds it: a second caller waits, then finds the result there instead of building
+it twice (or deleting the first caller's half-built tree). The tree is guarded by
+``$AGENTGYM_CACHE/rootfs/.bookworm.lock``, the two docker steps by
+``$AGENTGYM_CACHE/docker/images.lock`` (beside the private daemon's data root; callers with
+different caches are not serialized, which costs a duplicate build at worst). Each call takes
+each lock at most once, always the docker lock before the rootfs lock (a ``flock`` taken twice
+by one process, on two descriptors, would wait for itself).
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agentgym.cache import cache_dir
+from agentgym.cache import cache_dir, exclusive
 from agentgym.errors import SandboxError, SandboxUnavailableError
 
 __all__ = [
@@ -68,25 +78,11 @@ def dockerfile() -> Path:
 def build_rootfs(mirror: str | None = None, force: bool = False, log: Log = print) -> Path:
     """A minbase Debian tree (about 200 MB, about a minute), built once per cache."""
     target = rootfs_dir()
-    if (target / "usr" / "bin").is_dir() and not force:
+    if not force and _rootfs_complete(target):
         log(f"rootfs: {target} is there")
         return target
-    if os.geteuid() != 0:
-        raise SandboxUnavailableError("debootstrap needs root (it makes device nodes and chroots)")
-    tool = shutil.which("debootstrap") or "/usr/sbin/debootstrap"
-    if not os.access(tool, os.X_OK):
-        raise SandboxUnavailableError("debootstrap not found: apt-get install debootstrap")
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.parent.mkdir(parents=True, exist_ok=True)
-    mirror = mirror or os.environ.get("AGENTGYM_DEBIAN_MIRROR") or DEFAULT_MIRROR
-    log(f"rootfs: debootstrap --variant=minbase {SUITE} from {mirror} (about a minute)")
-    started = time.monotonic()
-    _run([tool, "--variant=minbase", SUITE, str(partial), mirror], "debootstrap")
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
-    log(f"rootfs: built {target} in {time.monotonic() - started:.0f} s")
-    return target
+    with exclusive(_rootfs_lock()):
+        return _build_rootfs_locked(mirror, force, log)
 
 
 def import_rootfs(force: bool = False, log: Log = print) -> str:
@@ -95,8 +91,116 @@ def import_rootfs(force: bool = False, log: Log = print) -> str:
     if not force and _image_labels(client, ROOTFS_IMAGE) is not None:
         log(f"import: {ROOTFS_IMAGE} is there")
         return ROOTFS_IMAGE
-    tree = build_rootfs(log=log)
-    log(f"import: {tree} -> {ROOTFS_IMAGE}")
+    with exclusive(_docker_lock()):
+        return _import_rootfs_locked(client, force, log)
+
+
+def build_image(tag: str = SANDBOX_IMAGE, force: bool = False, log: Log = print) -> str:
+    """``docker build`` the base sandbox image on the imported rootfs (a few minutes once)."""
+    client = _client()
+    recipe = dockerfile()
+    digest = hashlib.sha256(recipe.read_bytes()).hexdigest()
+
+    def current() -> bool:
+        labels = _image_labels(client, tag)
+        return labels is not None and labels.get(HASH_LABEL) == digest
+
+    if not force and current():
+        log(f"image: {tag} is there and current")
+        return tag
+    with exclusive(_docker_lock()):
+        if not force and current():  # another process built it while this one waited
+            log(f"image: {tag} is there and current")
+            return tag
+        _import_rootfs_locked(client, False, log)
+        log(f"image: docker build {recipe.name} -> {tag} (apt-get from Debian's mirror)")
+        started = time.monotonic()
+        argv = [_docker_cli(), "build", "--network", "host", "--label", f"{HASH_LABEL}={digest}"]
+        argv += [
+            "--build-arg",
+            f"BASE={ROOTFS_IMAGE}",
+            "-t",
+            tag,
+            "-f",
+            str(recipe),
+            str(recipe.parent),
+        ]
+        _run(argv, "docker build", env={**os.environ, "DOCKER_BUILDKIT": "0"})
+        log(f"image: built {tag} in {time.monotonic() - started:.0f} s")
+    return tag
+
+
+def ensure_images(tag: str = SANDBOX_IMAGE, rootfs_only: bool = False, log: Log = print) -> str:
+    """Everything the docker backend's default image needs, each step only if missing."""
+    if rootfs_only:
+        return str(build_rootfs(log=log))
+    return build_image(tag, log=log)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _rootfs_complete(target: Path) -> bool:
+    return (target / "usr" / "bin").is_dir()
+
+
+def _rootfs_lock() -> Path:
+    """The lock around building (and reading, for ``docker import``) the rootfs tree."""
+    path = rootfs_dir()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.with_name(f".{path.name}.lock")
+
+
+def _docker_lock() -> Path:
+    """The lock around the docker steps (import and build), beside the private daemon's data."""
+    path = cache_dir() / "docker"
+    path.mkdir(parents=True, exist_ok=True)
+    return path / "images.lock"
+
+
+def _build_rootfs_locked(mirror: str | None, force: bool, log: Log) -> Path:
+    """:func:`build_rootfs` for a caller that holds :func:`_rootfs_lock`."""
+    target = rootfs_dir()
+    if not force and _rootfs_complete(target):  # another process built it while this one waited
+        log(f"rootfs: {target} is there")
+        return target
+    # Only the lock holder works in .partial: whatever is there is a dead builder's leftover.
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    mirror = mirror or os.environ.get("AGENTGYM_DEBIAN_MIRROR") or DEFAULT_MIRROR
+    log(f"rootfs: debootstrap --variant=minbase {SUITE} from {mirror} (about a minute)")
+    started = time.monotonic()
+    _debootstrap(partial, mirror)
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    log(f"rootfs: built {target} in {time.monotonic() - started:.0f} s")
+    return target
+
+
+def _import_rootfs_locked(client, force: bool, log: Log) -> str:  # type: ignore[no-untyped-def]
+    """:func:`import_rootfs` for a caller that holds :func:`_docker_lock`."""
+    if not force and _image_labels(client, ROOTFS_IMAGE) is not None:
+        log(f"import: {ROOTFS_IMAGE} is there")
+        return ROOTFS_IMAGE
+    with exclusive(_rootfs_lock()):  # held while tar reads, so a forced rebuild waits for it
+        tree = _build_rootfs_locked(None, False, log)
+        log(f"import: {tree} -> {ROOTFS_IMAGE}")
+        _docker_import(tree)
+    return ROOTFS_IMAGE
+
+
+def _debootstrap(partial: Path, mirror: str) -> None:
+    """Run ``debootstrap`` into ``partial`` (the step the locking tests stand in for)."""
+    if os.geteuid() != 0:
+        raise SandboxUnavailableError("debootstrap needs root (it makes device nodes and chroots)")
+    tool = shutil.which("debootstrap") or "/usr/sbin/debootstrap"
+    if not os.access(tool, os.X_OK):
+        raise SandboxUnavailableError("debootstrap not found: apt-get install debootstrap")
+    _run([tool, "--variant=minbase", SUITE, str(partial), mirror], "debootstrap")
+
+
+def _docker_import(tree: Path) -> None:
+    """``tar`` of ``tree`` piped into ``docker import`` as :data:`ROOTFS_IMAGE`."""
     tar = subprocess.Popen(
         ["tar", "-C", str(tree), "--numeric-owner", "-c", "-f", "-", "."],
         stdout=subprocess.PIPE,
@@ -114,44 +218,6 @@ def import_rootfs(force: bool = False, log: Log = print) -> str:
         tar.wait()
     if imported.returncode != 0 or tar.returncode != 0:
         raise SandboxError(f"docker import failed: {imported.stderr.decode().strip()}")
-    return ROOTFS_IMAGE
-
-
-def build_image(tag: str = SANDBOX_IMAGE, force: bool = False, log: Log = print) -> str:
-    """``docker build`` the base sandbox image on the imported rootfs (a few minutes once)."""
-    client = _client()
-    recipe = dockerfile()
-    digest = hashlib.sha256(recipe.read_bytes()).hexdigest()
-    labels = _image_labels(client, tag)
-    if not force and labels is not None and labels.get(HASH_LABEL) == digest:
-        log(f"image: {tag} is there and current")
-        return tag
-    import_rootfs(log=log)
-    log(f"image: docker build {recipe.name} -> {tag} (apt-get from Debian's mirror)")
-    started = time.monotonic()
-    argv = [_docker_cli(), "build", "--network", "host", "--label", f"{HASH_LABEL}={digest}"]
-    argv += [
-        "--build-arg",
-        f"BASE={ROOTFS_IMAGE}",
-        "-t",
-        tag,
-        "-f",
-        str(recipe),
-        str(recipe.parent),
-    ]
-    _run(argv, "docker build", env={**os.environ, "DOCKER_BUILDKIT": "0"})
-    log(f"image: built {tag} in {time.monotonic() - started:.0f} s")
-    return tag
-
-
-def ensure_images(tag: str = SANDBOX_IMAGE, rootfs_only: bool = False, log: Log = print) -> str:
-    """Everything the docker backend's default image needs, each step only if missing."""
-    if rootfs_only:
-        return str(build_rootfs(log=log))
-    return build_image(tag, log=log)
-
-
-# ----------------------------------------------------------------------------- helpers
 
 
 def _client():  # type: ignore[no-untyped-def]
