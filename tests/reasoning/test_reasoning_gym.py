@@ -18,6 +18,7 @@ pytest.importorskip("reasoning_gym")
 
 import agentgym
 from agentgym.benchmarks import Benchmark
+from agentgym.envs.reasoning import reasoning_gym_env
 from agentgym.envs.reasoning import reasoning_gym_ids as ids
 from agentgym.envs.reasoning.reasoning_gym_env import (
     CANARY,
@@ -26,6 +27,7 @@ from agentgym.envs.reasoning.reasoning_gym_env import (
     ReasoningGymEnv,
     ReasoningGymTask,
     audit,
+    build,
     code_in_answer,
     generate,
 )
@@ -160,17 +162,27 @@ def test_splits_hold_different_questions():
     assert not questions["dev"] & questions["test"]
 
 
+def forget_generated():
+    """Empty the process's caches of datasets and items, so the next question is made anew."""
+    reasoning_gym_env._entry.cache_clear()
+    with reasoning_gym_env._LOCK:
+        reasoning_gym_env._DATASETS.clear()
+
+
 def test_a_task_id_always_names_the_same_question():
+    # generate() deep-copies one cached entry: both sides of a comparison must be built anew
+    # (fresh dataset objects, caches emptied in between), or a nondeterministic draw would pass.
     first, second = make("family_relationships"), make("family_relationships")
     task_id = "test/hard/7"
+    forget_generated()
     observation, info = first.reset(seed=1, options={"task_id": task_id})
+    forget_generated()
     again, info_again = second.reset(seed=99, options={"task_id": task_id})
     assert observation == again and info["state_key"] == info_again["state_key"]
     other, _ = second.reset(seed=1, options={"task_id": "test/hard/8"})
     assert other != observation
-    assert generate("family_relationships", "hard", "test", 7) == generate(
-        "family_relationships", "hard", "test", 7
-    )
+    fresh = [dict(build("family_relationships", "hard", "test")[7]) for _ in range(2)]
+    assert fresh[0] == fresh[1] == generate("family_relationships", "hard", "test", 7)
 
 
 def test_a_task_id_names_the_same_question_in_another_process():

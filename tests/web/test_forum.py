@@ -1,7 +1,11 @@
 """The forum site and web/Forum-v0: the site over HTTP (no browser), its tasks, and the
 oracle end to end in Chromium."""
 
+import hashlib
+import os
 import sqlite3
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -49,16 +53,43 @@ def comment_count(state, episode, body):
         db.close()
 
 
+def dump_digest(lines):
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def build_digest_in_a_fresh_process(site_class, seed):
+    """The :func:`dump_digest` of ``site_class().build(db, seed)`` run in a new Python process
+    (nothing cached) whose str hash seed differs from this process's."""
+    code = (
+        "import hashlib, sqlite3\n"
+        f"from {site_class.__module__} import {site_class.__name__} as Site\n"
+        "db = sqlite3.connect(':memory:')\n"
+        f"Site().build(db, {seed!r})\n"
+        "print(hashlib.sha256('\\n'.join(db.iterdump()).encode()).hexdigest())\n"
+    )
+    hash_seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()
+
+
 # ---------------------------------------------------------------------------- the site
 
 
 def test_build_is_deterministic():
+    # generate() is an lru_cache: empty it before each build so both builds draw the site's
+    # data anew (reading one cached draw twice proves nothing), and build once more in a fresh
+    # process with another str hash seed (set order must not leak into the data).
     dumps = []
     for _ in range(2):
+        generate.cache_clear()
         db = sqlite3.connect(":memory:")
         ForumSite().build(db, SEED)
         dumps.append(list(db.iterdump()))
     assert dumps[0] == dumps[1]
+    assert build_digest_in_a_fresh_process(ForumSite, SEED) == dump_digest(dumps[0])
 
 
 def test_different_seeds_give_different_forums():
@@ -205,8 +236,12 @@ def test_every_template_is_drawn():
 
 
 def test_a_task_id_always_names_the_same_task():
-    first, again = forum_tasks().get("test/hard/5"), forum_tasks().get("test/hard/5")
-    assert (type(first), first.goal(), first.sites) == (type(again), again.goal(), again.sites)
+    named = []
+    for _ in range(2):
+        generate.cache_clear()  # the goal is drawn from the site's data: drawn anew each time
+        task = forum_tasks().get("test/hard/5")
+        named.append((type(task), task.goal(), task.sites))
+    assert named[0] == named[1]
 
 
 def test_task_ids_give_varied_instances():

@@ -6,7 +6,13 @@ from collections import Counter
 
 import pytest
 from starlette.testclient import TestClient
-from test_forum import one_task_per_template, run_idle, run_oracle
+from test_forum import (
+    build_digest_in_a_fresh_process,
+    dump_digest,
+    one_task_per_template,
+    run_idle,
+    run_oracle,
+)
 
 from agentgym.envs.web.server import make_app
 from agentgym.envs.web.sites.base import EPISODE_HEADER, SiteState
@@ -70,12 +76,17 @@ def open_issue():
 
 
 def test_build_is_deterministic():
+    # generate() is an lru_cache: empty it before each build so both builds draw the site's
+    # data anew (reading one cached draw twice proves nothing), and build once more in a fresh
+    # process with another str hash seed (set order must not leak into the data).
     dumps = []
     for _ in range(2):
+        generate.cache_clear()
         db = sqlite3.connect(":memory:")
         TrackerSite().build(db, SEED)
         dumps.append(list(db.iterdump()))
     assert dumps[0] == dumps[1]
+    assert build_digest_in_a_fresh_process(TrackerSite, SEED) == dump_digest(dumps[0])
 
 
 def test_the_issue_list_shows_open_issues_by_default(state):
@@ -216,8 +227,12 @@ def test_every_data_seed_can_host_every_template():
 
 
 def test_a_task_id_always_names_the_same_task():
-    first, again = tracker_tasks().get("dev/hard/9"), tracker_tasks().get("dev/hard/9")
-    assert (type(first), first.goal(), first.sites) == (type(again), again.goal(), again.sites)
+    named = []
+    for _ in range(2):
+        generate.cache_clear()  # the goal is drawn from the site's data: drawn anew each time
+        task = tracker_tasks().get("dev/hard/9")
+        named.append((type(task), task.goal(), task.sites))
+    assert named[0] == named[1]
 
 
 # ---------------------------------------------------------------------------- end to end
