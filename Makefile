@@ -5,8 +5,13 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+# The suite runs on every core (pytest-xdist); tests that must run alone are marked `serial`
+# and run first, on their own (docs/testing.md).
+WORKERS  ?= auto
+PARALLEL := -n $(WORKERS) --dist worksteal
+QUICK    := tests/core tests/games tests/verifiers tests/eval tests/agents agentgym
 
-.PHONY: install demo test lint check bench clean
+.PHONY: install demo test test-quick lint check bench clean
 
 install: $(STAMP)
 
@@ -32,10 +37,18 @@ $(STAMP): pyproject.toml constraints.txt
 demo: install
 	$(PY) -m agentgym.demo
 
+# Phase one: the `serial` tests alone (pytest's exit 5, "no test collected", is fine there);
+# phase two: everything else on every core, its timing report counting phase one in.
 test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest
+	$(PY) -m pytest -m serial --timings-json .test-timings-serial.json || [ $$? = 5 ]
+	$(PY) -m pytest $(PARALLEL) -m "not serial" --timings-merge .test-timings-serial.json
+
+# The inner loop (<= 3 minutes): the core's, games', verifiers', evaluator's and agents' unit
+# tests, without a browser, docker, a real model or the slow cases.
+test-quick: install
+	$(PY) -m pytest $(PARALLEL) $(QUICK) -m "not slow and not browser and not docker and not model and not serial"
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -25,6 +25,17 @@ check                       what it proves
                             many make/reset/step/close cycles
 ==========================  =================================================================
 
+**Tiers.** Most checks depend on an id's tasks; three prove the env *class's* own code, the
+same whatever tasks it serves: Gymnasium's API, ``close``, and the long leak cycle. An id is
+checked in one of two tiers (:data:`TIERS`): ``class`` runs everything; ``task`` runs every
+check that depends on the tasks (info contract, oracle at the maximum, random agent below it,
+determinism, bad actions, snapshots, and a short leak cycle of :data:`TASK_LEAK_CYCLES`) and
+leaves out the class-level ones. :func:`plan_tiers` gives the ``class`` tier to the first id of
+every env class and of every distinct set of constructor arguments that changes behaviour (an
+env names the arguments that only choose its task source, such as MiniWoB++'s ``task`` or
+reasoning-gym's ``dataset``, in ``metadata["task_kwargs"]``), and ``task`` to the rest. The
+report says which tier an id got; ``agentgym check --full`` gives every id the ``class`` tier.
+
 The test suite runs it over the whole registry, so an env is checked the moment it is
 registered. ``agentgym check [ID ...]`` runs it from the command line. Multi-agent envs have
 their own checker, :mod:`agentgym.multiagent_checker`, built from the same pieces.
@@ -58,15 +69,17 @@ from agentgym.errors import (
     GymnasiumCheckError,
     InfoContractError,
     LeakError,
+    MissingExtraError,
     NullAgentError,
     OracleError,
     SnapshotError,
     UsageError,
 )
+from agentgym.registry import EnvSpec
 from agentgym.sandbox.process import descendants
 from agentgym.spaces import Text
 
-__all__ = ["CHECKS", "CheckReport", "check_env"]
+__all__ = ["CHECKS", "CLASS_CHECKS", "TIERS", "CheckReport", "check_env", "plan_tiers"]
 
 EnvFactory = Callable[[], gymnasium.Env[Any, Any]]
 
@@ -81,6 +94,16 @@ CHECKS = (
     "close",
     "leaks",
 )
+
+CLASS_CHECKS = ("gymnasium", "close")
+"""Checks of the env class's own code, left out of the ``task`` tier (with the long leak cycle)."""
+
+TIERS = ("class", "task")
+"""``class``: every check; ``task``: the checks that depend on the id's tasks (module docstring)."""
+
+TASK_LEAK_CYCLES = 10
+"""The short leak cycle of the ``task`` tier: a leak in the class's code was measured over the
+long cycle of its ``class``-tier sibling; this catches one that only these tasks cause."""
 
 LEAK_SETTLE = 5.0
 """Seconds the leak check waits for resources that ``close()`` released to be gone."""
@@ -103,6 +126,7 @@ class CheckReport:
     """What :func:`check_env` found; every listed check passed."""
 
     env_id: str
+    tier: str = "class"
     passed: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     oracle_tasks: list[str] = field(default_factory=list)
@@ -116,18 +140,27 @@ class CheckReport:
         scores = f"oracle {self.oracle_mean_score:.2f}"
         if "random_agent" in self.passed:
             scores += f" vs random {self.random_mean_score:.2f}"
+        tier = "" if self.tier == "class" else f" [{self.tier} tier]"
         return (
-            f"{self.env_id}: {len(self.passed)} checks passed{skipped}; {scores} over "
+            f"{self.env_id}{tier}: {len(self.passed)} checks passed{skipped}; {scores} over "
             f"{len(self.oracle_tasks)} tasks ({sum(self.seconds.values()):.1f}s)"
         )
 
     @classmethod
-    def begin(cls, env_id: str, skip: Sequence[str], checks: Sequence[str]) -> CheckReport:
-        """An empty report, with ``skip`` validated against the names in ``checks``."""
+    def begin(
+        cls, env_id: str, skip: Sequence[str], checks: Sequence[str], tier: str = "class"
+    ) -> CheckReport:
+        """An empty report, with ``skip`` and ``tier`` validated (the tier's skips added)."""
         unknown = sorted(set(skip) - set(checks))
         if unknown:
             raise UsageError(f"unknown check name(s) {unknown}; checks are {list(checks)}")
-        return cls(env_id, skipped=dict.fromkeys(skip, "skipped by the caller"))
+        if tier not in TIERS:
+            raise UsageError(f"unknown tier {tier!r}; tiers are {list(TIERS)}")
+        skipped = dict.fromkeys(skip, "skipped by the caller")
+        if tier == "task":
+            for name in CLASS_CHECKS:
+                skipped.setdefault(name, "a class-level check: run on the class tier's id")
+        return cls(env_id, tier=tier, skipped=skipped)
 
     def run(self, name: str, check: Callable[[], None]) -> None:
         """Run one named check unless it is skipped, timing it; a failure raises through."""
@@ -146,6 +179,7 @@ def check_env(
     tasks_per_split: int = 1,
     leak_cycles: int = 200,
     skip: Sequence[str] = (),
+    tier: str = "class",
 ) -> CheckReport:
     """Check an env against the contract; raise a ConformanceError subclass on the first failure.
 
@@ -156,9 +190,13 @@ def check_env(
         tasks_per_split: tasks sampled per split and difficulty for the oracle and random agent.
         leak_cycles: make/reset/step/close cycles of the leak check (the contract says 200).
         skip: names from :data:`CHECKS` to leave out (reported as skipped).
+        tier: ``"class"`` (every check) or ``"task"`` (no :data:`CLASS_CHECKS`, and at most
+            :data:`TASK_LEAK_CYCLES` leak cycles); see the module docstring.
     """
     factory, env_id = _factory(env)
-    report = CheckReport.begin(env_id, skip, CHECKS)
+    report = CheckReport.begin(env_id, skip, CHECKS, tier)
+    if tier == "task":
+        leak_cycles = min(leak_cycles, TASK_LEAK_CYCLES)
     run = report.run
     run("gymnasium", lambda: check_gymnasium(factory, env_id))
     run("info_contract", lambda: check_info_contract(factory, env_id, seed))
@@ -189,6 +227,34 @@ def check_env(
     run("close", lambda: check_close(factory, env_id))
     run("leaks", lambda: check_leaks(factory, env_id, leak_cycles, seed))
     return report
+
+
+def plan_tiers(specs: Sequence[EnvSpec], full: bool = False) -> list[tuple[EnvSpec, str]]:
+    """The tier each spec is checked in: ``class`` for the first of every behaviour class.
+
+    Two specs are of one behaviour class when they share the entry point and every constructor
+    argument but those the class names in ``metadata["task_kwargs"]`` (arguments that only
+    choose the task source). ``full`` gives every spec the ``class`` tier. Multi-agent specs
+    always get it (their checker has no tiers).
+    """
+    seen: set[tuple[str, str]] = set()
+    planned = []
+    for spec in specs:
+        key = behaviour_class(spec)
+        tier = "task" if key in seen and not full and spec.kind == "env" else "class"
+        seen.add(key)
+        planned.append((spec, tier))
+    return planned
+
+
+def behaviour_class(spec: EnvSpec) -> tuple[str, str]:
+    """``(entry point, the constructor arguments that change behaviour)`` of a spec."""
+    try:
+        task_kwargs = set(getattr(spec.load(), "metadata", {}).get("task_kwargs", ()))
+    except (MissingExtraError, ImportError):  # its own check reports that, with the extra
+        task_kwargs = set()
+    behaviour = {k: v for k, v in spec.kwargs.items() if k not in task_kwargs}
+    return spec.entry_point, repr(sorted(behaviour.items()))
 
 
 # --------------------------------------------------------------------------- the checks

@@ -102,6 +102,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--leak-cycles", type=int, default=200, metavar="N")
     check.add_argument("--seed", type=int, default=0)
     check.add_argument(
+        "--full",
+        action="store_true",
+        help="every id gets the class-level checks too (Gymnasium's API, close, the long leak "
+        "cycle); by default they run once per env class (see agentgym.checker's tiers)",
+    )
+    check.add_argument(
         "--skip",
         action="append",
         default=[],
@@ -278,22 +284,21 @@ def _indent(text: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from agentgym.checker import check_env
+    from agentgym.checker import check_env, plan_tiers
     from agentgym.multiagent_checker import check_multiagent_env
 
     ids = list(args.ids) or [s.id for s in list_envs(family=args.family)]
     failures = 0
-    for env_id in ids:
+    for env_spec, tier in plan_tiers([spec(env_id) for env_id in ids], full=args.full):
+        env_id = env_spec.id
         started = time.perf_counter()
+        options = {"seed": args.seed, "tasks_per_split": args.tasks_per_split}
+        options |= {"leak_cycles": args.leak_cycles, "skip": args.skip}
         try:
-            checker = check_env if spec(env_id).kind == "env" else check_multiagent_env
-            report = checker(
-                env_id,
-                seed=args.seed,
-                tasks_per_split=args.tasks_per_split,
-                leak_cycles=args.leak_cycles,
-                skip=args.skip,
-            )
+            if env_spec.kind == "env":
+                report = check_env(env_id, tier=tier, **options)
+            else:
+                report = check_multiagent_env(env_id, **options)
         except (ConformanceError, AgentGymError) as error:
             failures += 1
             print(f"FAIL  {env_id}  ({type(error).__name__}, {time.perf_counter() - started:.1f}s)")

@@ -1,6 +1,49 @@
-"""Shared test setup: tests/core holds test doubles importable by their module name."""
+"""Shared test setup.
 
+* ``tests/core`` holds test doubles importable by their module name.
+* The timing report (:mod:`timings`) ends every run with where the time went.
+* Every test is marked by what it needs, from where it lives and which fixtures it takes, so
+  ``-m`` selects by resource (``docs/testing.md``): ``browser`` (Chromium: the web family's
+  tests and conformance cases), ``docker`` (the private dockerd and the sandbox image),
+  ``model`` (the embedded SmolLM2 or a training run). ``serial`` and ``slow`` are set by hand.
+"""
+
+import os
 import sys
 from pathlib import Path
 
+import pytest
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each worker gets its share of the cores: thread pools sized for the whole machine (torch's
+    # OpenMP, BLAS), in every worker at once, oversubscribe it with busy-waiting threads. Set
+    # before anything imports torch or numpy; subprocesses inherit it.
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    share = str(max(1, (os.cpu_count() or 1) // workers))
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(variable, share)
+
 sys.path.insert(0, str(Path(__file__).parent / "core"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from timings import TimingReport, family_of, pytest_addoption  # noqa: F401  (a hook)
+
+BROWSER_FAMILIES = ("web", "miniwob")
+MODEL_FIXTURES = {"smollm2_server", "warm_policy"}
+MODEL_PATHS = ("tests/baselines/", "tests/agents/test_smollm2.py")
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist) reports
+        config.pluginmanager.register(TimingReport(config), "agentgym-timings")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if family_of(item.nodeid) in BROWSER_FAMILIES:
+            item.add_marker(pytest.mark.browser)
+        if "docker_daemon" in item.fixturenames or params.get("backend") == "docker":
+            item.add_marker(pytest.mark.docker)
+        if item.nodeid.startswith(MODEL_PATHS) or MODEL_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.model)

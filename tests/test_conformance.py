@@ -6,33 +6,28 @@ A new env is checked the moment it is registered; nothing here names a particula
 import pytest
 
 import agentgym
-from agentgym.checker import check_env
+from agentgym.checker import CLASS_CHECKS, check_env, plan_tiers
 from agentgym.multiagent_checker import check_multiagent_env
 
 SLOW_FAMILIES_OR_PREFIXES = ("games/TextWorld",)
 
 
-SIBLING_CHECK = {"leak_cycles": 10, "skip": ("gymnasium", "close")}
-"""How an id is checked when an earlier id of the same env class was checked in full: the
-class-level checks (Gymnasium's API, close, a leak in the class's code) were proven there, so
-a sibling (one of reasoning-gym's datasets, of MiniWoB's pages) runs every check that depends
-on its tasks, and 10 leak cycles of its own."""
-
-
 def _params():
-    checked_classes = set()
-    for spec in agentgym.list_envs(kind="env"):
+    """Every single-agent id, in the tier :func:`~agentgym.checker.plan_tiers` gives it: the
+    class-level checks once per behaviour class, the task-level checks on every id."""
+    for spec, tier in plan_tiers(agentgym.list_envs(kind="env")):
         slow = spec.id.startswith(SLOW_FAMILIES_OR_PREFIXES)
-        how = SIBLING_CHECK if spec.entry_point in checked_classes else {"leak_cycles": 200}
-        checked_classes.add(spec.entry_point)
         marks = [pytest.mark.slow] if slow else []
-        yield pytest.param(spec.id, how, id=spec.id, marks=marks)
+        yield pytest.param(spec.id, tier, id=spec.id, marks=marks)
 
 
-@pytest.mark.parametrize(("env_id", "how"), list(_params()))
-def test_env_conforms(env_id, how):
-    report = check_env(env_id, **how)
+@pytest.mark.parametrize(("env_id", "tier"), list(_params()))
+def test_env_conforms(env_id, tier):
+    report = check_env(env_id, tier=tier)
+    assert report.tier == tier
     assert "leaks" in report.passed
+    for name in CLASS_CHECKS:
+        assert (name in report.passed) == (tier == "class"), (name, report.skipped)
     if "oracle" in report.skipped:  # declared: a MiniWoB++ task with no scripted solver yet
         env = agentgym.make(env_id)
         assert env.metadata["oracle"] is False
@@ -46,6 +41,17 @@ def test_env_conforms(env_id, how):
 def test_multiagent_env_conforms(env_id):
     report = check_multiagent_env(env_id, leak_cycles=200)
     assert "pettingzoo" in report.passed and "leaks" in report.passed
+
+
+def test_every_behaviour_class_has_one_id_in_the_class_tier():
+    planned = plan_tiers(agentgym.list_envs(kind="env"))
+    class_tier = [spec for spec, tier in planned if tier == "class"]
+    entry_points = {spec.entry_point for spec, _ in planned}
+    assert {spec.entry_point for spec in class_tier} == entry_points
+    # MiniWoB++'s pages and reasoning-gym's datasets differ only in their task source.
+    assert sum(s.entry_point.endswith(":MiniWoBEnv") for s in class_tier) == 1
+    assert sum(s.entry_point.endswith(":ReasoningGymEnv") for s in class_tier) == 1
+    assert all(tier == "class" for _, tier in plan_tiers(agentgym.list_envs(), full=True))
 
 
 def test_the_games_family_has_at_least_eleven_ids():

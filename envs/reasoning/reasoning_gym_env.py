@@ -469,7 +469,8 @@ class ReasoningGymEnv(TaskEnv[Question]):
     **Version history.** v0: first release (reasoning-gym 0.1.25).
     """
 
-    metadata = {**TaskEnv.metadata, "action_style": "raw"}  # it reads <answer> tags itself
+    # It reads <answer> tags itself; ``dataset`` only chooses the task source (checker tiers).
+    metadata = {**TaskEnv.metadata, "action_style": "raw", "task_kwargs": ("dataset",)}
 
     max_observation_length = _MAX_OBSERVATION
     max_action_length = _MAX_ACTION

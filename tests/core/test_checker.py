@@ -26,7 +26,7 @@ from broken_envs import (
 from gymnasium.envs.registration import EnvSpec
 
 from agentgym import errors
-from agentgym.checker import CHECKS, check_env
+from agentgym.checker import CHECKS, CLASS_CHECKS, TASK_LEAK_CYCLES, check_env, plan_tiers
 
 
 def factory(cls: type, **kwargs: Any) -> Callable[[], gymnasium.Env]:
@@ -166,9 +166,9 @@ def test_a_thread_per_reset_is_a_leak_error():
         with pytest.raises(
             errors.LeakError,
             match=r"^test/ThreadLeakEnv-v0: threads grew from "
-            r"\d+ to \d+ over 10 make/reset/step/close cycles",
-        ):
-            check_env(factory(ThreadLeakEnv), leak_cycles=10)
+            rf"\d+ to \d+ over {TASK_LEAK_CYCLES} make/reset/step/close cycles",
+        ):  # the task tier's short cycle, whatever the caller asked for
+            check_env(factory(ThreadLeakEnv), tier="task", leak_cycles=200)
     finally:
         release_leaked_threads()
 
@@ -202,6 +202,35 @@ def test_every_conformance_error_is_an_assertion_error():
         "LeakError",
     ):
         assert issubclass(getattr(errors, name), errors.ConformanceError)
+
+
+def test_the_task_tier_leaves_out_the_class_checks_and_says_so():
+    report = check_env(factory(CounterEnv), tier="task")
+    assert report.tier == "task"
+    assert report.passed == [name for name in CHECKS if name not in CLASS_CHECKS]
+    assert set(report.skipped) == set(CLASS_CHECKS)
+    assert "[task tier]" in report.summary()
+
+
+def test_the_task_tier_still_finds_what_depends_on_the_tasks():
+    with pytest.raises(errors.OracleError):
+        check_env(factory(WrongOracleEnv), tier="task")
+    # and a leak, over its short cycle: test_a_thread_per_reset_is_a_leak_error
+
+
+def test_tiers_give_the_class_tier_once_per_behaviour_class():
+    from agentgym.registry import spec
+
+    miniwob = [spec(f"miniwob/{name}-v0") for name in ("click_test", "click_button")]
+    sokoban = spec("games/Sokoban-v0")
+    planned = plan_tiers([*miniwob, sokoban])
+    assert [tier for _, tier in planned] == ["class", "task", "class"]
+    assert [tier for _, tier in plan_tiers([*miniwob, sokoban], full=True)] == ["class"] * 3
+
+
+def test_unknown_tiers_are_rejected():
+    with pytest.raises(errors.UsageError, match="unknown tier 'fast'"):
+        check_env(factory(CounterEnv), tier="fast")
 
 
 def test_unknown_check_names_are_rejected():

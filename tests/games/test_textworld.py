@@ -34,23 +34,21 @@ DIFFICULTIES = ["easy", "medium", "hard"]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def game_cache(tmp_path_factory):
-    """One cache for the module, filled up front, two games at a time (one per core).
-
-    Each game is generated once (2-6 s) and then loaded from the cache by every test using it.
-    """
-    root = tmp_path_factory.mktemp("agentgym-cache")
-    old = os.environ.get("AGENTGYM_CACHE")
-    os.environ["AGENTGYM_CACHE"] = str(root)
+def games_ready():
+    """The games the module plays, made up front in the shared cache, two at a time (one per
+    core): each is generated once per machine (2-6 s, under its lock: parallel test workers
+    wait for it rather than make it twice) and then loaded by every test and run using it."""
     used = [(name, level, 0) for name in IDS for level in DIFFICULTIES]
     used += [("CoinCollector", "easy", 1), ("Cooking", "easy", 1)]
     with ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(lambda game: ensure_game(*game_of(*game)), used))
-    yield root
-    if old is None:
-        del os.environ["AGENTGYM_CACHE"]
-    else:
-        os.environ["AGENTGYM_CACHE"] = old
+
+
+@pytest.fixture
+def empty_cache(tmp_path, monkeypatch):
+    """A private, empty ``AGENTGYM_CACHE``: for the tests of generating and caching a game."""
+    monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path))
+    return tmp_path
 
 
 def game_of(name: str, difficulty: str, seed: int) -> tuple[str, dict, int]:
@@ -128,7 +126,7 @@ def test_same_seed_and_actions_give_an_identical_episode():
     assert data_equivalence(first, transcript("Cooking", 0, actions), exact=True)
 
 
-def test_a_cached_game_loads_fast_and_is_the_same_game(game_cache):
+def test_a_cached_game_loads_fast_and_is_the_same_game(empty_cache):
     env = make("CoinCollector")
     started = time.perf_counter()
     first, info = env.reset(seed=123, options={"difficulty": "medium"})
@@ -136,7 +134,7 @@ def test_a_cached_game_loads_fast_and_is_the_same_game(game_cache):
     task = env.unwrapped.task
     path = game_path(task.challenge, task.settings, task.game_seed)
     assert path.is_file() and path.with_suffix(".json").is_file()
-    assert path.is_relative_to(game_cache / "textworld" / "tw-coin_collector")
+    assert path.is_relative_to(empty_cache / "textworld" / "tw-coin_collector")
     stamp = path.stat().st_mtime_ns
     env.close()
     again = make("CoinCollector")
@@ -150,7 +148,7 @@ def test_a_cached_game_loads_fast_and_is_the_same_game(game_cache):
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".")]  # no scratch left
 
 
-def test_envs_in_concurrent_threads_reset_and_play(game_cache):
+def test_envs_in_concurrent_threads_reset_and_play():
     # TextWorld's game parser is one module-level object that is not thread-safe; the
     # evaluator resets envs from worker threads (this failed with TatSu errors before the lock).
     def play(seed: int) -> float:
@@ -167,7 +165,7 @@ def test_envs_in_concurrent_threads_reset_and_play(game_cache):
 
 
 @pytest.mark.slow
-def test_concurrent_processes_generate_one_complete_game(game_cache):
+def test_concurrent_processes_generate_one_complete_game(empty_cache):
     settings = TextWorldCookingEnv.settings_for("test", "easy")
     code = (
         "import sys; from agentgym.envs.games.textworld_env import ensure_game; "
