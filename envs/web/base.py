@@ -32,6 +32,7 @@ from agentgym.envs.web.browser import (
     BrowserCrashedError,
     BrowserPool,
     acquire,
+    died,
     is_crash,
     release,
 )
@@ -51,6 +52,18 @@ not covered) before it is the agent's mistake."""
 
 LOAD_TIMEOUT_MS = 10_000
 """How long a page may take to load before it is observed as it is."""
+
+START_ATTEMPTS = 3
+"""How many times a reset tries to load its start page (a load aborted or refused on a busy
+machine, or a tab whose renderer died as it loaded) before the browser has failed."""
+
+NEW_TAB_TIMEOUT_S = 5.0
+"""How long opening a tab may take: it takes milliseconds, but a renderer killed as the tab
+opens can leave Playwright's ``new_page`` waiting forever."""
+
+PROBE_TIMEOUT_S = 2.0
+"""How long a page has to answer a trivial script when an error leaves open whether its
+renderer died (see ``WebWorld._broke``)."""
 
 
 class WebWorld:
@@ -85,6 +98,7 @@ class WebWorld:
         self._active = 0
         self._inflight = 0
         self._idle: asyncio.Event | None = None
+        self._crashed: set[Any] = set()  # the tabs whose renderer died (their "crash" event)
 
     # ------------------------------------------------------------------ for tasks
 
@@ -131,9 +145,56 @@ class WebWorld:
         self._context.on("requestfinished", self._request_ended)
         self._context.on("requestfailed", self._request_ended)
         self._context.on("page", self._page_opened)  # popups and target=_blank links
-        page = await self._context.new_page()
-        await page.goto(origin + self.start_path, timeout=LOAD_TIMEOUT_MS)
+        await self._load_start_page(origin + self.start_path)
         await self._settle()
+
+    async def _load_start_page(self, url: str) -> None:
+        """Load the start page in a fresh tab, trying again a bounded number of times.
+
+        On a busy machine a load can be aborted or refused while the tab lives: it is tried
+        again after a short backoff. A tab whose renderer died is not tried again in place:
+        a fresh tab replaces it. A load that timed out, or a browser that is gone, is not
+        tried again; after :data:`START_ATTEMPTS` the browser has failed.
+        """
+        from playwright.async_api import Error as PlaywrightError
+        from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+        assert self._context is not None
+        dead_tab, failure = True, None
+        for attempt in range(START_ATTEMPTS):
+            if attempt:
+                await asyncio.sleep(0.1 * 2**attempt)
+            try:
+                if dead_tab:
+                    await self._fresh_tab()
+                await self.page.goto(url, timeout=LOAD_TIMEOUT_MS)
+                return
+            except PlaywrightError as error:
+                if isinstance(error, PlaywrightTimeout) or not self._context.browser.is_connected():
+                    raise
+                dead_tab, failure = await self._broke(error), error
+        raise BrowserCrashedError(
+            f"the start page {url} did not load in {START_ATTEMPTS} attempts: {failure}"
+        )
+
+    async def _fresh_tab(self) -> None:
+        """Make a new tab the only one (a dead tab stays in the context until it closes)."""
+        self._pages, self._active = [], 0
+        page = await self._new_page()
+        self._pages, self._active = [page], 0
+        # Requests of a dead tab may never finish: they must not hold up the new one.
+        self._inflight = 0
+        assert self._idle is not None
+        self._idle.set()
+
+    async def _new_page(self) -> Any:
+        """A new tab of the context; the "page" event adds it to the tabs."""
+        try:
+            return await asyncio.wait_for(self._context.new_page(), NEW_TAB_TIMEOUT_S)
+        except TimeoutError:
+            raise BrowserCrashedError(
+                f"a new tab did not open in {NEW_TAB_TIMEOUT_S:g} s: its renderer died"
+            ) from None
 
     def close(self) -> None:
         """Close the context and delete the episode's databases (idempotent)."""
@@ -169,8 +230,8 @@ class WebWorld:
         try:
             feedback = await self._do(name, args)
         except PlaywrightError as error:
-            if self._context is None or is_crash(error, self._context):
-                raise BrowserCrashedError(f"the browser died: {error}") from None
+            if await self._broke(error):
+                raise died(error) from None
             first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
             raise InvalidAction(f"{name} failed: {first}") from None
         await self._settle()
@@ -224,7 +285,7 @@ class WebWorld:
             await page.go_forward(timeout=LOAD_TIMEOUT_MS)
         elif name == "new_tab":
             url = self._on_sites(args["url"]) if args["url"] else None
-            page = await self._context.new_page()  # the "page" event adds it to the tabs
+            page = await self._new_page()
             self._active = self._pages.index(page)
             if url:
                 await page.goto(url, timeout=LOAD_TIMEOUT_MS)
@@ -256,12 +317,12 @@ class WebWorld:
         try:
             await target.select_option(label=option, timeout=ELEMENT_TIMEOUT_MS)
         except PlaywrightError as by_label:
-            if is_crash(by_label, self._context):
+            if await self._broke(by_label):
                 raise
             try:
                 await target.select_option(value=option, timeout=ELEMENT_TIMEOUT_MS)
             except PlaywrightError as by_value:
-                if is_crash(by_value, self._context):
+                if await self._broke(by_value):
                     raise
                 kids = [n.name for n in self.snapshot.nodes if n.parent == node.id]
                 raise InvalidAction(
@@ -315,6 +376,37 @@ class WebWorld:
 
     def _page_opened(self, page: Any) -> None:
         self._pages.append(page)
+        page.on("crash", self._page_crashed)
+
+    def _page_crashed(self, page: Any) -> None:
+        self._crashed.add(page)
+
+    def _tab_gone(self) -> bool:
+        """Whether the active tab's renderer died (its "crash" event) or the tab closed."""
+        return not self._pages or self.page in self._crashed or self.page.is_closed()
+
+    async def _broke(self, error: BaseException) -> bool:
+        """Whether ``error`` is the browser's failure rather than the agent's mistake.
+
+        A crash sign in the message, a disconnected browser, or an active tab whose renderer
+        died or that closed. A killed renderer can first show as an aborted navigation or a
+        detached frame, its "crash" event a moment behind (an iframe that detaches is the page's
+        own doing): then the page is asked for a trivial script, which a dead one cannot run.
+        """
+        from playwright.async_api import Error as PlaywrightError
+
+        if self._context is None or is_crash(error, self._context) or self._tab_gone():
+            return True
+        message = str(error).lower()
+        if not any(sign in message for sign in ("frame was detached", "net::err_aborted")):
+            return False
+        try:
+            await asyncio.wait_for(self.page.evaluate("1"), PROBE_TIMEOUT_S)
+        except TimeoutError:
+            return True
+        except PlaywrightError as probe:
+            return is_crash(probe, self._context) or self._tab_gone()
+        return self._tab_gone()
 
     def _request_started(self, request: Any) -> None:
         assert self._idle is not None
@@ -339,8 +431,8 @@ class WebWorld:
             # One task turn of the page's own event loop: handlers queued by the action run.
             await page.evaluate("() => new Promise(resolve => setTimeout(resolve, 0))")
         except (TimeoutError, PlaywrightError) as error:
-            if self._context is None or is_crash(error, self._context):
-                raise BrowserCrashedError(f"the browser died: {error}") from None
+            if await self._broke(error):
+                raise died(error) from None
             # A page still loading after the limit, or one that navigated as we waited:
             # it is observed as it is.
 

@@ -15,10 +15,16 @@ that loop.
 releases it, the pool lingers :data:`LINGER` seconds (an env made right after reuses it) and then
 closes its browser, server and thread. :func:`shutdown` closes it at once.
 
-**Faults.** A browser that disconnects (crashed, killed) fails the operations of the episodes
-that were using it with :class:`BrowserCrashedError`, an infrastructure error: the evaluator
-records those episodes as errored, never scored. The next context relaunches the browser. A
-server process that died is restarted likewise.
+**Faults.** Every Playwright error that leaves the pool becomes ours at one boundary,
+:meth:`BrowserPool.call`: :class:`BrowserCrashedError`, an infrastructure error, which the
+evaluator retries and then records as errored, never scored. An agent's mistake never gets
+that far: the world turns it into feedback first (:func:`is_crash` and the world's own view of
+its tab tell the two apart). A browser that disconnects (crashed, killed) fails the episodes
+that were using it, and the next context relaunches it. A renderer that dies (a killed
+``--type=renderer`` process, a page crash) fails its episode's step; while a reset opens its
+start page, a tab whose renderer died is replaced and a navigation that fails while the tab
+lives (an aborted or refused load on a busy machine) is tried again, a bounded number of
+times. A server process that died is restarted.
 
 The browser is the system's Chromium (Debian's ``chromium``; ``AGENTGYM_CHROMIUM`` names
 another), launched through ``executable_path``: ``playwright install`` downloads a browser
@@ -48,6 +54,7 @@ __all__ = [
     "BrowserPool",
     "BrowserUnavailableError",
     "acquire",
+    "died",
     "find_chromium",
     "is_crash",
     "release",
@@ -84,7 +91,8 @@ class BrowserUnavailableError(InfrastructureError):
 
 
 class BrowserCrashedError(EnvCrashedError):
-    """The browser (or the site server) died under an episode; that episode is errored."""
+    """The browser, a page's renderer or the site server failed under an episode (not by the
+    agent's action); that episode is errored, and retried by the evaluator."""
 
 
 def find_chromium() -> str:
@@ -187,6 +195,18 @@ class BrowserPool:
                 continue
         return pids
 
+    def renderer_pids(self) -> list[int]:
+        """The process ids of the browser's renderers, the processes that run the pages (for
+        fault injection: killing one crashes its pages, not the browser)."""
+        import psutil
+
+        pids = []
+        for pid in self.browser_pids():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if "--type=renderer" in psutil.Process(pid).cmdline():
+                    pids.append(pid)
+        return pids
+
     async def _start_playwright(self) -> Any:
         from playwright.async_api import async_playwright
 
@@ -250,22 +270,38 @@ class BrowserPool:
 
 
 async def _translated(coroutine: Awaitable[T]) -> T:
-    """Run ``coroutine``; a Playwright failure of the browser itself becomes a typed error."""
+    """Run ``coroutine``; any Playwright error that escapes it becomes ours.
+
+    This is the web family's one boundary between Playwright's errors and ours. What reaches
+    it is never the agent's mistake (the world turns those into feedback before), so it is
+    the browser's failure: a dead browser or renderer, or a page that would not load.
+    """
     from playwright.async_api import Error as PlaywrightError
 
     try:
         return await coroutine
     except PlaywrightError as error:
         if is_crash(error):
-            raise BrowserCrashedError(f"the browser died: {str(error).strip()[:500]}") from None
-        raise
+            raise died(error) from None
+        raise BrowserCrashedError(
+            f"a browser operation failed: {str(error).strip()[:500]}"
+        ) from None
 
 
-def is_crash(error: Exception, context: Any = None) -> bool:
-    """Whether a Playwright error means the browser (not the agent's action) failed.
+def died(error: BaseException) -> BrowserCrashedError:
+    """The typed error for a Playwright error met because the browser or a renderer died."""
+    return BrowserCrashedError(
+        f"the browser or the page's renderer died: {str(error).strip()[:500]}"
+    )
 
-    The message is the first sign: the ``disconnected`` event can arrive after the error of
-    the operation that met the dead browser. ``context`` adds the connection's state.
+
+def is_crash(error: BaseException, context: Any = None) -> bool:
+    """Whether a Playwright error means the browser or the page's renderer (not the agent's
+    action) failed.
+
+    The message is the first sign: the ``disconnected`` and ``crash`` events can arrive after
+    the error of the operation that met the dead browser or renderer. ``context`` adds the
+    connection's state. (The world adds what it knows of its own tabs: ``WebWorld._broke``.)
     """
     if any(sign in str(error) for sign in _CRASH_SIGNS):
         return True
@@ -273,11 +309,11 @@ def is_crash(error: Exception, context: Any = None) -> bool:
 
 
 _CRASH_SIGNS = (
-    "has been closed",
+    "has been closed",  # "Target page, context or browser has been closed"
     "Target closed",
     "Connection closed",
     "Browser closed",
-    "crashed",
+    "crashed",  # "Page crashed", "Target crashed": a renderer died
     "disconnected",
 )
 

@@ -19,9 +19,10 @@ import numpy as np
 from agentgym.core import GeneratedTaskSet, Verdict
 from agentgym.envs.web.actions import format_action
 from agentgym.envs.web.base import WebEnv, WebTask, WebWorld
+from agentgym.envs.web.browser import BrowserCrashedError, died
 from agentgym.envs.web.observe import Node
 from agentgym.envs.web.server import miniwob_html
-from agentgym.errors import EnvCrashedError, MissingExtraError, UsageError
+from agentgym.errors import MissingExtraError, UsageError
 from agentgym.registry import register
 
 __all__ = [
@@ -98,16 +99,21 @@ class MiniWoBWorld(WebWorld):
     def page_reward(self) -> tuple[float, bool, str]:
         """``(raw reward, done, reason)`` from the page's globals (``(0, False, "")`` before
         the page has an episode, or after it left the task page)."""
-        from playwright.async_api import Error as PlaywrightError
-
-        try:
-            found = self.evaluate(REWARD_JS)
-        except PlaywrightError:  # the page is navigating: it has not ended the episode
-            return 0.0, False, ""
+        found = self._live_pool().call(self._read_reward())
         if found is None:
             return 0.0, False, ""
         raw, done, reason = found
         return float(raw), bool(done), reason
+
+    async def _read_reward(self) -> Any:
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            return await self.page.evaluate(REWARD_JS)
+        except PlaywrightError as error:
+            if await self._broke(error):
+                raise died(error) from None
+            return None  # the page is navigating: it has not ended the episode
 
 
 Oracle = Callable[["MiniWoBTask", MiniWoBWorld], "str | None"]
@@ -146,17 +152,14 @@ class MiniWoBTask(WebTask):
         return f"Do the MiniWoB++ task {self.name!r} shown on the page."
 
     def prepare(self, world: WebWorld) -> None:
-        from playwright.async_api import Error as PlaywrightError
-
         assert isinstance(world, MiniWoBWorld)
         try:
             world.utterance = str(world.evaluate(SETUP_JS, str(self.seed)))
             if self.name in SETTLE_JS:
                 world.evaluate(SETTLE_JS[self.name])
-        except PlaywrightError as error:
-            raise EnvCrashedError(
-                f"the MiniWoB page {self.start_path} did not start an episode: "
-                f"{str(error).strip()[:500]}"
+        except BrowserCrashedError as error:
+            raise BrowserCrashedError(
+                f"the MiniWoB page {self.start_path} did not start an episode: {error}"
             ) from None
 
     def validate(self, world: WebWorld) -> Verdict:
@@ -283,6 +286,8 @@ class MiniWoBEnv(WebEnv):
         "noop",
     )
     max_invalid_default = 10
+    # ``task`` only chooses the page: one page's conformance run proves the class's own code.
+    metadata: ClassVar[dict[str, Any]] = {**WebEnv.metadata, "task_kwargs": ("task",)}
 
     def __init__(
         self, *, task: str = "click-test", viewport: tuple[int, int] = (160, 210), **kwargs: Any

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentgym.envs.web.browser import is_crash
+
 __all__ = ["Node", "PageSnapshot", "draw_marks", "take_snapshot"]
 
 WALKER = (Path(__file__).parent / "observe.js").read_text()
@@ -169,7 +171,9 @@ async def _splice(
             nodes.extend(
                 await _splice(child, inner["nodes"], f"{node_id}.", (x + offset[0], y + offset[1]))
             )
-        except PlaywrightError:  # detached or navigating: only its subtree is lost
+        except PlaywrightError as error:  # detached or navigating: only its subtree is lost
+            if is_crash(error):  # unless the whole page's renderer is gone
+                raise
             nodes[-1] = Node(**{**node.__dict__, "name": (node.name + " (unavailable)").strip()})
     return nodes
 

@@ -1,4 +1,5 @@
-"""Web envs under the evaluator: a browser killed mid-episode errors that episode only.
+"""Web envs under the evaluator: a browser or renderer killed mid-episode errors that episode
+only (or, with retries, the episode is played again).
 
 The testbed env (tests/web/testbed.py, a test double of a site) is registered for these tests
 only, under an id the conformance suite does not see.
@@ -33,26 +34,36 @@ def benchmark(tasks):
     )
 
 
-class Saboteur(Agent):
-    """Plays the oracle, but on its first episode's second turn kills every Chromium process."""
+def saboteur(kill):
+    """An agent that plays the oracle, but on its first episode's second turn kills the pool's
+    processes that ``kill`` lists: ``browser_pids`` (the whole browser) or ``renderer_pids``
+    (the processes that run the pages: the browser lives on, the page crashes)."""
 
-    sabotaged = False
+    class Saboteur(Agent):
+        sabotaged = False
+        episodes = 0  # episodes begun, retries included
 
-    def reset(self, context):
-        self.env, self.turn = context.env.unwrapped, 0
+        def reset(self, context):
+            self.env, self.turn = context.env.unwrapped, 0
+            Saboteur.episodes += 1
 
-    def act_sync(self, observation, info):
-        self.turn += 1
-        if self.turn == 2 and not Saboteur.sabotaged:
-            Saboteur.sabotaged = True
-            for pid in self.env._pool.browser_pids():
-                os.kill(pid, signal.SIGKILL)
-        return self.env.oracle_action() or "noop()"
+        def act_sync(self, observation, info):
+            self.turn += 1
+            if self.turn == 2 and not Saboteur.sabotaged:
+                Saboteur.sabotaged = True
+                pids = getattr(self.env._pool, kill)()
+                assert pids
+                for pid in pids:
+                    os.kill(pid, signal.SIGKILL)
+            return self.env.oracle_action() or "noop()"
+
+    return Saboteur
 
 
-def test_a_browser_killed_mid_episode_errors_that_episode_and_the_run_goes_on(tmp_path):
+@pytest.mark.parametrize("kill", ["browser_pids", "renderer_pids"], ids=["browser", "renderer"])
+def test_a_browser_killed_mid_episode_errors_that_episode_and_the_run_goes_on(tmp_path, kill):
     result = evaluate(
-        benchmark(3), Saboteur, tmp_path / "run", num_envs=1, limits=EngineLimits(retries=0)
+        benchmark(3), saboteur(kill), tmp_path / "run", num_envs=1, limits=EngineLimits(retries=0)
     )
     statuses = [r.status for r in result.records]
     assert statuses.count("errored") == 1 and statuses.count("ok") == 2, statuses
@@ -60,6 +71,14 @@ def test_a_browser_killed_mid_episode_errors_that_episode_and_the_run_goes_on(tm
     assert "BrowserCrashedError" in errored.error
     overall = result.summary["overall"]
     assert overall["errored"] == 1 and overall["success"] == 1.0
+
+
+def test_a_killed_episode_is_retried_not_scored(tmp_path):
+    agent = saboteur("renderer_pids")
+    result = evaluate(benchmark(2), agent, tmp_path / "run", num_envs=1)
+    assert agent.sabotaged and agent.episodes == 3  # two episodes, one of them played twice
+    assert [r.status for r in result.records] == ["ok", "ok"]
+    assert result.summary["overall"]["success"] == 1.0
 
 
 def test_the_oracle_scores_max_through_the_evaluator_with_concurrent_contexts(tmp_path):
