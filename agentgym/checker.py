@@ -68,6 +68,7 @@ from agentgym.errors import (
     DeterminismError,
     GymnasiumCheckError,
     InfoContractError,
+    InfrastructureError,
     LeakError,
     MissingExtraError,
     NullAgentError,
@@ -101,6 +102,9 @@ CLASS_CHECKS = ("gymnasium", "close")
 TIERS = ("class", "task")
 """``class``: every check; ``task``: the checks that depend on the id's tasks (module docstring)."""
 
+INFRA_RETRIES = 1
+"""How many times a check is run again after an infrastructure error (see CheckReport.run)."""
+
 TASK_LEAK_CYCLES = 10
 """The short leak cycle of the ``task`` tier: a leak in the class's code was measured over the
 long cycle of its ``class``-tier sibling; this catches one that only these tasks cause."""
@@ -133,6 +137,8 @@ class CheckReport:
     oracle_mean_score: float = 0.0
     random_mean_score: float = 0.0
     seconds: dict[str, float] = field(default_factory=dict)
+    infrastructure: list[str] = field(default_factory=list)
+    """Infrastructure errors met (and overcome by running the check again)."""
 
     def summary(self) -> str:
         """One line for the CLI."""
@@ -163,11 +169,24 @@ class CheckReport:
         return cls(env_id, tier=tier, skipped=skipped)
 
     def run(self, name: str, check: Callable[[], None]) -> None:
-        """Run one named check unless it is skipped, timing it; a failure raises through."""
+        """Run one named check unless it is skipped, timing it; a failure raises through.
+
+        An infrastructure error (a browser that died, a sandbox that would not start) is not
+        the env breaking the contract: the check is run again, :data:`INFRA_RETRIES` times at
+        most, as the evaluator replays an episode; each one is listed in ``infrastructure``.
+        If it persists it raises, typed as what it is, never as a ConformanceError.
+        """
         if name in self.skipped:
             return
         started = time.perf_counter()
-        check()
+        for attempt in range(INFRA_RETRIES + 1):
+            try:
+                check()
+                break
+            except InfrastructureError as error:
+                self.infrastructure.append(f"{name}: {type(error).__name__}: {error}")
+                if attempt == INFRA_RETRIES:
+                    raise
         self.seconds[name] = time.perf_counter() - started
         self.passed.append(name)
 
@@ -267,6 +286,8 @@ def check_gymnasium(factory: EnvFactory, env_id: str) -> None:
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # render_mode="human" prints
                 gymnasium_check_env(env.unwrapped)
+        except InfrastructureError:  # no breach: CheckReport.run retries it
+            raise
         except Exception as error:
             raise GymnasiumCheckError(
                 f"{env_id}: Gymnasium's check_env failed: {type(error).__name__}: {error}"
@@ -392,6 +413,8 @@ def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
         for action in malformed:
             try:
                 observation, _, terminated, truncated, info = env.step(action)
+            except InfrastructureError:  # no breach: CheckReport.run retries it
+                raise
             except Exception as error:
                 raise BadActionError(
                     f"{env_id}: step({action!r:.40}) raised {type(error).__name__}: {error}. A "
@@ -421,6 +444,8 @@ def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
                 call()
             except TypeError:
                 continue
+            except InfrastructureError:  # no breach: CheckReport.run retries it
+                raise
             except Exception as error:
                 raise BadActionError(
                     f"{env_id}: {description} raised {type(error).__name__}: {error}; a wrong "
@@ -445,6 +470,8 @@ def check_snapshot(factory: EnvFactory, env_id: str, seed: int) -> None:
         snapshot = base.get_state()
         try:
             pickle.dumps(snapshot)
+        except InfrastructureError:  # no breach: CheckReport.run retries it
+            raise
         except Exception as error:
             raise SnapshotError(
                 f"{env_id}: get_state() returned an unpicklable snapshot: {error}"
@@ -478,6 +505,8 @@ def check_close(factory: EnvFactory, env_id: str) -> None:
         for attempt in ("first", "second"):
             try:
                 env.close()
+            except InfrastructureError:  # no breach: CheckReport.run retries it
+                raise
             except Exception as error:
                 raise CloseError(
                     f"{env_id}: the {attempt} close() "

@@ -20,7 +20,12 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from agentgym.errors import AgentGymError, ConformanceError, MissingExtraError
+from agentgym.errors import (
+    AgentGymError,
+    ConformanceError,
+    InfrastructureError,
+    MissingExtraError,
+)
 from agentgym.registry import EnvSpec, list_envs, make, spec
 
 __all__ = ["main"]
@@ -288,7 +293,7 @@ def _check(args: argparse.Namespace) -> int:
     from agentgym.multiagent_checker import check_multiagent_env
 
     ids = list(args.ids) or [s.id for s in list_envs(family=args.family)]
-    failures = 0
+    failures = unchecked = 0
     for env_spec, tier in plan_tiers([spec(env_id) for env_id in ids], full=args.full):
         env_id = env_spec.id
         started = time.perf_counter()
@@ -300,12 +305,18 @@ def _check(args: argparse.Namespace) -> int:
             else:
                 report = check_multiagent_env(env_id, **options)
         except (ConformanceError, AgentGymError) as error:
+            # An infrastructure error says nothing of the contract: it is reported apart.
+            infra = isinstance(error, InfrastructureError)
             failures += 1
-            print(f"FAIL  {env_id}  ({type(error).__name__}, {time.perf_counter() - started:.1f}s)")
+            unchecked += infra
+            seconds = time.perf_counter() - started
+            word = "INFRA" if infra else "FAIL "
+            print(f"{word} {env_id}  ({type(error).__name__}, {seconds:.1f}s)")
             print(_indent(str(error)))
             continue
         print(f"ok    {report.summary()}")
-    print(f"\n{len(ids) - failures} of {len(ids)} envs conform")
+    print(f"\n{len(ids) - failures} of {len(ids)} envs conform", end="")
+    print(f"; {unchecked} could not be checked (infrastructure errors)" if unchecked else "")
     return 1 if failures else 0
 
 

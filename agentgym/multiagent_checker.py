@@ -30,6 +30,7 @@ from agentgym.errors import (
     BadActionError,
     DeterminismError,
     InfoContractError,
+    InfrastructureError,
     OracleError,
     PettingZooCheckError,
     UsageError,
@@ -142,6 +143,8 @@ def _check_pettingzoo(factory: Callable[[], Any], env_id: str) -> None:
                     parallel_api_test(env, num_cycles=200)
                 else:
                     api_test(env, num_cycles=200)
+        except InfrastructureError:  # no breach: CheckReport.run retries it
+            raise
         except Exception as error:
             test = "parallel_api_test" if _is_parallel(env) else "api_test"
             raise PettingZooCheckError(
@@ -281,6 +284,8 @@ def _check_multi_bad_actions(factory: Callable[[], Any], env_id: str, seed: int)
                 others = {a: env.unwrapped.oracle_action(a) for a in env.agents[1:]}
                 try:
                     infos = env.step({agent: action, **others})[4]
+                except InfrastructureError:  # no breach: CheckReport.run retries it
+                    raise
                 except Exception as error:
                     raise _bad_action(env_id, action, error) from error
                 invalid = infos[agent].get("invalid_action")
@@ -289,6 +294,8 @@ def _check_multi_bad_actions(factory: Callable[[], Any], env_id: str, seed: int)
                 agent = env.agent_selection
                 try:
                     env.step(action)
+                except InfrastructureError:  # no breach: CheckReport.run retries it
+                    raise
                 except Exception as error:
                     raise _bad_action(env_id, action, error) from error
                 invalid = env.infos[agent].get("invalid_action")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from agentgym.core import GeneratedTaskSet, Task, Verdict
+from agentgym.errors import EnvCrashedError
 from agentgym.task_env import InvalidAction, TaskEnv
 
 
@@ -186,3 +187,17 @@ def release_leaked_threads() -> None:
     for stop in _LEAKED:
         stop.set()
     _LEAKED.clear()
+
+
+class CrashingResetEnv(CounterEnv):
+    """Its reset raises an infrastructure error (an engine that died) on the resets whose
+    numbers are in ``crash_on``: the checker must call that infrastructure, not a breach."""
+
+    resets = 0
+    crash_on: frozenset[int] = frozenset()
+
+    def reset(self, **kwargs: Any) -> Any:
+        CrashingResetEnv.resets += 1
+        if CrashingResetEnv.resets in CrashingResetEnv.crash_on:
+            raise EnvCrashedError(f"simulated engine crash on reset {CrashingResetEnv.resets}")
+        return super().reset(**kwargs)

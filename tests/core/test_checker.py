@@ -13,6 +13,7 @@ from broken_envs import (
     AlwaysPassEnv,
     CloseTwiceFailsEnv,
     CounterEnv,
+    CrashingResetEnv,
     CrashOnBadActionEnv,
     LazyWorkerEnv,
     NoInstructionsEnv,
@@ -226,6 +227,22 @@ def test_tiers_give_the_class_tier_once_per_behaviour_class():
     planned = plan_tiers([*miniwob, sokoban])
     assert [tier for _, tier in planned] == ["class", "task", "class"]
     assert [tier for _, tier in plan_tiers([*miniwob, sokoban], full=True)] == ["class"] * 3
+
+
+def test_an_infrastructure_error_runs_the_check_again_and_is_reported():
+    CrashingResetEnv.resets, CrashingResetEnv.crash_on = 0, frozenset({1})
+    report = check_env(factory(CrashingResetEnv), leak_cycles=5)
+    assert report.passed == list(CHECKS)
+    assert report.infrastructure == [
+        "gymnasium: EnvCrashedError: simulated engine crash on reset 1"
+    ]
+
+
+def test_a_persistent_infrastructure_error_is_raised_as_itself_not_as_a_breach():
+    CrashingResetEnv.resets, CrashingResetEnv.crash_on = 0, frozenset(range(1, 100))
+    with pytest.raises(errors.EnvCrashedError) as raised:
+        check_env(factory(CrashingResetEnv), skip=["gymnasium"])
+    assert not isinstance(raised.value, errors.ConformanceError)
 
 
 def test_unknown_tiers_are_rejected():
