@@ -25,12 +25,13 @@ check                       what it proves
                             many make/reset/step/close cycles
 ==========================  =================================================================
 
-**Tiers.** Most checks depend on an id's tasks; three prove the env *class's* own code, the
-same whatever tasks it serves: Gymnasium's API, ``close``, and the long leak cycle. An id is
-checked in one of two tiers (:data:`TIERS`): ``class`` runs everything; ``task`` runs every
-check that depends on the tasks (info contract, oracle at the maximum, random agent below it,
-determinism, bad actions, snapshots, and a short leak cycle of :data:`TASK_LEAK_CYCLES`) and
-leaves out the class-level ones. :func:`plan_tiers` gives the ``class`` tier to the first id of
+**Tiers.** Most checks depend on an id's tasks; four prove the env *class's* own code, the
+same whatever tasks it serves (:data:`CLASS_CHECKS`): Gymnasium's API, the handling of
+malformed actions (the class's parser), ``close``, and the long leak cycle. An id is checked in
+one of two tiers (:data:`TIERS`): ``class`` runs everything; ``task`` runs every check that
+depends on the tasks (info contract, oracle at the maximum, random agent below it,
+determinism, snapshots, and a short leak cycle of :data:`TASK_LEAK_CYCLES`) and leaves out the
+class-level ones. :func:`plan_tiers` gives the ``class`` tier to the first id of
 every env class and of every distinct set of constructor arguments that changes behaviour (an
 env names the arguments that only choose its task source, such as MiniWoB++'s ``task`` or
 reasoning-gym's ``dataset``, in ``metadata["task_kwargs"]``), and ``task`` to the rest. The
@@ -96,7 +97,7 @@ CHECKS = (
     "leaks",
 )
 
-CLASS_CHECKS = ("gymnasium", "close")
+CLASS_CHECKS = ("gymnasium", "bad_actions", "close")
 """Checks of the env class's own code, left out of the ``task`` tier (with the long leak cycle)."""
 
 TIERS = ("class", "task")
@@ -105,9 +106,10 @@ TIERS = ("class", "task")
 INFRA_RETRIES = 1
 """How many times a check is run again after an infrastructure error (see CheckReport.run)."""
 
-TASK_LEAK_CYCLES = 10
-"""The short leak cycle of the ``task`` tier: a leak in the class's code was measured over the
-long cycle of its ``class``-tier sibling; this catches one that only these tasks cause."""
+TASK_LEAK_CYCLES = 3
+"""The short leak cycle of the ``task`` tier (after the 3 warm-up cycles every leak check
+plays): a leak in the class's code is measured over the long cycle of its ``class``-tier
+sibling; this one catches a resource that every episode of these tasks leaves behind."""
 
 LEAK_SETTLE = 5.0
 """Seconds the leak check waits for resources that ``close()`` released to be gone."""
