@@ -1,7 +1,8 @@
 """Shared test setup.
 
 * ``tests/core`` holds test doubles importable by their module name.
-* The timing report (:mod:`timings`) ends every run with where the time went.
+* The timing report (:mod:`timings`, a plugin named in ``pyproject.toml``) ends every run
+  with where the time went.
 * Every test is marked by what it needs, from where it lives and which fixtures it takes, so
   ``-m`` selects by resource (``docs/testing.md``): ``browser`` (Chromium: the web family's
   tests and conformance cases), ``docker`` (the private dockerd and the sandbox image),
@@ -26,16 +27,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 sys.path.insert(0, str(Path(__file__).parent / "core"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from timings import TimingReport, family_of, pytest_addoption  # noqa: F401  (a hook)
+from timings import family_of
 
 BROWSER_FAMILIES = ("web", "miniwob")
 MODEL_FIXTURES = {"smollm2_server", "warm_policy"}
 MODEL_PATHS = ("tests/baselines/", "tests/agents/test_smollm2.py")
-
-
-def pytest_configure(config):
-    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist) reports
-        config.pluginmanager.register(TimingReport(config), "agentgym-timings")
 
 
 def pytest_collection_modifyitems(config, items):

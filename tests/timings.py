@@ -1,11 +1,12 @@
 """Where the suite's time goes: the slowest tests and the time per folder and per env family.
 
-Registered by ``tests/conftest.py``. At the end of a run it prints the 25 slowest tests and a
-table of test time per top-level test folder and per env family, and writes the same figures
-as JSON (``--timings-json``, default ``.test-timings.json``; ``docs/testing.md`` takes its
-figures from such a file). ``make test`` runs the suite in two phases (the tests that must run
-alone, then the rest on every core); ``--timings-merge`` counts the first phase's figures
-into the second's report, so the last table covers the whole suite.
+A pytest plugin (``-p timings`` in ``pyproject.toml``'s ``addopts``). At the end of a run it
+prints the 25 slowest tests and a table of test time per top-level test folder and per env
+family, and writes the same figures as JSON (``--timings-json``, default
+``.test-timings.json``; ``docs/testing.md`` takes its figures from such a file). ``make test``
+runs the suite in two phases (the tests that must run alone, then the rest on every core);
+``--timings-merge`` counts the first phase's figures into the second's report, so the last
+table covers the whole suite.
 
 A test's time is setup + call + teardown, as pytest reports them. Under pytest-xdist the
 reports reach the controller, so the figures cover every worker, and the wall-clock time of
@@ -47,6 +48,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a report of an earlier phase of the same suite (the tests that run alone): its "
         "tests and wall time are counted into this run's report",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist) reports
+        config.pluginmanager.register(TimingReport(config), "agentgym-timings")
 
 
 def folder_of(nodeid: str) -> str:
