@@ -551,7 +551,9 @@ def check_leaks(
         # same number of cycles again must grow it further.
         again = _settled_growth(after, lambda: [cycle(index) for index in range(cycles)])
         if again is not None:
-            name, count = next((k, v) for k, v in before.items() if again[k] > v)
+            # Name what kept growing in the confirming round, not what grew in the first.
+            name = next(k for k, v in after.items() if again[k] > v)
+            count = before[name]
             threads = ", ".join(sorted(t.name for t in threading.enumerate()))
             raise LeakError(
                 f"{env_id}: {name} grew from {count} to {after[name]} over {cycles} "

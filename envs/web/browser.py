@@ -79,8 +79,11 @@ LAUNCH_ARGS = (
 )
 """Chromium flags that work headless, as root, offline (measured in ENVIRONMENT.md)."""
 
-LINGER = float(os.environ.get("AGENTGYM_WEB_LINGER", "5"))
-"""Seconds an unused pool stays up for the next env before closing."""
+LINGER = float(os.environ.get("AGENTGYM_WEB_LINGER", "30"))
+"""Seconds an unused pool stays up for the next env before closing. Longer than the leak
+check's settling wait (``agentgym.checker.LEAK_SETTLE``, 5 s): with 5 s, a pool that closed
+itself during that wait was relaunched by the next cycles, and the checker measured the
+relaunch as a leak (seen once in a full run on a loaded machine)."""
 
 CALL_TIMEOUT = 60.0
 """The longest one browser operation may take before the pool calls the browser hung."""
