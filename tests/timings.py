@@ -13,8 +13,9 @@ reports reach the controller, so the figures cover every worker, and the wall-cl
 the run is reported beside the summed test time (their ratio is the parallel speed-up).
 
 A test belongs to the family its folder names (``tests/web`` → ``web``); a conformance case
-belongs to the family of the env id it checks (``test_env_conforms[web/Shop-v0]`` → ``web``),
-so a family's figure is everything the suite spends on it.
+belongs to the family whose folder holds the class of the env id it checks
+(``test_env_conforms[miniwob/click_test-v0]`` → ``web``), so a family's figure is everything
+the suite spends on it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import pytest
 SLOWEST = 25
 DEFAULT_JSON = ".test-timings.json"
 
-_ENV_ID = re.compile(r"\[([a-z][a-z0-9_]*)/[A-Za-z0-9_.-]+-v\d+")
+_ENV_ID = re.compile(r"\[(([a-z][a-z0-9_-]*)/[A-Za-z0-9_.-]+-v\d+)")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -77,11 +78,23 @@ def family_of(nodeid: str) -> str | None:
     """The env family a test spends its time on, or None for the core's tests."""
     match = _ENV_ID.search(nodeid)
     if match and "conform" in nodeid:
-        return match.group(1)
+        return _family_of_env(match.group(1), namespace=match.group(2))
     family = FOLDER_FAMILIES.get(folder_of(nodeid))
     if family is None and nodeid.startswith("envs/"):  # doctests of a family's modules
         family = nodeid.split("/")[1]
     return family
+
+
+def _family_of_env(env_id: str, namespace: str) -> str:
+    """The folder under ``envs/`` an id's class lives in (``miniwob/...`` is the web family's,
+    ``reasoning-gym/...`` the reasoning family's), else the id's namespace."""
+    try:
+        from agentgym.registry import spec
+
+        module = spec(env_id).entry_point.split(":")[0].split(".")
+    except Exception:  # an id registered only by a test, or none
+        return namespace
+    return module[2] if module[:2] == ["agentgym", "envs"] and len(module) > 2 else namespace
 
 
 class TimingReport:
