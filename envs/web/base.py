@@ -146,10 +146,10 @@ class WebWorld:
         self._context.on("requestfailed", self._request_ended)
         self._context.on("page", self._page_opened)  # popups and target=_blank links
         await self._load_start_page(origin + self.start_path)
-        await self._settle()
 
     async def _load_start_page(self, url: str) -> None:
-        """Load the start page in a fresh tab, trying again a bounded number of times.
+        """Load the start page in a fresh tab and let it settle, trying again a bounded number
+        of times.
 
         On a busy machine a load can be aborted or refused while the tab lives: it is tried
         again after a short backoff. A tab whose renderer died is not tried again in place:
@@ -168,7 +168,14 @@ class WebWorld:
                 if dead_tab:
                     await self._fresh_tab()
                 await self.page.goto(url, timeout=LOAD_TIMEOUT_MS)
+                # A renderer killed just after the load shows only as it settles (a loaded
+                # machine saw "Target crashed" there): that too is a dead tab to replace.
+                await self._settle()
                 return
+            except BrowserCrashedError as error:
+                if not self._context.browser.is_connected():
+                    raise
+                dead_tab, failure = True, error
             except PlaywrightError as error:
                 if isinstance(error, PlaywrightTimeout) or not self._context.browser.is_connected():
                     raise
