@@ -87,7 +87,7 @@ def test_build_is_deterministic_for_a_seed(tmp_path):
     assert dump(tmp_path / "a.sqlite") == dump(tmp_path / "b.sqlite")
 
 
-def test_build_takes_well_under_100_ms(tmp_path):
+def test_build_is_cheap_enough_for_every_episode(tmp_path):
     times = []
     for i in range(3):
         db = sqlite3.connect(tmp_path / f"{i}.sqlite")
@@ -96,7 +96,10 @@ def test_build_takes_well_under_100_ms(tmp_path):
         db.commit()
         times.append(time.perf_counter() - start)
         db.close()
-    assert min(times) < 0.1, times
+    # Every episode builds its database: about 20 ms on an idle machine. The bound catches a
+    # build grown by an order of magnitude and holds with both cores loaded (160-190 ms seen
+    # there, where the old bound of 100 ms failed).
+    assert min(times) < 0.5, times
 
 
 def test_a_catalogue_spans_the_categories_with_unique_titles_and_unambiguous_options():
