@@ -109,8 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--full",
         action="store_true",
-        help="every id gets the class-level checks too (Gymnasium's API, close, the long leak "
-        "cycle); by default they run once per env class (see agentgym.checker's tiers)",
+        help="every id gets the class-level checks too (Gymnasium's API, bad actions, close, "
+        "the long leak cycle); by default they run once per env class (agentgym.checker's tiers)",
     )
     check.add_argument(
         "--skip",
@@ -293,12 +293,12 @@ def _check(args: argparse.Namespace) -> int:
     from agentgym.multiagent_checker import check_multiagent_env
 
     ids = list(args.ids) or [s.id for s in list_envs(family=args.family)]
+    options = {"seed": args.seed, "tasks_per_split": args.tasks_per_split}
+    options |= {"leak_cycles": args.leak_cycles, "skip": args.skip}
     failures = unchecked = 0
     for env_spec, tier in plan_tiers([spec(env_id) for env_id in ids], full=args.full):
         env_id = env_spec.id
         started = time.perf_counter()
-        options = {"seed": args.seed, "tasks_per_split": args.tasks_per_split}
-        options |= {"leak_cycles": args.leak_cycles, "skip": args.skip}
         try:
             if env_spec.kind == "env":
                 report = check_env(env_id, tier=tier, **options)
