@@ -4,6 +4,7 @@ A new env is checked the moment it is registered; nothing here names a particula
 """
 
 import pytest
+from timings import PARTS_PROPERTY
 
 import agentgym
 from agentgym.checker import CLASS_CHECKS, check_env, plan_tiers
@@ -22,8 +23,9 @@ def _params():
 
 
 @pytest.mark.parametrize(("env_id", "tier"), list(_params()))
-def test_env_conforms(env_id, tier):
+def test_env_conforms(env_id, tier, record_property):
     report = check_env(env_id, tier=tier)
+    record_property(PARTS_PROPERTY, report.seconds)  # the timing report keeps it (timings.py)
     assert report.tier == tier
     assert "leaks" in report.passed
     for name in CLASS_CHECKS:

@@ -11,6 +11,9 @@ table covers the whole suite.
 A test's time is setup + call + teardown, as pytest reports them. Under pytest-xdist the
 reports reach the controller, so the figures cover every worker, and the wall-clock time of
 the run is reported beside the summed test time (their ratio is the parallel speed-up).
+The JSON file also keeps each test's worker and its start and stop (seconds into the run,
+under ``spans``: what ran beside a test that was slow), and the parts that tests timed
+themselves (``parts``, see :data:`PARTS_PROPERTY`).
 
 A test belongs to the family its folder names (``tests/web`` → ``web``); a conformance case
 belongs to the family whose folder holds the class of the env id it checks
@@ -32,6 +35,10 @@ import pytest
 
 SLOWEST = 25
 DEFAULT_JSON = ".test-timings.json"
+PARTS_PROPERTY = "seconds_by_part"
+"""A test that times its own parts says so with ``record_property(PARTS_PROPERTY, {part:
+seconds})`` (the conformance test: seconds per check); the JSON file keeps them under
+``parts``."""
 
 _ENV_ID = re.compile(r"\[(([a-z][a-z0-9_-]*)/[A-Za-z0-9_.-]+-v\d+)")
 
@@ -103,17 +110,31 @@ class TimingReport:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.durations: dict[str, float] = defaultdict(float)
+        self.parts: dict[str, dict[str, float]] = {}
+        self.spans: dict[str, list[Any]] = {}
         self.started = time.time()
         self.earlier_wall = 0.0
         merge = config.getoption("timings_merge")
         if merge and Path(merge).is_file():
             earlier = json.loads(Path(merge).read_text())
             self.durations.update(earlier["durations"])
+            self.parts.update(earlier.get("parts", {}))
+            self.spans.update(earlier.get("spans", {}))
             self.earlier_wall = earlier["wall_seconds"]
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.durations[report.nodeid] += report.duration
+        for name, value in report.user_properties:
+            if name == PARTS_PROPERTY:
+                self.parts[report.nodeid] = {k: round(v, 2) for k, v in value.items()}
+        if report.when == "call":
+            gateway = getattr(getattr(report, "node", None), "gateway", None)
+            self.spans[report.nodeid] = [
+                getattr(gateway, "id", "main"),
+                round(report.start - self.started, 1),
+                round(report.stop - self.started, 1),
+            ]
 
     def figures(self) -> dict[str, Any]:
         """The report as plain data (what the JSON file holds)."""
@@ -140,6 +161,8 @@ class TimingReport:
             "families": _rounded(families),
             "slowest": [{"test": nodeid, "seconds": round(s, 2)} for nodeid, s in slowest],
             "durations": {nodeid: round(s, 3) for nodeid, s in sorted(self.durations.items())},
+            "parts": dict(sorted(self.parts.items())),
+            "spans": dict(sorted(self.spans.items())),
         }
 
     @pytest.hookimpl(trylast=True)

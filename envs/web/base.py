@@ -94,6 +94,7 @@ class WebWorld:
         )
         self._pool: BrowserPool | None = None
         self._context: Any = None
+        self._context_options: dict[str, Any] = {}
         self._pages: list[Any] = []
         self._active = 0
         self._inflight = 0
@@ -134,22 +135,32 @@ class WebWorld:
         assert self._pool is not None
         self._idle = asyncio.Event()
         self._idle.set()
-        self._context = await self._pool.new_context(
-            viewport={"width": viewport[0], "height": viewport[1]},
-            extra_http_headers={EPISODE_HEADER: self.episode},
-            locale="en-US",
-            timezone_id="UTC",
-            reduced_motion="reduce",
+        self._context_options = {
+            "viewport": {"width": viewport[0], "height": viewport[1]},
+            "locale": "en-US",
+            "timezone_id": "UTC",
+            "reduced_motion": "reduce",
+        }
+        self._context, tab = await self._pool.open_context(
+            {EPISODE_HEADER: self.episode}, **self._context_options
         )
-        self._context.on("request", self._request_started)
-        self._context.on("requestfinished", self._request_ended)
-        self._context.on("requestfailed", self._request_ended)
-        self._context.on("page", self._page_opened)  # popups and target=_blank links
-        await self._load_start_page(origin + self.start_path)
+        for event, handler in self._context_handlers():
+            self._context.on(event, handler)
+        if tab is not None:  # a recycled context (see browser.py): its tab is ours
+            self._page_opened(tab)
+        await self._load_start_page(origin + self.start_path, recycled=tab is not None)
 
-    async def _load_start_page(self, url: str) -> None:
-        """Load the start page in a fresh tab and let it settle, trying again a bounded number
-        of times.
+    def _context_handlers(self) -> tuple[tuple[str, Any], ...]:
+        return (
+            ("request", self._request_started),
+            ("requestfinished", self._request_ended),
+            ("requestfailed", self._request_ended),
+            ("page", self._page_opened),  # popups and target=_blank links
+        )
+
+    async def _load_start_page(self, url: str, recycled: bool = False) -> None:
+        """Load the start page in the episode's tab (a fresh one, or the ``recycled`` context's)
+        and let it settle, trying again a bounded number of times.
 
         On a busy machine a load can be aborted or refused while the tab lives: it is tried
         again after a short backoff. A tab whose renderer died is not tried again in place:
@@ -160,17 +171,22 @@ class WebWorld:
         from playwright.async_api import TimeoutError as PlaywrightTimeout
 
         assert self._context is not None
-        dead_tab, failure = True, None
+        dead_tab, failure = not recycled, None
         for attempt in range(START_ATTEMPTS):
             if attempt:
                 await asyncio.sleep(0.1 * 2**attempt)
             try:
                 if dead_tab:
                     await self._fresh_tab()
+                    recycled = False
                 await self.page.goto(url, timeout=LOAD_TIMEOUT_MS)
                 # A renderer killed just after the load shows only as it settles (a loaded
                 # machine saw "Target crashed" there): that too is a dead tab to replace.
                 await self._settle()
+                if recycled:  # forget the pages of the episodes before this one
+                    session = await self._context.new_cdp_session(self.page)
+                    await session.send("Page.resetNavigationHistory")
+                    await session.detach()
                 return
             except BrowserCrashedError as error:
                 if not self._context.browser.is_connected():
@@ -204,17 +220,30 @@ class WebWorld:
             ) from None
 
     def close(self) -> None:
-        """Close the context and delete the episode's databases (idempotent)."""
+        """Hand the context back to the pool (which clears it for another episode, or closes
+        it) and delete the episode's databases (idempotent)."""
         pool, self._pool = self._pool, None
         if pool is None:
             return
         context, self._context = self._context, None
-        self._pages = []
+        pages, self._pages = self._pages, []
         if context is not None and pool.alive:
             # A browser that is gone took the context with it.
             with contextlib.suppress(BrowserCrashedError):
-                pool.call(context.close(), timeout=10)
+                pool.call(self._hand_back(pool, context, pages), timeout=10)
         pool.sites.release(self.episode)
+
+    async def _hand_back(self, pool: BrowserPool, context: Any, pages: list[Any]) -> None:
+        """Stop listening to ``context`` and give it to the pool to recycle, or close it."""
+        for event, handler in self._context_handlers():
+            context.remove_listener(event, handler)
+        for page in pages:
+            page.remove_listener("crash", self._page_crashed)
+        tabs = [page for page in pages if page not in self._crashed and not page.is_closed()]
+        if tabs:
+            await pool.recycle(context, tabs[0], **self._context_options)
+        else:
+            await context.close()
 
     def _live_pool(self) -> BrowserPool:
         if self._pool is None:

@@ -11,12 +11,18 @@ references measured in the same run, interleaved so that drift hits both sides a
 * **fixed-delay step** — the same round with BrowserGym's fixed 0.5 s wait before each
   observation (its ``pre_observation_delay``) instead of our waits on real signals. Goal: ours
   >= 5x faster, p50 step <= 100 ms.
-* **reset** — ``env.reset`` (a fresh context, the episode's database copied, the start page
-  loaded and observed), p50.
+* **reset** — ``env.reset`` (the episode's database copied, the start page loaded and
+  observed), p50.
+* **make, reset and close: a recycled context vs a fresh one** — the cycle every conformance
+  check repeats, on a MiniWoB++ page (``--miniwob``), with the pool recycling contexts
+  (``browser.IDLE_CONTEXTS`` as shipped) and with it off (0: a new context and renderer per
+  episode, as before recycling), interleaved; wall time and CPU time of the whole machine
+  (Chromium's processes included) per cycle. Goal: >= 2x less CPU.
 * **episodes per minute** — the oracle through the evaluator on ``--env`` with 4 episodes at
   once (4 contexts of one browser) vs 1.
 
     python tests/perf/bench_web.py [--rounds 30] [--env web/Shop-v0] [--episodes 16]
+        [--miniwob miniwob/click_option-v0]
 """
 
 from __future__ import annotations
@@ -121,6 +127,49 @@ def bench_steps(rounds: int) -> None:
     print(f"  reset p50 {p50(resets) * 1000:.1f} ms")
 
 
+def machine_cpu_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (``/proc/stat``): Chromium's too."""
+    import os
+
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_recycling(env_id: str, rounds: int, block: int = 5) -> None:
+    from agentgym.envs.web import browser
+
+    shipped = browser.IDLE_CONTEXTS
+    measured: dict[int, tuple[list[float], list[float]]] = {shipped: ([], []), 0: ([], [])}
+
+    def cycle(seed: int) -> None:
+        env = agentgym.make(env_id)
+        env.reset(seed=seed)
+        env.close()
+
+    cycle(0)
+    # Blocks of cycles, the settings alternating: Chromium finishes some work (a closed
+    # context's teardown) after the call returns, so CPU is measured over a block of cycles.
+    for index in range(rounds):
+        for idle in (shipped, 0) if index % 2 else (0, shipped):
+            browser.IDLE_CONTEXTS = idle
+            cycle(index)  # unmeasured: it leaves the pool as this setting keeps it
+            started, cpu = time.perf_counter(), machine_cpu_seconds()
+            for seed in range(block):
+                cycle(seed)
+            measured[idle][0].append((time.perf_counter() - started) / block)
+            measured[idle][1].append((machine_cpu_seconds() - cpu) / block)
+    browser.IDLE_CONTEXTS = shipped
+    (wall, cpu), (fresh_wall, fresh_cpu) = measured[shipped], measured[0]
+    print(f"make + reset + close of {env_id}, {rounds} blocks of {block} cycles each (p50):")
+    print(
+        f"  fresh context     {p50(fresh_wall) * 1000:7.1f} ms, CPU {p50(fresh_cpu) * 1000:.0f} ms"
+    )
+    print(
+        f"  recycled context  {p50(wall) * 1000:7.1f} ms, CPU {p50(cpu) * 1000:.0f} ms  = "
+        f"{p50(fresh_cpu) / max(p50(cpu), 1e-9):.1f}x less CPU (goal >= 2x)"
+    )
+
+
 def bench_throughput(env_id: str, episodes: int) -> None:
     from agentgym.benchmarks import Benchmark
     from agentgym.eval import evaluate
@@ -162,9 +211,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--env", default="web/Shop-v0", help="the env of the throughput part")
     parser.add_argument("--episodes", type=int, default=16)
+    parser.add_argument("--miniwob", default="miniwob/click_option-v0")
     args = parser.parse_args()
     agentgym.register(TESTBED, entry_point="testbed:TestbedEnv", max_episode_steps=20)
     bench_steps(args.rounds)
+    bench_recycling(args.miniwob, max(4, args.rounds // 5))
     bench_throughput(args.env, args.episodes)
 
 

@@ -4,6 +4,7 @@ The testbed (tests/web/testbed.py) is a test double for a site: small real pages
 real server and driven in the real Chromium, so these tests measure the browser layer.
 """
 
+import contextlib
 import os
 import signal
 import time
@@ -164,6 +165,59 @@ def test_each_episode_has_its_own_database_and_storage():
     finally:
         first.close()
         second.close()
+
+
+def test_a_recycled_context_keeps_nothing_of_the_episode_before():
+    env = Testbed()
+    try:
+        env.reset(seed=5)
+        first = world(env)
+        first.evaluate(
+            """() => { document.cookie = "who=first; path=/";
+                       localStorage.setItem("who", "first");
+                       sessionStorage.setItem("who", "first"); }"""
+        )
+        goto(env, "/testbed/popup")  # history: the start page, then this one
+        link = first.snapshot.find("link", "Open in a new tab")
+        env.step(f'click("{link.id}")')
+        context = first._context
+        env.reset(seed=6)
+        second = world(env)
+        assert second._context is context, "the context was not recycled"
+        assert len(context.pages) == 1, "the old episode's popup is still open"
+        left = second.evaluate(
+            "() => [document.cookie, localStorage.getItem('who'), sessionStorage.getItem('who')]"
+        )
+        assert left == ["", None, None]
+        observation, *_ = env.step("go_back()")  # nothing to go back to in a new episode
+        assert second.path == second.start_path and "Tabs:" not in observation
+        box = second.snapshot.find("textbox", "Name")  # the new episode's database answers
+        env.step(f'fill("{box.id}", "Ada")')
+        env.step(f'click("{second.snapshot.find("button", "Save").id}")')
+        db = second.db("testbed")
+        assert [tuple(row) for row in db.execute("SELECT name FROM entries")] == [("Ada",)]
+        db.close()
+    finally:
+        env.close()
+
+
+def test_a_context_whose_tab_died_is_closed_not_recycled():
+    env = Testbed()
+    try:
+        env.reset(seed=0)
+        context = world(env)._context
+        for pid in env.unwrapped._pool.renderer_pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with pytest.raises(BrowserCrashedError):
+            env.step("noop()")
+        env.reset(seed=0)
+        assert world(env)._context is not context
+        while (action := env.unwrapped.oracle_action()) is not None:
+            *_, info = env.step(action)
+        assert info["verdict"].passed
+    finally:
+        env.close()
 
 
 def test_multimodal_observations_carry_a_screenshot_of_the_viewport():

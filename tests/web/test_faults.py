@@ -39,6 +39,14 @@ def play_under_fire(env, act, seconds=SECONDS):
     moment of each call (or just after it, so the next call meets a dead page). Returns what
     escaped, by call, and how many renderers were killed."""
     rng = random.Random(0)
+    started = time.monotonic()
+    env.reset(seed=0)
+    # Kills land within a call as long as an unharmed one takes (a recycled context makes a
+    # reset take about 0.15 s, a fresh one 0.4 s), or just after it.
+    reset_time = time.monotonic() - started
+    started = time.monotonic()
+    env.step(act(env))
+    step_time = time.monotonic() - started
     env.reset(seed=0)
     pool = env.unwrapped._pool
     escaped = {"reset": [], "step": []}
@@ -52,7 +60,7 @@ def play_under_fire(env, act, seconds=SECONDS):
         timer = None
         if rng.random() < 0.7:  # some calls run unharmed, so that steps get their turn
             timer = threading.Timer(
-                rng.uniform(0.0, 0.4 if call == "reset" else 0.15),
+                rng.uniform(0.0, 1.2 * (reset_time if call == "reset" else step_time)),
                 kill_renderers,
                 (pool, killed),
             )
@@ -123,10 +131,10 @@ def kill_on_navigation(monkeypatch):
     """Kill every renderer the moment a tab's navigation request goes out, once per item the
     test appends to the returned list: the moment a reset's ``goto`` or an agent's is in flight."""
     armed, killed = [], []
-    new_context = BrowserPool.new_context
+    open_context = BrowserPool.open_context
 
-    async def new_context_with_a_trap(self, **options):
-        context = await new_context(self, **options)
+    async def open_context_with_a_trap(self, headers, **options):
+        context, tab = await open_context(self, headers, **options)
 
         def on_request(request):
             if armed and request.is_navigation_request() and request.frame.parent_frame is None:
@@ -134,9 +142,9 @@ def kill_on_navigation(monkeypatch):
                 kill_renderers(self, killed)
 
         context.on("request", on_request)
-        return context
+        return context, tab
 
-    monkeypatch.setattr(BrowserPool, "new_context", new_context_with_a_trap)
+    monkeypatch.setattr(BrowserPool, "open_context", open_context_with_a_trap)
     return armed
 
 
