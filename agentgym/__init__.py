@@ -22,7 +22,16 @@ from agentgym.errors import (
 )
 from agentgym.multiagent import SimultaneousEnv, TurnBasedEnv
 from agentgym.multiagent_checker import check_multiagent_env
-from agentgym.registry import EnvSpec, families, list_envs, make, make_multi, register, spec
+from agentgym.registry import (
+    EnvSpec,
+    families,
+    list_envs,
+    load_families,
+    make,
+    make_multi,
+    register,
+    spec,
+)
 from agentgym.spaces import ChatMessages, Text, ToolCall
 from agentgym.task_env import InvalidAction, TaskEnv
 
@@ -56,8 +65,12 @@ __all__ = [
     "check_multiagent_env",
     "families",
     "list_envs",
+    "load_families",
     "make",
     "make_multi",
     "register",
     "spec",
 ]
+
+# Last, when every name above exists: a family's module may import agentgym to register.
+load_families()

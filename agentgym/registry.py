@@ -11,9 +11,10 @@
   Every single-agent id is also registered with Gymnasium, so ``gymnasium.make(id)`` works
   after ``import agentgym``.
 * ``make_multi(id, **kwargs)`` builds a PettingZoo env (AEC or parallel).
-* Built-in families register when the registry is first used; third-party packages add
-  families through the Python entry-point group ``agentgym.envs`` (the entry point names a
-  module whose import calls :func:`register`).
+* Every family, ours and third-party ones alike, registers through the Python entry-point
+  group ``agentgym.envs``: the entry point names a module whose import calls
+  :func:`register` and imports nothing heavy. ``import agentgym`` loads them all
+  (:func:`load_families`, about 20 ms), so Gymnasium knows every id at once.
 * Ids are ``family/Name-vN``. Bump ``N`` whenever rewards, verifiers or task semantics change.
 """
 
@@ -39,18 +40,27 @@ from agentgym.errors import (
     UsageError,
 )
 
-__all__ = ["EnvSpec", "families", "list_envs", "make", "make_multi", "register", "spec"]
+__all__ = [
+    "EnvSpec",
+    "families",
+    "list_envs",
+    "load_families",
+    "make",
+    "make_multi",
+    "register",
+    "spec",
+]
 
 ID_PATTERN = re.compile(
     r"^(?P<family>[a-z][a-z0-9_-]*)/(?P<name>[A-Za-z][A-Za-z0-9_]*)-v(?P<version>\d+)$"
 )
-BUILTIN_FAMILIES = (
-    "agentgym.envs.games",
-    "agentgym.envs.multiagent",
-    "agentgym.envs.reasoning",
-    "agentgym.envs.web",
-)
 ENTRY_POINT_GROUP = "agentgym.envs"
+"""The entry-point group every family registers through, ours (``pyproject.toml``) and
+third-party ones alike: an entry point names a module whose import calls :func:`register`."""
+
+BUILTIN_PREFIX = "agentgym.envs."
+"""Entry points under this package are ours: one that fails to import is a bug that raises,
+where a third-party family that fails only warns."""
 
 Kind = Literal["env", "aec", "parallel"]
 
@@ -155,10 +165,14 @@ def _create(env_id: str, **kwargs: Any) -> Any:
     return spec(env_id).load()(**kwargs)
 
 
-def _load_families() -> None:
-    """Import every family once. Threads that ask while another loads wait for it: the
-    evaluator's first ``make`` calls come from several worker threads at once, and a thread
-    that went on with a half-filled registry would find no such env."""
+def load_families() -> None:
+    """Import every family's registering module once (``import agentgym`` does it, so
+    ``gymnasium.make`` knows every id at once; the modules import nothing heavy).
+
+    Threads that ask while another loads wait for it: the evaluator's first ``make`` calls
+    come from several worker threads at once, and a thread that went on with a half-filled
+    registry would find no such env.
+    """
     global _loaded, _loading
     if _loaded:
         return
@@ -167,10 +181,18 @@ def _load_families() -> None:
             return
         _loading = True
         try:
-            for module in BUILTIN_FAMILIES:
-                importlib.import_module(module)
-            for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-                if entry.value in BUILTIN_FAMILIES:
+            entries = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+            ours = [entry for entry in entries if entry.value.startswith(BUILTIN_PREFIX)]
+            if not ours:
+                raise RegistryError(
+                    f"no env family of agentgym's own is registered in the entry-point group "
+                    f"{ENTRY_POINT_GROUP!r}: agentgym's package metadata is missing or stale. "
+                    f"Reinstall it: make install (or pip install -e .) in a checkout"
+                )
+            for entry in sorted(ours, key=lambda entry: entry.name):
+                entry.load()
+            for entry in entries:
+                if entry in ours:
                     continue
                 try:
                     entry.load()
@@ -187,7 +209,7 @@ def _load_families() -> None:
 
 def spec(id: str) -> EnvSpec:
     """The :class:`EnvSpec` of ``id``; unknown ids raise with the closest matches."""
-    _load_families()
+    load_families()
     if not isinstance(id, str):
         raise UsageError(f"env ids are strings like 'games/Sokoban-v0', got {type(id).__name__}")
     found = _registry.get(id)
@@ -246,7 +268,7 @@ def make_multi(id: str, **kwargs: Any) -> Any:
 
 def list_envs(family: str | None = None, kind: Kind | None = None) -> list[EnvSpec]:
     """Registered specs, sorted by id, optionally of one family or kind."""
-    _load_families()
+    load_families()
     return [
         s
         for _, s in sorted(_registry.items())

@@ -9,7 +9,7 @@ Importing this module registers the ids; Playwright and the sites are imported w
 made. See ``docs/envs/web.md``.
 """
 
-from agentgym.envs.web.miniwob import register_all
+from agentgym.envs.web.miniwob_ids import register_all
 from agentgym.registry import register
 
 _SITES = "agentgym.envs.web.sites"

@@ -119,3 +119,43 @@ def test_the_first_makes_from_many_threads_at_once_all_find_the_env():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_gymnasium_knows_every_id_right_after_import_agentgym():
+    """In a fresh interpreter, before any other agentgym call: every single-agent id is in
+    Gymnasium's registry, and gymnasium.make and make_vec build each of them."""
+    import subprocess
+    import sys
+
+    program = """
+import gymnasium
+import agentgym
+known = set(gymnasium.registry)
+ids = [s.id for s in agentgym.list_envs(kind="env")]
+missing = [i for i in ids if i not in known]
+assert not missing, missing
+for env_id in ids:
+    gymnasium.make(env_id).close()
+    gymnasium.make_vec(env_id, num_envs=2, vectorization_mode="sync").close()
+print(len(ids))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout.split()[-1]) == len(agentgym.list_envs(kind="env")) > 200
+
+
+def test_every_family_folder_registers_through_the_entry_point_group():
+    import importlib.metadata
+    from pathlib import Path
+
+    import agentgym.envs
+
+    folders = {
+        f"{registry.BUILTIN_PREFIX}{path.name}"
+        for path in Path(agentgym.envs.__file__).parent.iterdir()
+        if (path / "__init__.py").is_file()
+    }
+    entries = importlib.metadata.entry_points(group=registry.ENTRY_POINT_GROUP)
+    assert {e.value for e in entries if e.value.startswith(registry.BUILTIN_PREFIX)} == folders
