@@ -44,8 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["train"]:  # its options depend on the algorithm: baselines.cli parses them
-        args = argparse.Namespace(run=lambda _: _train(argv[1:]))
+    own_parser = _command_modules().get(argv[0]) if argv else None
+    if own_parser is not None and hasattr(own_parser, "main"):  # it parses its own options
+        args = argparse.Namespace(run=lambda _: own_parser.main(argv[1:]))
     else:
         args = parser.parse_args(argv)
     if not hasattr(args, "run"):
@@ -129,9 +130,8 @@ def _parser() -> argparse.ArgumentParser:
 
     add_container_commands(commands)
 
-    from agentgym.baselines.cli import add_commands as add_train_commands
-
-    add_train_commands(commands)
+    for module in _command_modules().values():
+        module.add_commands(commands)
 
     from agentgym.agents.server import add_commands as add_serve_commands
 
@@ -139,10 +139,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _train(argv: list[str]) -> int:
-    from agentgym.baselines.cli import main as train
+COMMANDS_GROUP = "agentgym.commands"
+"""Commands from packages above the core (``agentgym train`` from the baselines) come through
+this entry-point group, as families do through ``agentgym.envs``: the core never imports
+them by name. An entry point is named after its command and names a module with
+``add_commands(commands)``, and ``main(argv)`` if the command parses its own options."""
 
-    return train(argv)
+
+def _command_modules() -> dict[str, Any]:
+    import importlib.metadata
+
+    return {
+        entry.name: entry.load()
+        for entry in sorted(
+            importlib.metadata.entry_points(group=COMMANDS_GROUP), key=lambda e: e.name
+        )
+    }
 
 
 # --------------------------------------------------------------------------- list

@@ -75,9 +75,9 @@ def main() -> None:
 
 def evaluate_references() -> None:
     """Evaluate the reference agents on ``quickstart`` and print the comparison table."""
-    from agentgym.benchmarks import load_benchmark
     from agentgym.eval import evaluate
     from agentgym.eval.cli import format_table
+    from agentgym.eval.plan import load_benchmark
 
     benchmark = load_benchmark("quickstart")
     out = Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"

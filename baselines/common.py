@@ -482,7 +482,7 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
 
     from agentgym.baselines.policy import load_policy
     from agentgym.baselines.rollouts import make_rollouts
-    from agentgym.benchmarks import BenchmarkEnv
+    from agentgym.eval.plan import BenchmarkEnv
 
     check_args(args)
     run = Run(args, algorithm)

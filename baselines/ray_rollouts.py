@@ -21,8 +21,8 @@ from typing import Any
 
 from agentgym.agents.prompting import PromptConfig
 from agentgym.baselines.rollouts import Rollouts
-from agentgym.benchmarks import EpisodePlan
 from agentgym.errors import MissingExtraError
+from agentgym.eval.plan import EpisodePlan
 
 __all__ = ["RayRollouts"]
 

@@ -33,9 +33,9 @@ import numpy as np
 
 from agentgym.agents.chat import SharedBackendFactory, TokenAgent
 from agentgym.agents.prompting import PromptConfig
-from agentgym.benchmarks import BenchmarkEnv, EpisodePlan, episode_seed
 from agentgym.errors import ModelError, UsageError
 from agentgym.eval.engine import EngineLimits, run_episodes
+from agentgym.eval.plan import BenchmarkEnv, EpisodePlan, episode_seed
 from agentgym.ledger import EpisodeRecord, TokenRecord
 
 __all__ = [

@@ -1,190 +1,24 @@
-"""Benchmark suites as data: YAML files that pin what an evaluation runs, so numbers reproduce.
+"""Benchmark suites as data: the YAML files next to this module (``agentgym eval --benchmark
+quickstart`` runs ``quickstart.yaml``).
 
-A suite names env ids (with their version), the split and difficulty to draw tasks from, how
-many tasks, episodes per task, step limits, env kwargs, the base seed and the sampling
-parameters for model agents. Its :meth:`Benchmark.digest` (a hash of the canonical content)
-goes into every run's manifest: two runs with the same digest ran the same episodes.
-
-Shipped suites live next to this file (``agentgym eval --benchmark quickstart``); any other
-YAML file works by path. The format::
-
-    name: quickstart
-    version: 1
-    description: a few minutes on a CPU
-    seed: 0
-    episodes_per_task: 2
-    sampling: {temperature: 0.0, max_tokens: 48}
-    envs:
-      - id: games/Maze-v0
-        split: test
-        difficulty: easy
-        tasks: 4            # the first 4 task ids of test/easy (or a list of task ids)
-        max_steps: 30
-        kwargs: {}
+The code that reads and plans them is in the core, :mod:`agentgym.eval.plan` (the format is
+described there); its names are re-exported here for code written against this module.
 """
 
-from __future__ import annotations
+from agentgym.eval.plan import (
+    Benchmark,
+    BenchmarkEnv,
+    EpisodePlan,
+    episode_seed,
+    list_benchmarks,
+    load_benchmark,
+)
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
-
-from agentgym.errors import UsageError
-
-__all__ = ["Benchmark", "BenchmarkEnv", "EpisodePlan", "list_benchmarks", "load_benchmark"]
-
-HERE = Path(__file__).parent
-
-
-@dataclass(frozen=True)
-class EpisodePlan:
-    """One episode of a run: which env and task, with which seed, the how-manieth repeat."""
-
-    index: int
-    env_id: str
-    task_id: str
-    seed: int
-    repeat: int
-    split: str
-    max_steps: int | None = None
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    # The seed of the agent's sampling when it differs from the env's reset seed: the episodes
-    # of a trainer's group share ``seed`` (the same start) and each samples its own replies.
-    agent_seed: int | None = None
-
-    @property
-    def episode_id(self) -> str:
-        """Stable across runs and resumes: what ``--resume`` matches finished episodes by."""
-        return f"{self.env_id}|{self.task_id}|{self.repeat}"
-
-
-@dataclass(frozen=True)
-class BenchmarkEnv:
-    """One env's part of a suite."""
-
-    id: str
-    split: str = "test"
-    difficulty: str | None = None
-    tasks: int | list[str] = 10
-    max_steps: int | None = None
-    kwargs: dict[str, Any] = field(default_factory=dict)
-
-    def task_ids(self) -> list[str]:
-        """The task ids this entry runs, drawn from the env's own task set."""
-        if isinstance(self.tasks, list):
-            return list(self.tasks)
-        import agentgym
-
-        env = agentgym.make(self.id, **self.kwargs)
-        try:
-            tasks = env.unwrapped.tasks
-            levels = [self.difficulty] if self.difficulty else list(tasks.difficulties)
-            per_level = -(-self.tasks // len(levels))
-            ids = [i for level in levels for i in tasks.ids(self.split, level)[:per_level]]
-        finally:
-            env.close()
-        return ids[: self.tasks]
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """A suite: what to run, how often, with which seeds and limits."""
-
-    name: str
-    envs: tuple[BenchmarkEnv, ...]
-    version: int = 1
-    description: str = ""
-    seed: int = 0
-    episodes_per_task: int = 1
-    sampling: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not self.envs:
-            raise UsageError(f"benchmark {self.name!r} lists no envs")
-        if not isinstance(self.episodes_per_task, int) or self.episodes_per_task < 1:
-            raise UsageError(
-                f"benchmark {self.name!r}: episodes_per_task must be a positive int, got "
-                f"{self.episodes_per_task!r}"
-            )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> Benchmark:
-        """Parse a suite; unknown keys are errors (a typo must not silently change a run)."""
-        known = {"name", "version", "description", "seed", "episodes_per_task", "sampling"}
-        unknown = set(data) - known - {"envs"}
-        if unknown:
-            raise UsageError(f"{source}: unknown benchmark keys {sorted(unknown)}")
-        env_keys = {"id", "split", "difficulty", "tasks", "max_steps", "kwargs"}
-        envs = []
-        for entry in data.get("envs") or []:
-            if not isinstance(entry, dict) or "id" not in entry:
-                raise UsageError(f"{source}: each env entry needs an 'id', got {entry!r}")
-            bad = set(entry) - env_keys
-            if bad:
-                raise UsageError(f"{source}: env {entry['id']!r} has unknown keys {sorted(bad)}")
-            envs.append(BenchmarkEnv(**entry))
-        if "name" not in data:
-            raise UsageError(f"{source}: a benchmark needs a 'name'")
-        fields = {key: data[key] for key in known if key in data}
-        return cls(envs=tuple(envs), **fields)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["envs"] = [asdict(env) for env in self.envs]
-        return data
-
-    def digest(self) -> str:
-        """sha256 of the canonical JSON of the suite (the manifest's ``benchmark_hash``)."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
-
-    def plan(self) -> list[EpisodePlan]:
-        """Every episode of the suite, in a fixed order, each with its own derived seed."""
-        episodes: list[EpisodePlan] = []
-        for env in self.envs:
-            for task_id in env.task_ids():
-                for repeat in range(self.episodes_per_task):
-                    episodes.append(
-                        EpisodePlan(
-                            index=len(episodes),
-                            env_id=env.id,
-                            task_id=task_id,
-                            seed=episode_seed(self.seed, env.id, task_id, repeat),
-                            repeat=repeat,
-                            split=env.split,
-                            max_steps=env.max_steps,
-                            env_kwargs=dict(env.kwargs),
-                        )
-                    )
-        return episodes
-
-
-def episode_seed(base: int, env_id: str, task_id: str, repeat: int) -> int:
-    """A seed per episode, stable across runs and machines (not Python's salted hash)."""
-    digest = hashlib.blake2b(f"{base}|{env_id}|{task_id}|{repeat}".encode(), digest_size=4)
-    return int.from_bytes(digest.digest(), "little") & 0x7FFFFFFF
-
-
-def list_benchmarks() -> list[str]:
-    """Names of the suites shipped with agentgym."""
-    return sorted(path.stem for path in HERE.glob("*.yaml"))
-
-
-def load_benchmark(name_or_path: str) -> Benchmark:
-    """A shipped suite by name, or a YAML file by path."""
-    import yaml
-
-    path = Path(name_or_path)
-    if not path.suffix:
-        path = HERE / f"{name_or_path}.yaml"
-    if not path.is_file():
-        raise UsageError(
-            f"no benchmark {name_or_path!r}: shipped suites are {list_benchmarks()}, or give "
-            f"the path of a YAML file"
-        )
-    data = yaml.safe_load(path.read_text())
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: a benchmark file holds a mapping, got {type(data).__name__}")
-    return Benchmark.from_dict(data, str(path))
+__all__ = [
+    "Benchmark",
+    "BenchmarkEnv",
+    "EpisodePlan",
+    "episode_seed",
+    "list_benchmarks",
+    "load_benchmark",
+]

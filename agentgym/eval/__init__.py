@@ -1,7 +1,7 @@
 """The evaluator: run a benchmark with an agent, record every episode, report honest numbers.
 
     from agentgym.eval import evaluate
-    from agentgym.benchmarks import load_benchmark
+    from agentgym.eval.plan import load_benchmark
 
     result = evaluate(load_benchmark("quickstart"), "oracle", "runs/oracle", num_envs=8)
     print(result.summary["overall"]["success"], result.summary["overall"]["success_ci"])

@@ -91,8 +91,8 @@ def add_commands(commands: Any) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from agentgym.benchmarks import Benchmark, BenchmarkEnv, load_benchmark
     from agentgym.eval.engine import EngineLimits
+    from agentgym.eval.plan import Benchmark, BenchmarkEnv, load_benchmark
     from agentgym.eval.run import evaluate
 
     if args.benchmark:

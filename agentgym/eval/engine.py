@@ -31,8 +31,8 @@ from typing import Any
 
 import agentgym
 from agentgym.agents import Agent, AgentFactory, AgentReply, EpisodeContext
-from agentgym.benchmarks import EpisodePlan
 from agentgym.errors import ContextLengthError, UsageError
+from agentgym.eval.plan import EpisodePlan
 from agentgym.eval.threads import DaemonThreadPool
 from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
 from agentgym.spaces import ToolCall

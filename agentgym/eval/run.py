@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.agents import resolve_agent
-from agentgym.benchmarks import Benchmark, EpisodePlan
 from agentgym.errors import LedgerError, UsageError
 from agentgym.eval.engine import EngineLimits, run_episodes
+from agentgym.eval.plan import Benchmark, EpisodePlan
 from agentgym.eval.stats import episode_tokens, summarize
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes
 

@@ -13,8 +13,8 @@ import pytest
 
 from agentgym.agents import EpisodeContext, resolve_agent
 from agentgym.agents.prompting import PromptConfig
-from agentgym.benchmarks import Benchmark
 from agentgym.errors import MissingExtraError, ModelError, UsageError
+from agentgym.eval.plan import Benchmark
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")

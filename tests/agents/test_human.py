@@ -6,9 +6,9 @@ import pytest
 
 import agentgym
 from agentgym.agents import HumanAgent
-from agentgym.benchmarks import Benchmark
 from agentgym.errors import UsageError
 from agentgym.eval import evaluate
+from agentgym.eval.plan import Benchmark
 
 BENCHMARK = Benchmark.from_dict(
     {

@@ -30,9 +30,9 @@ from server_process import free_port, server_process  # tests/core
 from agentgym.agents import EpisodeContext, resolve_agent
 from agentgym.agents.openai_chat import EndpointClient, OpenAIAgent
 from agentgym.agents.prompting import PromptConfig
-from agentgym.benchmarks import Benchmark
 from agentgym.errors import ModelError, UsageError
 from agentgym.eval import evaluate
+from agentgym.eval.plan import Benchmark
 
 
 def context(tools: list[dict[str, Any]] | None = None, **sampling: Any) -> EpisodeContext:

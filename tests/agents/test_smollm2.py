@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from agentgym.benchmarks import Benchmark, load_benchmark
+from agentgym.eval.plan import Benchmark, load_benchmark
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")

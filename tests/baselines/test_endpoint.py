@@ -31,8 +31,8 @@ from agentgym.baselines import grpo  # noqa: E402
 from agentgym.baselines.policy import load_policy  # noqa: E402
 from agentgym.baselines.rollouts import EndpointRollouts, plan_groups  # noqa: E402
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch  # noqa: E402
-from agentgym.benchmarks import BenchmarkEnv  # noqa: E402
 from agentgym.errors import UsageError  # noqa: E402
+from agentgym.eval.plan import BenchmarkEnv  # noqa: E402
 
 TOLERANCE = 1e-4
 MESSAGES = [{"role": "system", "content": "Move."}, {"role": "user", "content": "Where to?"}]

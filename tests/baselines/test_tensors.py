@@ -14,8 +14,8 @@ from agentgym.agents.prompting import PromptConfig  # noqa: E402
 from agentgym.baselines.policy import load_policy  # noqa: E402
 from agentgym.baselines.rollouts import LocalRollouts, plan_groups  # noqa: E402
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch  # noqa: E402
-from agentgym.benchmarks import BenchmarkEnv  # noqa: E402
 from agentgym.errors import LedgerError  # noqa: E402
+from agentgym.eval.plan import BenchmarkEnv  # noqa: E402
 from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord, TokenRecord  # noqa: E402
 
 TOLERANCE = 1e-4

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from agentgym.agents import Agent, AgentReply
-from agentgym.benchmarks import Benchmark, BenchmarkEnv, load_benchmark
 from agentgym.errors import ContextLengthError, UsageError
 from agentgym.eval import EngineLimits, evaluate
+from agentgym.eval.plan import Benchmark, BenchmarkEnv, load_benchmark
 from agentgym.ledger import read_episodes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ sys.path.insert(0, {tests!r})
 import agentgym
 agentgym.register("evaltest/Hang-v0", entry_point="faulty_envs:FaultyHanoi",
                   kwargs={{"fault": "hang_on_step"}}, max_episode_steps=50)
-from agentgym.benchmarks import Benchmark, BenchmarkEnv
+from agentgym.eval.plan import Benchmark, BenchmarkEnv
 from agentgym.eval import EngineLimits, evaluate
 suite = Benchmark(name="t", envs=(BenchmarkEnv("evaltest/Hang-v0", split="dev", tasks=2),))
 result = evaluate(suite, "oracle", {out!r}, limits=EngineLimits(step_timeout=0.5, retries=0))
@@ -221,7 +221,7 @@ sys.path.insert(0, {tests!r})
 import agentgym
 agentgym.register("evaltest/SlowStep-v0", entry_point="faulty_envs:FaultyHanoi",
                   kwargs={{"fault": "slow_step", "delay": 0.1}}, max_episode_steps=50)
-from agentgym.benchmarks import Benchmark, BenchmarkEnv
+from agentgym.eval.plan import Benchmark, BenchmarkEnv
 from agentgym.eval import evaluate
 suite = Benchmark(name="t", episodes_per_task=2,
                   envs=(BenchmarkEnv("evaltest/SlowStep-v0", split="dev", difficulty="medium",

@@ -30,8 +30,8 @@ import numpy as np
 
 import agentgym
 from agentgym.agents import Agent
-from agentgym.benchmarks import Benchmark, BenchmarkEnv
 from agentgym.eval.engine import run_episodes
+from agentgym.eval.plan import Benchmark, BenchmarkEnv
 
 
 class SimulatedBatchedModel:

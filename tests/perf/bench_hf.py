@@ -33,7 +33,7 @@ import time
 import agentgym
 from agentgym.agents.prompting import Conversation
 from agentgym.agents.smollm2 import SMOLLM2_PROMPT, model_dir
-from agentgym.benchmarks import load_benchmark
+from agentgym.eval.plan import load_benchmark
 
 ENVS = ("games/Maze-v0", "games/TowerOfHanoi-v0", "games/Wordle-v0")
 

@@ -171,8 +171,8 @@ def bench_recycling(env_id: str, rounds: int, block: int = 5) -> None:
 
 
 def bench_throughput(env_id: str, episodes: int) -> None:
-    from agentgym.benchmarks import Benchmark
     from agentgym.eval import evaluate
+    from agentgym.eval.plan import Benchmark
 
     spec = agentgym.spec(env_id)
     benchmark = Benchmark.from_dict(

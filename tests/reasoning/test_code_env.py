@@ -339,8 +339,8 @@ def test_bad_dataset_files_are_named_with_their_line(tmp_path):
 
 
 def test_oracles_through_the_evaluator(tmp_path):
-    from agentgym.benchmarks import Benchmark
     from agentgym.eval import evaluate
+    from agentgym.eval.plan import Benchmark
 
     humaneval = write_jsonl(tmp_path / "HumanEval.jsonl", HUMANEVAL)
     mbpp = write_jsonl(tmp_path / "mbpp.jsonl", MBPP)

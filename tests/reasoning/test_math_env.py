@@ -98,8 +98,8 @@ def test_dataset_files_in_their_published_formats(tmp_path):
 
 
 def test_oracles_through_the_evaluator(tmp_path):
-    from agentgym.benchmarks import Benchmark
     from agentgym.eval import evaluate
+    from agentgym.eval.plan import Benchmark
 
     benchmark = Benchmark.from_dict(
         {
@@ -124,8 +124,8 @@ def test_a_sandbox_that_dies_errors_the_episode_instead_of_scoring_it(tmp_path):
     import signal
 
     from agentgym.agents import Agent
-    from agentgym.benchmarks import Benchmark
     from agentgym.eval import EngineLimits, evaluate
+    from agentgym.eval.plan import Benchmark
 
     class Saboteur(Agent):
         def reset(self, context):

@@ -1,7 +1,7 @@
 """The reasoning-v0 suite: the oracle scores the maximum on every episode of it."""
 
-from agentgym.benchmarks import load_benchmark
 from agentgym.eval import evaluate
+from agentgym.eval.plan import load_benchmark
 
 
 def test_the_oracle_scores_max_on_reasoning_v0(tmp_path):

@@ -17,7 +17,6 @@ import pytest
 pytest.importorskip("reasoning_gym")
 
 import agentgym
-from agentgym.benchmarks import Benchmark
 from agentgym.envs.reasoning import reasoning_gym_env
 from agentgym.envs.reasoning import reasoning_gym_ids as ids
 from agentgym.envs.reasoning.reasoning_gym_env import (
@@ -33,6 +32,7 @@ from agentgym.envs.reasoning.reasoning_gym_env import (
 )
 from agentgym.errors import InfrastructureError, UsageError
 from agentgym.eval import evaluate
+from agentgym.eval.plan import Benchmark
 
 # Datasets of every kind: plain gold answers, reference solutions instead of a gold (graph
 # colouring, propositional logic, Rubik's cube), scorers that eval() or sympy-parse the answer,

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import agentgym
-from agentgym.benchmarks import Benchmark, BenchmarkEnv
 from agentgym.envs.reasoning import search_qa
 from agentgym.envs.reasoning.search_corpus import (
     COMPARISONS,
@@ -26,6 +25,7 @@ from agentgym.envs.reasoning.search_corpus import (
 from agentgym.envs.reasoning.search_qa import TOOLS, SearchQAEnv, parse_action, question_for
 from agentgym.errors import UsageError
 from agentgym.eval import evaluate
+from agentgym.eval.plan import Benchmark, BenchmarkEnv
 from agentgym.spaces import ToolCall
 from agentgym.task_env import InvalidAction
 from agentgym.verifiers import text as qa_metrics

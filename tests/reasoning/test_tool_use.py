@@ -78,8 +78,8 @@ def test_native_tool_calls_through_the_evaluator_and_the_openai_agent(tmp_path):
     actions; the episode is scored 1."""
     from scripted_server import completion, scripted
 
-    from agentgym.benchmarks import Benchmark
     from agentgym.eval import evaluate
+    from agentgym.eval.plan import Benchmark
 
     benchmark = Benchmark.from_dict(
         {

@@ -5,8 +5,8 @@ import importlib.util
 
 import pytest
 
-from agentgym.benchmarks import Benchmark, load_benchmark
 from agentgym.eval import evaluate
+from agentgym.eval.plan import Benchmark, load_benchmark
 
 
 def test_the_oracle_scores_max_on_web_v0(tmp_path):

@@ -15,8 +15,8 @@ import pytest
 import agentgym
 from agentgym import registry
 from agentgym.agents import Agent
-from agentgym.benchmarks import Benchmark
 from agentgym.eval import EngineLimits, evaluate
+from agentgym.eval.plan import Benchmark
 
 TESTBED = "webtest/Testbed-v0"
 
