@@ -17,7 +17,7 @@ install: $(STAMP)
 
 # System packages (only when running as root and something is missing), then a virtualenv
 # with the project and its extras installed under the pinned constraints.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml setup.py constraints.txt
 	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v bwrap >/dev/null \
 		&& command -v dockerd >/dev/null && command -v debootstrap >/dev/null \
 		&& command -v chromium >/dev/null && command -v ip >/dev/null \

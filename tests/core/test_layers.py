@@ -9,10 +9,9 @@ test can fail.
 from __future__ import annotations
 
 import ast
-import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).parents[2]
+from package_layout import ROOT, package_modules
 
 CORE = "agentgym"
 ABOVE_THE_CORE = (
@@ -38,25 +37,6 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "agentgym.leaderboard": ("agentgym.envs", "agentgym.baselines", "agentgym.benchmarks"),
 }
 """Layer -> the packages its modules must not import."""
-
-
-def package_folders() -> dict[str, Path]:
-    """Package prefix -> its folder, from pyproject.toml's package-dir mapping."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    mapping = config["tool"]["setuptools"]["package-dir"]
-    return {prefix: ROOT / folder for prefix, folder in mapping.items()}
-
-
-def modules() -> dict[str, Path]:
-    """Every module of the package, by dotted name (a mapped folder wins over its parent)."""
-    found: dict[str, Path] = {}
-    for prefix, folder in sorted(package_folders().items(), key=lambda item: len(item[0])):
-        for path in folder.rglob("*.py"):
-            parts = path.relative_to(folder).with_suffix("").parts
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            found[".".join((prefix, *parts))] = path
-    return found
 
 
 def shown(path: Path) -> str:
@@ -113,7 +93,7 @@ def family_crossings(found: dict[str, Path]) -> list[str]:
 
 
 def test_the_scan_sees_every_room():
-    found = modules()
+    found = package_modules()
     for name in (
         "agentgym.registry",
         "agentgym.eval.plan",
@@ -126,11 +106,11 @@ def test_the_scan_sees_every_room():
 
 
 def test_layers_only_point_down():
-    assert violations(modules()) == []
+    assert violations(package_modules()) == []
 
 
 def test_env_families_do_not_import_each_other():
-    assert family_crossings(modules()) == []
+    assert family_crossings(package_modules()) == []
 
 
 def test_a_core_module_importing_a_higher_layer_is_caught(tmp_path):
