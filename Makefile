@@ -11,7 +11,7 @@ WORKERS  ?= auto
 PARALLEL := -n $(WORKERS) --dist worksteal
 QUICK    := tests/core tests/games tests/verifiers tests/eval tests/agents agentgym
 
-.PHONY: install demo test test-quick lint check bench clean
+.PHONY: install demo test test-quick lint check perf bench clean
 
 install: $(STAMP)
 
@@ -57,7 +57,8 @@ lint: install
 check: install
 	$(VENV)/bin/agentgym check
 
-bench: install
+# Speed, as ratios against a reference run in the same process (docs/performance.md).
+perf: install
 	$(PY) tests/perf/bench_overhead.py
 	$(PY) tests/perf/bench_eval.py
 	$(PY) tests/perf/bench_sandbox.py

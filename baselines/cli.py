@@ -2,11 +2,12 @@
 
 Every field of the algorithm's ``Args`` dataclass is an option (``clip_high`` is
 ``--clip-high``; booleans take ``--flag`` / ``--no-flag``; ``none`` sets an optional one to
-None), documented by the field's docstring. Three short names: ``--env`` (``env_id``),
-``--steps`` (``iterations``) and ``--out`` (``output_dir``).
+None), documented by the field's docstring. Two short names: ``--env`` (``env_id``) and
+``--out`` (``output_dir``). ``--steps``, the old name of ``--iterations``, still works and
+says so: it counted iterations, not env steps.
 
-    agentgym train grpo --env games/FrozenLake-v0 --model tiny --steps 30
-    agentgym train grpo --env games/FrozenLake-v0 --out runs/a --resume --steps 60
+    agentgym train grpo --env games/FrozenLake-v0 --model tiny --iterations 30
+    agentgym train grpo --env games/FrozenLake-v0 --out runs/a --resume --iterations 60
     agentgym eval --benchmark quickstart --agent hf:runs/a   # its latest checkpoint
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import sys
 import types
 import typing
 from typing import Any
@@ -33,7 +35,10 @@ ALGORITHMS: dict[str, str] = {
 }
 """The baselines, by the name ``agentgym train`` takes."""
 
-ALIASES = {"env_id": "--env", "iterations": "--steps", "output_dir": "--out"}
+ALIASES = {"env_id": "--env", "output_dir": "--out"}
+
+RENAMED = {"--steps": "iterations"}
+"""Old option names still accepted, with a note on standard error naming the new one."""
 
 
 def load_algorithm(name: str) -> types.ModuleType:
@@ -116,7 +121,27 @@ def _options_parser(name: str, cls: type) -> argparse.ArgumentParser:
                 default=spec.default,
                 help=help_text,
             )
+    for old, name in RENAMED.items():
+        parser.add_argument(
+            old,
+            dest=name,
+            type=_renamed(old, name),
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
+        )
     return parser
+
+
+def _renamed(old: str, name: str) -> Any:
+    def convert(text: str) -> int:
+        new = f"--{name.replace('_', '-')}"
+        print(f"agentgym train: {old} is now {new} (it counts iterations)", file=sys.stderr)
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{new} takes an int, got {text!r}") from None
+
+    return convert
 
 
 class _Parser(argparse.ArgumentParser):

@@ -504,7 +504,7 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
             if start >= args.iterations:
                 raise UsageError(
                     f"--resume: the run in {run.dir} has done {start} iterations already; "
-                    f"ask for more with --steps (--iterations)"
+                    f"ask for more with --iterations"
                 )
         except UsageError:
             run.close()

@@ -22,7 +22,7 @@ def test_train_then_evaluate_the_checkpoint(tmp_path, capsys):
     out = tmp_path / "run"
     fast = {k: v for k, v in FAST.items() if k != "env_id"}
     command = ["train", "grpo", "--env", "games/FrozenLake-v0", "--model", "tiny"]
-    status = main([*command, "--steps", "2", "--out", str(out), *_options(**fast)])
+    status = main([*command, "--iterations", "2", "--out", str(out), *_options(**fast)])
     assert status == 0
     assert "done: 2 iterations" in capsys.readouterr().out
     rows = (out / "metrics.csv").read_text().splitlines()
@@ -41,6 +41,15 @@ def test_train_then_evaluate_the_checkpoint(tmp_path, capsys):
     assert len(records) == 2 and all(r["status"] != "errored" for r in records)
     first = records[0]["steps"][0]
     assert first["tokens"]["completion_ids"], "the checkpoint's episodes carry their tokens"
+
+
+def test_the_old_name_of_iterations_still_works_and_says_its_new_name(capsys):
+    from agentgym.baselines.cli import parse_args
+
+    assert parse_args("grpo", ["--steps", "7"]).iterations == 7
+    assert "--steps is now --iterations" in capsys.readouterr().err
+    assert parse_args("grpo", ["--iterations", "8"]).iterations == 8
+    assert capsys.readouterr().err == ""
 
 
 def test_bad_options_name_the_value(capsys):

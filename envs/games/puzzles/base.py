@@ -202,7 +202,7 @@ def last_line(text: str) -> str:
     Agents wrap actions in prose and code fences; by convention the action is the last
     non-empty line outside the fences.
 
-    >>> last_line("I will push the box.\n```\nUp\n```")
+    >>> last_line("I will push the box.\\n```\\nUp\\n```")
     'up'
     """
     lines = [ln.strip() for ln in text.strip().strip("`").splitlines()]
