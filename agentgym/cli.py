@@ -1,4 +1,4 @@
-"""The ``agentgym`` command: list, inspect, play and check environments.
+"""The ``agentgym`` command: list, inspect, play and check envs; evaluate, train and serve.
 
 agentgym list                       every env id, with task counts and a line on each
 agentgym info games/Sokoban-v0      the env's doc page, spaces, splits and capabilities
@@ -8,6 +8,7 @@ agentgym eval --benchmark quickstart --agent random    evaluate an agent (see ag
 agentgym containers build           build the docker sandbox image offline (no registry needed)
 agentgym report RUN_DIR             the statistics of a run
 agentgym train grpo --env games/FrozenLake-v0 --model tiny    train a reference RL baseline
+agentgym serve smollm2              serve a model over an OpenAI-compatible HTTP API
 """
 
 from __future__ import annotations

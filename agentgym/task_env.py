@@ -210,7 +210,9 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
         return False
 
     def action_syntax(self) -> str:
-        """How to write actions, for the instructions. Defaults to the class docstring's part."""
+        """How to write actions: the part of :meth:`instructions` after the goal. Empty by
+        default; an env whose actions are not obvious from its observations says how to
+        write them here."""
         return ""
 
     def start(self, task: Task[WorldT]) -> tuple[WorldT, str]:
