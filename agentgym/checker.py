@@ -329,7 +329,7 @@ def check_oracle(factory: EnvFactory, env_id: str, tasks: Sequence[str], seed: i
     scores = []
     with _made(factory) as env:
         for task_id in tasks:
-            episode = _play(env, task_id, seed, policy=lambda e, _info: e.unwrapped.oracle_action())
+            episode = _play(env, task_id, seed, policy=lambda e, _info: _ours(e).oracle_action())
             verdict = episode.verdict
             if not (verdict.passed and verdict.score >= verdict.max_score - 1e-9):
                 raise OracleError(
@@ -369,15 +369,14 @@ def check_determinism(factory: EnvFactory, env_id: str, task_id: str, seed: int)
     runs = []
     for _ in range(2):
         rng = np.random.default_rng(seed)
+
+        def policy(
+            env: gymnasium.Env[Any, Any], info: dict[str, Any], rng: np.random.Generator = rng
+        ) -> Any:
+            return _some_action(env, info, rng)
+
         with _made(factory) as env:
-            episode = _play(
-                env,
-                task_id,
-                seed,
-                policy=lambda e, info, rng=rng: _some_action(e, info, rng),
-                limit=30,
-                record=True,
-            )
+            episode = _play(env, task_id, seed, policy=policy, limit=30, record=True)
             runs.append(episode.transcript)
     # Without a task id, the seed must pick the task too.
     for _ in range(2):
@@ -439,8 +438,9 @@ def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
         for call, description in (
             (lambda: env.step(12345), "step(12345)"),
             (lambda: env.step(None), "step(None)"),
-            (lambda: env.reset(seed="zero"), "reset(seed='zero')"),
-            (lambda: env.reset(options=["task"]), "reset(options=['task'])"),
+            # Wrong types on purpose: the contract says they raise TypeError.
+            (lambda: env.reset(seed="zero"), "reset(seed='zero')"),  # type: ignore[arg-type]
+            (lambda: env.reset(options=["task"]), "reset(options=['task'])"),  # type: ignore[arg-type]
         ):
             env.reset(seed=seed)
             try:
@@ -464,7 +464,7 @@ def check_snapshot(factory: EnvFactory, env_id: str, seed: int) -> None:
     """``set_state(get_state())`` replays the same future; snapshots pickle."""
     rng = np.random.default_rng(seed)
     with _made(factory) as env:
-        base = env.unwrapped
+        base = _ours(env)
         _, info = env.reset(seed=seed)
         for _ in range(3):
             _, _, terminated, truncated, info = env.step(_some_action(env, info, rng))
@@ -546,13 +546,18 @@ def check_leaks(
 
     for index in range(seeds):  # warm caches and lazy imports before measuring
         cycle(index)
+
+    def play() -> None:
+        for index in range(cycles):
+            cycle(index)
+
     before = _resources()
-    after = _settled_growth(before, lambda: [cycle(index) for index in range(cycles)])
+    after = _settled_growth(before, play)
     if after is not None:
         # Growth once is not yet a leak: a pool that fills lazily (a worker thread started when
         # two calls overlapped once) grows by a bounded amount. A leak keeps growing, so the
         # same number of cycles again must grow it further.
-        again = _settled_growth(after, lambda: [cycle(index) for index in range(cycles)])
+        again = _settled_growth(after, play)
         if again is not None:
             # Name what kept growing in the confirming round, not what grew in the first.
             name = next(k for k, v in after.items() if again[k] > v)
@@ -640,7 +645,7 @@ def _some_action(
 def _sample_tasks(factory: EnvFactory, seed: int, per_split: int) -> list[str]:
     """``per_split`` task ids of every split and difficulty, drawn with ``seed``."""
     with _made(factory) as env:
-        return _tasks_of(env.unwrapped.tasks, seed, per_split)
+        return _tasks_of(_ours(env).tasks, seed, per_split)
 
 
 def _check_step_info(env_id: str, where: str, info: dict[str, Any]) -> None:
@@ -664,6 +669,12 @@ def _resources() -> dict[str, int]:
         "open file descriptors": len(os.listdir("/proc/self/fd")),
         "child processes": len(descendants(os.getpid())),  # grandchildren count too
     }
+
+
+def _ours(env: gymnasium.Env[Any, Any]) -> Any:
+    """The agentgym env under the wrappers, used through the contract's own methods
+    (``oracle_action``, ``tasks``, ``get_state``) that Gymnasium's type does not know."""
+    return env.unwrapped
 
 
 @contextlib.contextmanager

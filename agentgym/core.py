@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -234,7 +234,7 @@ class GeneratedTaskSet(TaskSet):
     def __init__(
         self,
         namespace: str,
-        make_task: Any,
+        make_task: Callable[[str, str, str, int], Task[Any]],
         difficulties: Sequence[str],
         sizes: Mapping[str, int] | None = None,
     ) -> None:

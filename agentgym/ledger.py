@@ -139,7 +139,8 @@ class EpisodeRecord:
         """A JSON-ready dict."""
         data = asdict(self)
         data["verdict"] = self.verdict.to_dict() if self.verdict is not None else None
-        return jsonable(data)
+        out: dict[str, Any] = jsonable(data)
+        return out
 
     def to_line(self) -> str:
         """The record as one line of ``episodes.jsonl`` (without the newline)."""

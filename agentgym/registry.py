@@ -110,7 +110,8 @@ class EnvSpec:
                 f"Install the family's extra: pip install 'agentgym[{self.extra}]'"
             ) from missing
         try:
-            return getattr(module, attr)
+            loaded: type = getattr(module, attr)
+            return loaded
         except AttributeError as error:
             raise RegistryError(
                 f"{self.id}: entry point {self.entry_point!r} names no attribute {attr!r}"

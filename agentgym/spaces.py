@@ -19,7 +19,7 @@ Images are ordinary ``Box(H, W, 3, uint8)`` and multimodal observations ordinary
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -89,7 +89,7 @@ class Text(Space[str]):
     def __hash__(self) -> int:
         return hash(("Text", self.min_length, self.max_length))
 
-    def to_jsonable(self, sample_n: Sequence[str]) -> list[str]:
+    def to_jsonable(self, sample_n: Iterable[str]) -> list[str]:
         """Strings are already JSON."""
         return list(sample_n)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
+from gymnasium.spaces import Space
 
 from agentgym.core import Env, Task, Verdict
 from agentgym.errors import ResetNeeded, TaskError, UsageError
@@ -179,7 +180,11 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
         self.max_invalid_actions = max_invalid_actions
         self.render_mode = render_mode
         self.observation_space = Text(self.max_observation_length)
-        self.action_space = ToolCall(self.tools) if self.tools else Text(self.max_action_length)
+        # A tool-calling env takes tool calls (dicts) as well as text: Gymnasium's Env[str, str]
+        # cannot say "or", so the space is declared for what it is.
+        self.action_space: Space[Any] = (
+            ToolCall(self.tools) if self.tools else Text(self.max_action_length)
+        )
         self._task: Task[WorldT] | None = None
         self._world: WorldT | None = None
         self._score = 0.0
@@ -325,8 +330,9 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
 
     # ----------------------------------------------------------------- oracle, snapshots
 
-    def oracle_action(self) -> str | None:
-        """The task's oracle, asked from the current state."""
+    def oracle_action(self) -> Any:
+        """The task's oracle, asked from the current state: the next action (text, or a tool
+        call where the env takes them), ``None`` when nothing is left to do."""
         if self._task is None or self._world is None:
             raise ResetNeeded(f"{self._name()}: call reset() before oracle_action()")
         return self._task.solve(self._world)
@@ -334,7 +340,8 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
     def get_state(self) -> _Snapshot:
         """A deep copy of everything the rest of the episode depends on."""
         if not self.metadata.get("supports_state_snapshot"):
-            return super().get_state()
+            snapshot: _Snapshot = super().get_state()
+            return snapshot
         if self._task is None:
             raise ResetNeeded(f"{self._name()}: call reset() before get_state()")
         return _Snapshot(

@@ -27,6 +27,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import agentgym
@@ -259,7 +260,7 @@ class _Run:
                 stepped = time.monotonic()
                 reply = reply if isinstance(reply, AgentReply) else AgentReply(action=reply)
                 observation, reward, terminated, truncated, info = await guarded(
-                    "env step", self.pool.run(lambda action=reply.action: env.step(action))
+                    "env step", self.pool.run(partial(env.step, reply.action))
                 )
                 # Values are kept as the env gave them; the record turns them into JSON when
                 # it is written (converting here as well would do the work twice).

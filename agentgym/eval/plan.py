@@ -32,7 +32,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agentgym.errors import UsageError
 
@@ -100,7 +100,7 @@ class BenchmarkEnv:
 
         env = agentgym.make(self.id, **self.kwargs)
         try:
-            tasks = env.unwrapped.tasks
+            tasks = cast(Any, env.unwrapped).tasks  # an agentgym env: it has a task set
             levels = [self.difficulty] if self.difficulty else list(tasks.difficulties)
             per_level = -(-self.tasks // len(levels))
             ids = [i for level in levels for i in tasks.ids(self.split, level)[:per_level]]

@@ -166,7 +166,7 @@ def _runs_table(runs: list[Run]) -> str:
             for run in runs
         ]
     )
-    return frame.to_html(index=False, border=0)
+    return str(frame.to_html(index=False, border=0))
 
 
 def _results_table(results: Any) -> str:
@@ -179,7 +179,7 @@ def _results_table(results: Any) -> str:
             )
         ]
         frame = frame.drop(columns=[f"{name}_low", f"{name}_high"])
-    return frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.2f}", na_rep="-")
+    return str(frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.2f}", na_rep="-"))
 
 
 def _task_grid(scored: Any) -> str:
@@ -191,14 +191,14 @@ def _task_grid(scored: Any) -> str:
     styled = grid.style.format("{:.2f}", na_rep="-").background_gradient(
         cmap="RdYlGn", vmin=0.0, vmax=1.0
     )
-    return styled.to_html()
+    return str(styled.to_html())
 
 
 def _errors_table(episodes: Any) -> str:
     errored = episodes[episodes["status"] == "errored"]
     if errored.empty:
         return "<p>None.</p>"
-    return errored[["agent", "env", "episode", "error"]].to_html(index=False, border=0)
+    return str(errored[["agent", "env", "episode", "error"]].to_html(index=False, border=0))
 
 
 def _success_plot(plt: Any, results: Any) -> Any:
