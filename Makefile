@@ -42,6 +42,7 @@ demo: install
 test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -m serial --timings-json .test-timings-serial.json || [ $$? = 5 ]
 	$(PY) -m pytest $(PARALLEL) -m "not serial" --timings-merge .test-timings-serial.json
 
@@ -53,6 +54,7 @@ test-quick: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 check: install
 	$(VENV)/bin/agentgym check
@@ -70,4 +72,4 @@ perf: install
 	$(PY) tests/perf/bench_train.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
