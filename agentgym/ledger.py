@@ -43,7 +43,7 @@ __all__ = [
     "read_episodes",
 ]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 """``MAJOR.MINOR``. Readers accept any minor of their major; a new major is a breaking change."""
 
 Status = Literal["ok", "truncated", "errored"]
@@ -104,6 +104,9 @@ class EpisodeSpec:
     sampling: dict[str, Any] = field(default_factory=dict)
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     agentgym_version: str = ""
+    iteration: int | None = None
+    """The training iteration that played the episode (a trainer's ledger); ``None`` in an
+    evaluation. Added in schema 1.1; a 1.0 record reads as ``None``."""
 
     def __post_init__(self) -> None:
         if self.env_version is None and "-v" in self.env_id:

@@ -4,6 +4,9 @@ resume), and the small steps of the loop that are the same in every algorithm.
 **Run directory** (``--output-dir``)::
 
     args.json                 the arguments (a resume checks they match)
+    manifest.json             what ran (kind "training", the algorithm, the arguments)
+    episodes.jsonl            every episode played, in the ledger's format, with its iteration
+                              (``agentgym report DIR`` reads it, as it reads an evaluation's)
     metrics.csv               one row per iteration, the columns of METRICS in a fixed order
     events.out.tfevents.*     the same numbers for TensorBoard (when tensorboard is installed)
     checkpoints/iter-N/
@@ -12,7 +15,8 @@ resume), and the small steps of the loop that are the same in every algorithm.
 
 Every random choice of iteration ``i`` (which tasks, the env and sampling seeds, minibatch
 order) is derived from ``(seed, i)``, so a run resumed from iteration ``i``'s checkpoint
-continues as the uninterrupted run would have.
+continues as the uninterrupted run would have; the metrics rows and episodes of iterations
+after that checkpoint are cut, so nothing is counted twice.
 """
 
 from __future__ import annotations
@@ -24,13 +28,14 @@ import inspect
 import json
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agentgym.errors import UsageError
+from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes
 
 __all__ = [
     "METRICS",
@@ -213,6 +218,8 @@ class Run:
                 f"another --output-dir"
             )
         args_file.write_text(json.dumps(saved, indent=2) + "\n")
+        self._write_manifest(saved)
+        self._episodes = EpisodeWriter(self.dir / "episodes.jsonl")
         self._writer: Any = None
         try:
             from torch.utils.tensorboard import SummaryWriter
@@ -221,6 +228,34 @@ class Run:
         except ImportError:  # tensorboard is optional: the CSV has every number
             self._writer = None
         self.started = time.monotonic()
+
+    # ---------------------------------------------------------------- the ledger
+
+    def _write_manifest(self, saved: dict[str, Any]) -> None:
+        """The run directory's ``manifest.json``, as an evaluation's has one: what ran (here
+        the trainer and its arguments), for ``agentgym report``."""
+        from agentgym import __version__
+
+        manifest = {
+            "manifest_version": 1,
+            "kind": "training",
+            "agent": f"{self.algorithm}:{self.args.model}",
+            "algorithm": self.algorithm,
+            "args": saved,
+            "created_at": time.time(),
+            "agentgym_version": __version__,
+        }
+        (self.dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+    def record(self, records: Sequence[EpisodeRecord]) -> None:
+        """Append an iteration's episodes to ``episodes.jsonl`` (each knows its iteration)."""
+        for record in records:
+            self._episodes.write(record)
+
+    def episodes(self) -> list[EpisodeRecord]:
+        """The episodes recorded so far."""
+        path = self.dir / "episodes.jsonl"
+        return list(read_episodes(path)) if path.exists() else []
 
     # ---------------------------------------------------------------- metrics
 
@@ -307,6 +342,12 @@ class Run:
         (self.dir / "metrics.csv").unlink(missing_ok=True)
         for row in rows:
             self._append(row)
+        # The episodes of iterations after the checkpoint are played again: keep none twice.
+        kept = [r for r in self.episodes() if (r.spec.iteration or 0) <= iteration]
+        self._episodes.close()
+        (self.dir / "episodes.jsonl").unlink(missing_ok=True)
+        self._episodes = EpisodeWriter(self.dir / "episodes.jsonl")
+        self.record(kept)
         return iteration + 1, state
 
     def _append(self, row: dict[str, float]) -> None:
@@ -319,6 +360,7 @@ class Run:
             writer.writerow([_cell(row.get(name)) for name in METRICS])
 
     def close(self) -> None:
+        self._episodes.close()
         if self._writer is not None:
             self._writer.close()
 
@@ -419,6 +461,7 @@ class Session:
                 f"episode(s); first: {rollouts.errors[0][:500]}",
                 flush=True,
             )
+        self.run.record([*rollouts.records, *rollouts.errored])
         row = {"iteration": iteration, **rollout_metrics(rollouts), **metrics}
         row["time/iteration_seconds"] = time.monotonic() - began
         row["time/rollout_share"] = rollouts.seconds / row["time/iteration_seconds"]

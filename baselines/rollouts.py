@@ -81,6 +81,7 @@ def plan_groups(
                     max_steps=tasks.max_steps,
                     env_kwargs=dict(tasks.kwargs),
                     agent_seed=episode_seed(start, "agent", str(iteration), member),
+                    iteration=iteration,
                 )
             )
             labels.append(f"{iteration}/{number}")
@@ -96,6 +97,7 @@ class Rollouts:
     dropped: int = 0  # errored episodes (and those of a crashed worker): counted, not trained
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # why each dropped episode was dropped
+    errored: list[EpisodeRecord] = field(default_factory=list)  # the ledger keeps them too
 
     @property
     def completion_tokens(self) -> int:
@@ -112,6 +114,7 @@ class Rollouts:
             self.dropped + other.dropped,
             max(self.seconds, other.seconds),
             self.errors + other.errors,
+            self.errored + other.errored,
         )
 
 
@@ -120,7 +123,12 @@ def keep_finished(records: list[EpisodeRecord], groups: list[str], seconds: floa
     kept = [(r, g) for r, g in zip(records, groups, strict=True) if r.status != "errored"]
     errors = [f"{r.episode_id}: {r.error}" for r in records if r.status == "errored"]
     return Rollouts(
-        [r for r, _ in kept], [g for _, g in kept], len(records) - len(kept), seconds, errors
+        [r for r, _ in kept],
+        [g for _, g in kept],
+        len(records) - len(kept),
+        seconds,
+        errors,
+        [r for r in records if r.status == "errored"],
     )
 
 

@@ -134,13 +134,30 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from agentgym.eval.report import read_run, write_html
+    from agentgym.eval.stats import iteration_curve
 
     runs = [read_run(run_dir) for run_dir in args.run_dirs]
     print(format_table([(run.label, run.summary) for run in runs]))
+    for run in runs:
+        curve = iteration_curve(run.records)
+        if curve:
+            print(f"\n{run.label}: training curve ({run.directory})")
+            print(format_curve(curve))
     if not args.no_html:
         path = write_html(runs, args.html or runs[0].directory / "report.html")
         print(f"report: {path}")
     return 0
+
+
+def format_curve(curve: list[dict[str, float]]) -> str:
+    """A training run's curve (:func:`~agentgym.eval.stats.iteration_curve`) as text."""
+    lines = [f"{'iteration':>9}  {'episodes':>8}  {'errored':>7}  {'success':>7}  {'score':>6}"]
+    for row in curve:
+        lines.append(
+            f"{int(row['iteration']):>9}  {int(row['episodes']):>8}  {int(row['errored']):>7}  "
+            f"{row['success']:>7.3f}  {row['score']:>6.3f}"
+        )
+    return "\n".join(lines)
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -200,6 +200,7 @@ class _Run:
             split=plan.split,
             sampling=self.sampling,
             env_kwargs=dict(plan.env_kwargs),
+            iteration=plan.iteration,
         )
 
     async def _play(self, plan: EpisodePlan) -> EpisodeRecord:

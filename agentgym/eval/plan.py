@@ -74,6 +74,8 @@ class EpisodePlan:
     # The seed of the agent's sampling when it differs from the env's reset seed: the episodes
     # of a trainer's group share ``seed`` (the same start) and each samples its own replies.
     agent_seed: int | None = None
+    # The training iteration that plays it (a trainer's plan); recorded in the ledger.
+    iteration: int | None = None
 
     @property
     def episode_id(self) -> str:

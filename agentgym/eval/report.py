@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.errors import MissingExtraError, UsageError
-from agentgym.eval.stats import episode_passed, episode_score, episode_tokens, summarize
+from agentgym.eval.stats import (
+    episode_passed,
+    episode_score,
+    episode_tokens,
+    iteration_curve,
+    summarize,
+)
 from agentgym.ledger import EpisodeRecord, read_episodes
 
 __all__ = ["Run", "episodes_frame", "read_run", "write_html"]
@@ -144,11 +150,26 @@ def write_html(runs: list[Run], path: str | Path) -> Path:
         ("Costs per episode", _img(_cost_plot(plt, scored))),
         ("Errored episodes (excluded from every rate)", _errors_table(episodes)),
     ]
+    curves = {run.label: iteration_curve(run.records) for run in runs}
+    if any(curves.values()):
+        sections.insert(1, ("Training: success by iteration", _img(_curve_plot(plt, curves))))
     body = "\n".join(f"<h2>{html.escape(title)}</h2>\n{content}" for title, content in sections)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(_PAGE.format(when=time.strftime("%Y-%m-%d %H:%M:%S"), body=body))
     return target
+
+
+def _curve_plot(plt: Any, curves: dict[str, list[dict[str, float]]]) -> Any:
+    figure, axis = plt.subplots(figsize=(7, 3.5))
+    for label, curve in curves.items():
+        if curve:
+            axis.plot([r["iteration"] for r in curve], [r["success"] for r in curve], label=label)
+    axis.set_xlabel("iteration")
+    axis.set_ylabel("success rate")
+    axis.set_ylim(0, 1)
+    axis.legend()
+    return figure
 
 
 def _runs_table(runs: list[Run]) -> str:

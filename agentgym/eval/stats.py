@@ -30,6 +30,7 @@ __all__ = [
     "episode_passed",
     "episode_score",
     "episode_tokens",
+    "iteration_curve",
     "pass_at_k",
     "pass_hat_k",
     "summarize",
@@ -131,6 +132,29 @@ def episode_passed(record: EpisodeRecord) -> bool:
 def episode_score(record: EpisodeRecord) -> float:
     """The final verdict's score (no verdict: the episode's return)."""
     return float(record.verdict.score) if record.verdict is not None else record.total_reward
+
+
+def iteration_curve(records: Iterable[EpisodeRecord]) -> list[dict[str, float]]:
+    """A training run's curve from its ledger: per iteration, the episodes played, the
+    errored ones, the success rate and mean score of the others. Empty for an evaluation
+    (its records carry no iteration)."""
+    by_iteration: dict[int, list[EpisodeRecord]] = {}
+    for record in records:
+        if record.spec.iteration is not None:
+            by_iteration.setdefault(record.spec.iteration, []).append(record)
+    curve = []
+    for iteration, group in sorted(by_iteration.items()):
+        scored = [r for r in group if r.status != "errored"]
+        curve.append(
+            {
+                "iteration": float(iteration),
+                "episodes": float(len(group)),
+                "errored": float(len(group) - len(scored)),
+                "success": _mean(float(episode_passed(r)) for r in scored),
+                "score": _mean(episode_score(r) for r in scored),
+            }
+        )
+    return curve
 
 
 def episode_tokens(record: EpisodeRecord) -> tuple[int, int]:

@@ -63,6 +63,43 @@ def test_bad_options_name_the_value(capsys):
     assert "--group-size must be a positive int, got 0" in capsys.readouterr().err
 
 
+def test_a_training_run_is_a_run_directory_with_its_episodes(tmp_path, capsys):
+    import dataclasses
+
+    from training import fast_args
+
+    from agentgym.baselines import grpo
+    from agentgym.ledger import read_episodes
+
+    small = {"model": "tiny", "groups": 1, "group_size": 2}
+    grpo.train(fast_args("grpo", tmp_path, iterations=2, **small))
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["kind"] == "training" and manifest["agent"] == "grpo:tiny"
+    records = list(read_episodes(tmp_path / "episodes.jsonl"))
+    assert [r.spec.iteration for r in records] == [0, 0, 1, 1]
+    assert all(r.steps and r.steps[0].tokens for r in records), "tokens are in the ledger"
+
+    # A third iteration that was played and recorded, then interrupted before its checkpoint:
+    # the resume plays it again, and the ledger holds it once.
+    with open(tmp_path / "episodes.jsonl", "a") as file:
+        for record in records[2:]:
+            spec = dataclasses.replace(record.spec, iteration=2)
+            file.write(dataclasses.replace(record, spec=spec).to_line() + "\n")
+    grpo.train(fast_args("grpo", tmp_path, iterations=3, resume=True, **small))
+    records = list(read_episodes(tmp_path / "episodes.jsonl"))
+    assert [r.spec.iteration for r in records] == [0, 0, 1, 1, 2, 2]
+    assert len({r.spec.agent for r in records}) == 1
+
+    capsys.readouterr()
+    assert main(["report", str(tmp_path), "--no-html"]) == 0
+    out = capsys.readouterr().out
+    assert "training curve" in out
+    curve = out.split("training curve")[1].splitlines()[2:]
+    assert [line.split()[:2] for line in curve[:3]] == [["0", "2"], ["1", "2"], ["2", "2"]]
+    assert main(["report", str(tmp_path), "--html", str(tmp_path / "report.html")]) == 0
+    assert "Training: success by iteration" in (tmp_path / "report.html").read_text()
+
+
 def test_an_existing_run_is_not_overwritten(tmp_path):
     from training import fast_args
 
