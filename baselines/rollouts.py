@@ -35,8 +35,9 @@ from agentgym.agents.chat import SharedBackendFactory, TokenAgent
 from agentgym.agents.prompting import PromptConfig
 from agentgym.errors import ModelError, UsageError
 from agentgym.eval.engine import EngineLimits, run_episodes
-from agentgym.eval.plan import BenchmarkEnv, EpisodePlan, episode_seed
+from agentgym.eval.plan import BenchmarkEnv, EpisodePlan
 from agentgym.ledger import EpisodeRecord, TokenRecord
+from agentgym.seeding import derive
 
 __all__ = [
     "DemoAgent",
@@ -68,7 +69,8 @@ def plan_groups(
     labels: list[str] = []
     for number, task_index in enumerate(chosen):
         task_id = task_ids[int(task_index)]
-        start = episode_seed(seed, tasks.id, task_id, iteration * 1_000 + number)
+        # Iteration and number stay separate parts: distinct groups, distinct seeds.
+        start = derive(seed, tasks.id, task_id, iteration, number)
         for member in range(group_size):
             plans.append(
                 EpisodePlan(
@@ -80,7 +82,7 @@ def plan_groups(
                     split=tasks.split,
                     max_steps=tasks.max_steps,
                     env_kwargs=dict(tasks.kwargs),
-                    agent_seed=episode_seed(start, "agent", str(iteration), member),
+                    agent_seed=derive(start, "agent", member),
                     iteration=iteration,
                 )
             )

@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from agentgym.errors import UsageError
+from agentgym.seeding import derive
 
 __all__ = ["SAMPLING_KEYS", "SamplingParams", "turn_seed"]
 
@@ -55,4 +54,4 @@ class SamplingParams:
 
 def turn_seed(episode_seed: int, turn: int) -> int:
     """The seed of an episode's ``turn``-th model call (a 32-bit int: servers accept it)."""
-    return int(np.random.SeedSequence([episode_seed, turn]).generate_state(1)[0])
+    return derive(episode_seed, "turn", turn, bits=32)

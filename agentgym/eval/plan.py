@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agentgym.errors import UsageError
+from agentgym.seeding import derive
 
 __all__ = [
     "SUITES_PACKAGE",
@@ -185,9 +186,9 @@ class Benchmark:
 
 
 def episode_seed(base: int, env_id: str, task_id: str, repeat: int) -> int:
-    """A seed per episode, stable across runs and machines (not Python's salted hash)."""
-    digest = hashlib.blake2b(f"{base}|{env_id}|{task_id}|{repeat}".encode(), digest_size=4)
-    return int.from_bytes(digest.digest(), "little") & 0x7FFFFFFF
+    """An episode's reset seed: :func:`agentgym.seeding.derive` of its suite's seed, env, task
+    and repeat, 31 bits wide (the width the published suites' seeds always had)."""
+    return derive(base, env_id, task_id, repeat, bits=31)
 
 
 def list_benchmarks() -> list[str]:
