@@ -134,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     for module in _command_modules().values():
         module.add_commands(commands)
 
-    from agentgym.agents.server import add_commands as add_serve_commands
+    from agentgym.backends.server import add_commands as add_serve_commands
 
     add_serve_commands(commands)
     return parser

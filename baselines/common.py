@@ -297,7 +297,7 @@ class Run:
         """Save the policy (loadable as ``hf:DIR/policy``) and the trainer's state."""
         import torch
 
-        from agentgym.agents.hf import TRAINED_PROMPT_FILE
+        from agentgym.agents import TRAINED_PROMPT_FILE
 
         target = self.dir / "checkpoints" / f"iter-{iteration}"
         policy.save(target / "policy")
@@ -500,7 +500,7 @@ def check_args(args: TrainArgs) -> None:
     if args.rollout_backend not in ("hf", "vllm"):
         raise UsageError(f"--rollout-backend {args.rollout_backend!r}: use 'hf' or 'vllm'")
     if args.rollout_backend == "vllm":
-        from agentgym.agents.vllm import require_vllm
+        from agentgym.backends import require_vllm
 
         if args.rollout_endpoint or args.rollout_workers > 0:
             raise UsageError(

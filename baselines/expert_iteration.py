@@ -26,8 +26,7 @@ import time
 import numpy as np
 import torch
 
-from agentgym.agents.chat import SharedBackendFactory
-from agentgym.agents.prompting import PromptConfig
+from agentgym.agents import PromptConfig, SharedBackendFactory
 from agentgym.baselines.common import Run, Session, TrainArgs, minibatches, optimizer_step, setup
 from agentgym.baselines.losses import aggregate
 from agentgym.baselines.rollouts import DemoAgent, Rollouts, keep_finished
@@ -57,7 +56,7 @@ class Args(TrainArgs):
 def demonstrations(args: Args, session: Session, iteration: int) -> Rollouts:
     """Episodes of the oracle or the random agent, recorded as this policy's tokens."""
     from agentgym.agents import resolve_agent
-    from agentgym.agents.hf import HFBackend
+    from agentgym.backends import HFBackend
 
     teacher, _ = resolve_agent(args.demos)
     plans, groups = session.plan(iteration)

@@ -47,7 +47,7 @@ class Policy:
     @property
     def eos_ids(self) -> set[int]:
         """The tokens that end a reply (what the ``hf`` backend stops at)."""
-        from agentgym.agents.hf import eos_ids
+        from agentgym.backends import eos_ids
 
         return eos_ids(self.model, self.tokenizer)
 
@@ -89,12 +89,12 @@ def load_policy(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from agentgym.agents.hf import require_hf
+    from agentgym.backends import require_hf
 
     require_hf()
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     if spec in ("smollm2", "tiny"):
-        from agentgym.agents.smollm2 import model_dir
+        from agentgym.backends import smollm2_model_dir as model_dir
 
         source = model_dir()
         tokenizer = AutoTokenizer.from_pretrained(str(source))

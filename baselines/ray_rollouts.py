@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any
 
-from agentgym.agents.prompting import PromptConfig
+from agentgym.agents import PromptConfig
 from agentgym.baselines.rollouts import Rollouts
 from agentgym.errors import MissingExtraError
 from agentgym.eval.plan import EpisodePlan

@@ -31,8 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.agents.chat import SharedBackendFactory, TokenAgent
-from agentgym.agents.prompting import PromptConfig
+from agentgym.agents import PromptConfig, SharedBackendFactory, TokenAgent
 from agentgym.errors import ModelError, UsageError
 from agentgym.eval.engine import EngineLimits, run_episodes
 from agentgym.eval.plan import BenchmarkEnv, EpisodePlan
@@ -180,7 +179,7 @@ class LocalRollouts(EngineRollouts):
     """Episodes sampled in this process from the model being trained (the ``hf`` backend)."""
 
     def __init__(self, policy: Any, prompt: PromptConfig, **options: Any) -> None:
-        from agentgym.agents.hf import HFBackend
+        from agentgym.backends import HFBackend
 
         num_envs = options.get("num_envs", 16)
         self.backend = HFBackend(policy.model, policy.tokenizer, max_batch=max(num_envs, 1))
@@ -212,7 +211,8 @@ class EndpointRollouts(EngineRollouts):
         sync_dir: str | Path,
         **options: Any,
     ) -> None:
-        from agentgym.agents.openai_chat import EndpointClient, OpenAIAgent, parse_spec
+        from agentgym.agents import OpenAIAgent
+        from agentgym.backends import EndpointClient, parse_spec
 
         model, url = parse_spec(endpoint)
         concurrency = max(options.get("num_envs", 16), 1)
@@ -267,7 +267,7 @@ class VLLMRollouts(EngineRollouts):
     The engine starts on the policy saved to ``sync_dir`` (on ``--resume``, the restored
     one), next to the trainer's copy on the same GPU (``engine_options`` such as
     ``gpu_memory_utilization`` leave room for it). After every update the policy is saved
-    there again and every vLLM worker loads it (:meth:`~agentgym.agents.vllm.VLLMBackend.
+    there again and every vLLM worker loads it (:meth:`~agentgym.backends.vllm.VLLMBackend.
     load_weights`, which also drops the prefix cache), so each collection samples from the
     policy being trained. vLLM's engine binds to the event loop it first runs on, so every
     collection of a run runs on one loop that this source owns.
@@ -282,7 +282,7 @@ class VLLMRollouts(EngineRollouts):
         engine_options: dict[str, Any] | None = None,
         **options: Any,
     ) -> None:
-        from agentgym.agents.vllm import VLLMBackend, require_vllm
+        from agentgym.backends import VLLMBackend, require_vllm
 
         require_vllm()
         self.policy = policy
@@ -333,7 +333,7 @@ class DemoAgent(TokenAgent):
         self.teacher.reset(context)
 
     async def act(self, observation: Any, info: dict[str, Any]) -> Any:
-        from agentgym.agents.base import AgentReply
+        from agentgym.agents import AgentReply
 
         reply = await self.teacher.act(observation, info)
         action = reply.action if isinstance(reply, AgentReply) else reply

@@ -28,20 +28,31 @@ from typing import Any
 
 from agentgym.agents.base import Agent, AgentFactory, AgentReply, EpisodeContext, FunctionAgent
 from agentgym.agents.builtin import OracleAgent, RandomAgent
+from agentgym.agents.chat import ChatAgent, SharedBackendFactory, TokenAgent
 from agentgym.agents.human import HumanAgent
-from agentgym.agents.prompting import PromptConfig
+from agentgym.agents.models import TRAINED_PROMPT_FILE
+from agentgym.agents.openai_chat import OpenAIAgent
+from agentgym.agents.prompting import Conversation, PromptConfig, extract_action
 from agentgym.errors import UsageError
 
 __all__ = [
     "BUILTIN_AGENTS",
+    "TRAINED_PROMPT_FILE",
     "Agent",
     "AgentFactory",
     "AgentReply",
+    "ChatAgent",
+    "Conversation",
     "EpisodeContext",
     "FunctionAgent",
     "HumanAgent",
+    "OpenAIAgent",
     "OracleAgent",
+    "PromptConfig",
     "RandomAgent",
+    "SharedBackendFactory",
+    "TokenAgent",
+    "extract_action",
     "resolve_agent",
 ]
 
@@ -99,11 +110,11 @@ def _llm_factory(spec: str) -> Callable[..., AgentFactory] | None:
     """``make(prompt, **options)`` for an LLM agent spec; None for other specs. The backends
     are imported here, so torch, transformers and vllm load only when asked for."""
     if spec == "smollm2":
-        from agentgym.agents.smollm2 import smollm2_factory
+        from agentgym.agents.models import smollm2_factory
 
         return smollm2_factory
     if spec.startswith("hf:"):
-        from agentgym.agents.hf import hf_path_factory
+        from agentgym.agents.models import hf_path_factory
 
         return partial(hf_path_factory, spec[3:])
     if spec.startswith("openai:"):
@@ -111,7 +122,7 @@ def _llm_factory(spec: str) -> Callable[..., AgentFactory] | None:
 
         return partial(openai_factory, spec[7:])
     if spec.startswith("vllm:"):
-        from agentgym.agents.vllm import vllm_path_factory
+        from agentgym.agents.models import vllm_path_factory
 
         return partial(vllm_path_factory, spec[5:])
     return None

@@ -3,9 +3,10 @@ and one backend shared by all episodes of a run.
 
 * :class:`ChatAgent` — the per-episode part: ``reset`` starts the :class:`Conversation` from
   the task instructions, parses the sampling settings and fixes the episode's seed.
-* :class:`TokenAgent` — a chat agent over a **token backend** (:class:`TokenBackend`: the
-  in-process ``hf`` and ``vllm`` engines): it renders the prompt with the tokenizer's chat
-  template, so the ledger gets the exact prompt and completion token ids and logprobs.
+* :class:`TokenAgent` — a chat agent over a **token backend**
+  (:class:`~agentgym.backends.TokenBackend`: the in-process ``hf`` and ``vllm`` engines): it
+  renders the prompt with the tokenizer's chat template, so the ledger gets the exact prompt
+  and completion token ids and logprobs.
 * :class:`SharedBackendFactory` — makes one agent per episode, all holding one backend
   (a model, a server client), loaded on first use so a run that fails earlier does not pay.
 """
@@ -15,20 +16,15 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from agentgym.agents.base import Agent, AgentReply, EpisodeContext
-from agentgym.agents.prompting import Conversation, PromptConfig, extract_action, render_prompt
-from agentgym.agents.sampling import SamplingParams, turn_seed
+from agentgym.agents.prompting import Conversation, PromptConfig, extract_action
+from agentgym.backends.base import TokenBackend
+from agentgym.backends.sampling import SamplingParams, turn_seed
 from agentgym.ledger import TokenRecord
 
-__all__ = [
-    "ChatAgent",
-    "Generation",
-    "SharedBackendFactory",
-    "TokenAgent",
-    "TokenBackend",
-]
+__all__ = ["ChatAgent", "SharedBackendFactory", "TokenAgent"]
 
 
 class ChatAgent(Agent):
@@ -51,35 +47,6 @@ class ChatAgent(Agent):
         seed = turn_seed(self._episode_seed, self.turn)
         self.turn += 1
         return seed
-
-
-class Generation(Protocol):
-    """What a token backend returns for one prompt."""
-
-    completion_ids: list[int]
-    logprobs: list[float]
-
-
-class TokenBackend:
-    """A model that continues token ids (``hf``, ``vllm``), shared by a run's agents.
-
-    Prompts go through the tokenizer's own chat template and completions come back to text
-    here; subclasses set ``self.tokenizer`` and implement :meth:`generate`.
-    """
-
-    tokenizer: Any
-
-    def encode(self, messages: list[dict[str, Any]]) -> list[int]:
-        """Prompt token ids for chat ``messages`` (the tokenizer's chat template)."""
-        return render_prompt(self.tokenizer, messages)
-
-    def decode(self, ids: list[int]) -> str:
-        """Text of completion ids, without special tokens (the end-of-turn marker)."""
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
-
-    async def generate(self, prompt_ids: list[int], params: SamplingParams, seed: int) -> Any:
-        """Continue ``prompt_ids``: a :class:`Generation`."""
-        raise NotImplementedError
 
 
 class TokenAgent(ChatAgent):

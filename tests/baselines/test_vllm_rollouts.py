@@ -2,7 +2,7 @@
 
 vLLM is not installable on these machines (ENVIRONMENT.md), so the engine here is a test
 double, and says so: :class:`EngineDouble` has the surface of vLLM's ``AsyncLLM`` that
-:class:`~agentgym.agents.vllm.VLLMBackend` uses (``generate`` as an async generator of
+:class:`~agentgym.backends.vllm.VLLMBackend` uses (``generate`` as an async generator of
 outputs, ``collective_rpc`` calling a method of each worker, ``reset_prefix_cache``,
 ``shutdown``; ``SamplingParams`` as a record of its fields) and, like ``AsyncLLM``, it
 refuses to run on a second event loop. It samples with the real ``hf`` backend, and its
@@ -29,10 +29,10 @@ from test_endpoint import TOLERANCE, _gap, _tensors  # noqa: E402
 from training import fast_args  # noqa: E402
 
 from agentgym.agents import vllm as vllm_module  # noqa: E402
-from agentgym.agents.hf import HFBackend  # noqa: E402
 from agentgym.agents.prompting import PromptConfig  # noqa: E402
-from agentgym.agents.sampling import SamplingParams  # noqa: E402
-from agentgym.agents.vllm import VLLMBackend  # noqa: E402
+from agentgym.backends.hf import HFBackend  # noqa: E402
+from agentgym.backends.sampling import SamplingParams  # noqa: E402
+from agentgym.backends.vllm import VLLMBackend  # noqa: E402
 from agentgym.baselines import grpo  # noqa: E402
 from agentgym.baselines.policy import load_policy  # noqa: E402
 from agentgym.baselines.rollouts import VLLMRollouts  # noqa: E402

@@ -32,6 +32,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "agentgym.baselines",
         "agentgym.leaderboard",
     ),
+    # model backends generate tokens; the agents over them and the evaluator stand above
+    "agentgym.backends": ("agentgym.agents", "agentgym.eval", *ABOVE_THE_CORE),
     "agentgym.benchmarks": ("agentgym.envs", "agentgym.baselines", "agentgym.leaderboard"),
     "agentgym.baselines": ("agentgym.envs", "agentgym.benchmarks", "agentgym.leaderboard"),
     "agentgym.leaderboard": ("agentgym.envs", "agentgym.baselines", "agentgym.benchmarks"),
@@ -111,6 +113,32 @@ def test_layers_only_point_down():
 
 def test_env_families_do_not_import_each_other():
     assert family_crossings(package_modules()) == []
+
+
+FACES = ("agentgym.agents", "agentgym.backends")
+"""Rooms whose public face (the package's ``__all__``) is all the folders above the core use."""
+
+
+def reaches_past_faces(found: dict[str, Path]) -> list[str]:
+    """Imports, from the folders above the core, of a face room's submodules."""
+    reaches = []
+    for module, path in sorted(found.items()):
+        if not module.startswith(ABOVE_THE_CORE):
+            continue
+        for line, target in imports_of(module, path):
+            if any(target.startswith(face + ".") for face in FACES):
+                reaches.append(f"{shown(path)}:{line}: {module} imports {target}")
+    return reaches
+
+
+def test_the_folders_above_the_core_use_the_agents_and_backends_faces():
+    assert reaches_past_faces(package_modules()) == []
+    import agentgym.agents
+    import agentgym.backends
+
+    for face in (agentgym.agents, agentgym.backends):
+        for name in face.__all__:
+            assert getattr(face, name) is not None, (face.__name__, name)
 
 
 def test_a_core_module_importing_a_higher_layer_is_caught(tmp_path):

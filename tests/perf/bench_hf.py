@@ -31,8 +31,9 @@ import asyncio
 import time
 
 import agentgym
+from agentgym.agents.models import SMOLLM2_PROMPT
 from agentgym.agents.prompting import Conversation
-from agentgym.agents.smollm2 import SMOLLM2_PROMPT, model_dir
+from agentgym.backends.smollm2 import model_dir
 from agentgym.eval.plan import load_benchmark
 
 ENVS = ("games/Maze-v0", "games/TowerOfHanoi-v0", "games/Wordle-v0")
@@ -76,8 +77,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
 
-    from agentgym.agents.hf import HFBackend
-    from agentgym.agents.sampling import SamplingParams
+    from agentgym.backends.hf import HFBackend
+    from agentgym.backends.sampling import SamplingParams
 
     started = time.perf_counter()
     directory = model_dir()  # converts on the first run ever

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agentgym.agents.sampling import SamplingParams
+from agentgym.backends.sampling import SamplingParams
 from agentgym.baselines import grpo
 from agentgym.baselines.advantages import group_normalized
 from agentgym.baselines.common import minibatches, optimizer_step, setup

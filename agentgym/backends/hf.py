@@ -5,7 +5,7 @@ step is done. A :class:`~agentgym.agents.chat.TokenAgent` (one per episode, hold
 episode's chat) sends its prompt to an :class:`HFBackend` shared by every agent of the run.
 The backend queues the requests and a worker takes **every pending request** (up to
 ``max_batch``, after waiting ``batch_window`` seconds for stragglers), decodes them together
-in one left-padded batch (:mod:`agentgym.agents.hf_decode`: one forward pass per token for
+in one left-padded batch (:mod:`agentgym.backends.hf_decode`: one forward pass per token for
 the whole batch) in a thread of its own, so the event loop stays free for env steps, and
 resolves each request. On a CPU a 135M model reads its weights once per forward pass
 whatever the batch size, so batching many episodes costs little more than one
@@ -16,7 +16,7 @@ completion token ids and the logprob of each sampled token (a
 :class:`~agentgym.ledger.TokenRecord`) and the token counts. Sampling comes from
 ``EpisodeContext.sampling`` (``temperature`` (0: greedy), ``top_p``, ``top_k``,
 ``max_tokens``); each request has its own random generator seeded from the episode seed and
-the turn (:func:`~agentgym.agents.sampling.turn_seed`), so an episode's samples do not depend
+the turn (:func:`~agentgym.backends.sampling.turn_seed`), so an episode's samples do not depend
 on which episodes shared its batch.
 
 A model failure raises (:class:`~agentgym.errors.ModelError`), so the engine records the
@@ -37,15 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agentgym.agents.chat import SharedBackendFactory, TokenBackend
-from agentgym.agents.prompting import PromptConfig
-from agentgym.agents.sampling import SamplingParams
+from agentgym.backends.base import TokenBackend
+from agentgym.backends.sampling import SamplingParams
 from agentgym.errors import ContextLengthError, MissingExtraError, ModelError, UsageError
 
 if TYPE_CHECKING:
-    from agentgym.agents.hf_decode import CachedPrefix, DecodeRequest, DecodeResult, DecodeTiming
+    from agentgym.backends.hf_decode import CachedPrefix, DecodeRequest, DecodeResult, DecodeTiming
 
-__all__ = ["BackendStats", "HFBackend", "eos_ids", "hf_path_factory", "require_hf"]
+__all__ = ["BackendStats", "HFBackend", "checkpoint_policy", "eos_ids", "require_hf"]
 
 
 def require_hf() -> None:
@@ -148,7 +147,7 @@ class HFBackend(TokenBackend):
         self, prompt_ids: list[int], params: SamplingParams, seed: int
     ) -> DecodeResult:
         """Continue ``prompt_ids``; batched with whatever other requests are pending."""
-        from agentgym.agents.hf_decode import DecodeRequest
+        from agentgym.backends.hf_decode import DecodeRequest
 
         if not prompt_ids:
             raise UsageError("an empty prompt cannot be continued")
@@ -225,7 +224,7 @@ class HFBackend(TokenBackend):
 
     def _decode(self, requests: list[DecodeRequest]) -> tuple[list[DecodeResult], DecodeTiming]:
         # Runs on the one decode thread, the only one touching the prefix store.
-        from agentgym.agents.hf_decode import decode_batch
+        from agentgym.backends.hf_decode import decode_batch
 
         keep = self.prefixes.enabled
         if keep and len(requests) > 1:
@@ -243,7 +242,7 @@ class HFBackend(TokenBackend):
         """Compute once, and store, the prefixes that prompts of this batch share with each
         other and the store does not hold yet (episodes of one task family starting at once
         share their instructions): the batch then reuses them like any stored prefix."""
-        from agentgym.agents.hf_decode import prefill
+        from agentgym.backends.hf_decode import prefill
 
         arrays = [np.asarray(p) for p in prompts]
         shared: set[tuple[int, ...]] = set()
@@ -350,10 +349,6 @@ def eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-TRAINED_PROMPT_FILE = "agentgym-prompt.json"
-"""Written next to a trainer's checkpointed policy: the prompt settings it was trained with."""
-
-
 def checkpoint_policy(directory: Path) -> Path:
     """The model directory to load for ``directory``: itself, or when it is a trainer's run
     directory its latest checkpoint's policy, or when it is a checkpoint its policy."""
@@ -363,41 +358,3 @@ def checkpoint_policy(directory: Path) -> Path:
     if (directory / "policy" / "config.json").is_file():
         return directory / "policy"
     return directory
-
-
-def trained_prompt(directory: Path) -> PromptConfig | None:
-    """The prompt a trained policy learned with (a trainer saves it), so that evaluating it
-    asks the way training did; None for other models."""
-    import json
-
-    saved = directory / TRAINED_PROMPT_FILE
-    if not saved.is_file():
-        return None
-    return PromptConfig(**json.loads(saved.read_text()))
-
-
-def hf_path_factory(
-    path: str,
-    prompt: PromptConfig | None = None,
-    *,
-    device: str | None = None,
-    max_batch: int = 16,
-    batch_window: float = 0.01,
-) -> SharedBackendFactory[HFBackend]:
-    """The factory for ``hf:PATH``: a local model directory (or a trainer's run directory or
-    checkpoint: see :func:`checkpoint_policy`), checked now, loaded on first use (the keyword
-    arguments go to :meth:`HFBackend.load`). A trained policy keeps its training prompt
-    unless ``prompt`` is given."""
-    require_hf()
-    directory = checkpoint_policy(Path(path).expanduser())
-    if not path or not directory.is_dir():
-        raise UsageError(f"agent spec 'hf:{path}': {path!r} is not a directory")
-    if prompt is None:
-        prompt = trained_prompt(directory)
-    if not (directory / "config.json").is_file():
-        raise UsageError(
-            f"agent spec 'hf:{path}': no config.json in {str(directory)!r}; give a local "
-            f"transformers model directory (save_pretrained output)"
-        )
-    options = {"device": device, "max_batch": max_batch, "batch_window": batch_window}
-    return SharedBackendFactory(lambda: HFBackend.load(directory, **options), f"hf:{path}", prompt)

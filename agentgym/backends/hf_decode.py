@@ -1,6 +1,6 @@
 """One batched decode: many prompts, left-padded, one forward pass per generated token.
 
-This is the synchronous core of the ``hf`` backend (:mod:`agentgym.agents.hf` runs it in a
+This is the synchronous core of the ``hf`` backend (:mod:`agentgym.backends.hf` runs it in a
 thread and feeds it whatever requests are pending). It is a plain decode loop over a KV
 cache rather than ``model.generate`` because each row needs its own sampling settings and
 its own seeded random generator (so an episode's samples do not depend on which other
@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from agentgym.agents.sampling import SamplingParams
+from agentgym.backends.sampling import SamplingParams
 
 __all__ = [
     "CachedPrefix",

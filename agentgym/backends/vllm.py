@@ -9,7 +9,7 @@ ids into token ids through ``AsyncLLMEngine``. vLLM batches concurrent requests 
 simply submits its prompt.
 
 Sampling follows ``EpisodeContext.sampling`` like ``hf``: each request carries its own seed
-(:func:`~agentgym.agents.sampling.turn_seed`), and logprobs are asked for as
+(:func:`~agentgym.backends.sampling.turn_seed`), and logprobs are asked for as
 ``processed_logprobs`` (after temperature, before top-p/top-k), the policy ``hf`` records.
 
 A trainer that samples its rollouts here (``agentgym train ... --rollout-backend vllm``)
@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym.agents.chat import SharedBackendFactory, TokenBackend
-from agentgym.agents.prompting import PromptConfig
-from agentgym.agents.sampling import SamplingParams
+from agentgym.backends.base import TokenBackend
+from agentgym.backends.sampling import SamplingParams
 from agentgym.errors import MissingExtraError, ModelError, UsageError
 
-__all__ = ["VLLMBackend", "require_vllm", "vllm_path_factory"]
+__all__ = ["VLLMBackend", "require_vllm"]
 
 
 @dataclass
@@ -153,16 +152,3 @@ def require_vllm() -> None:
             "the vllm agent needs vLLM, which runs on GPU machines: pip install vllm "
             "(on a CPU machine use hf:PATH, the same agent on transformers)"
         )
-
-
-def vllm_path_factory(
-    path: str, prompt: PromptConfig | None = None, **engine_options: Any
-) -> SharedBackendFactory[VLLMBackend]:
-    """The factory for ``vllm:PATH``: checked now, the engine started on first use."""
-    require_vllm()
-    directory = Path(path).expanduser()
-    if not path or not (directory / "config.json").is_file():
-        raise UsageError(f"agent spec 'vllm:{path}': {path!r} is not a local model directory")
-    return SharedBackendFactory(
-        lambda: VLLMBackend.load(directory, **engine_options), f"vllm:{path}", prompt
-    )

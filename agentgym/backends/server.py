@@ -38,8 +38,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from agentgym.agents.hf import HFBackend
-from agentgym.agents.sampling import SamplingParams
+from agentgym.backends.hf import HFBackend
+from agentgym.backends.sampling import SamplingParams
 from agentgym.errors import ContextLengthError, ModelError, UsageError
 
 __all__ = ["add_commands", "create_app", "load_backend"]
@@ -193,10 +193,10 @@ def _completion(
 def load_backend(model: str, *, device: str | None, max_batch: int) -> HFBackend:
     """The backend for ``agentgym serve MODEL``: ``smollm2`` (the embedded model), a model
     directory, or a trainer's run directory or checkpoint (its latest policy)."""
-    from agentgym.agents.hf import checkpoint_policy
+    from agentgym.backends.hf import checkpoint_policy
 
     if model == "smollm2":
-        from agentgym.agents.smollm2 import model_dir
+        from agentgym.backends.smollm2 import model_dir
 
         directory = model_dir()
     else:
