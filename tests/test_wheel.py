@@ -9,6 +9,7 @@ wheel's, and the test checks that it is.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -99,7 +100,7 @@ for spec in agentgym.list_envs():
         env.reset(seed=0)
     env.close()
     made += 1
-print(made)
+print(f"\\nmade and reset {made} ids")
 """
 
 
@@ -132,4 +133,5 @@ def test_every_id_makes_and_resets_from_the_installed_wheel(wheel, tmp_path):
     assert done.returncode == 0, done.stderr[-4000:]
     import agentgym
 
-    assert int(done.stdout.split()[-1]) == len(agentgym.list_envs())
+    made = re.search(r"made and reset (\d+) ids", done.stdout)
+    assert made and int(made.group(1)) == len(agentgym.list_envs()), done.stdout[-2000:]

@@ -67,10 +67,9 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'agentgym.backends' has no attribute {name!r}")
+    # Not cached here: the name stays the module's own (a test that patches it is obeyed).
     module, _, attribute = home.partition(":")
-    value = getattr(importlib.import_module(f"agentgym.backends.{module}"), attribute or name)
-    globals()[name] = value
-    return value
+    return getattr(importlib.import_module(f"agentgym.backends.{module}"), attribute or name)
 
 
 def __dir__() -> list[str]:

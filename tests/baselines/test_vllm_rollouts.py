@@ -28,8 +28,8 @@ torch = pytest.importorskip("torch")
 from test_endpoint import TOLERANCE, _gap, _tensors  # noqa: E402
 from training import fast_args  # noqa: E402
 
-from agentgym.agents import vllm as vllm_module  # noqa: E402
 from agentgym.agents.prompting import PromptConfig  # noqa: E402
+from agentgym.backends import vllm as vllm_module  # noqa: E402
 from agentgym.backends.hf import HFBackend  # noqa: E402
 from agentgym.backends.sampling import SamplingParams  # noqa: E402
 from agentgym.backends.vllm import VLLMBackend  # noqa: E402
