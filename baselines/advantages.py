@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
-from typing import Any
 
 import numpy as np
+
+from agentgym.ledger import EpisodeRecord
 
 __all__ = [
     "batch_normalized",
@@ -45,7 +46,7 @@ __all__ = [
 EPS = 1e-6
 
 
-def shaped_rewards(record: Any, invalid_penalty: float) -> list[float]:
+def shaped_rewards(record: EpisodeRecord, invalid_penalty: float) -> list[float]:
     """The env's reward of each step of an episode record, less ``invalid_penalty`` for each
     step whose action the env rejected (``info["invalid_action"]``).
 
@@ -60,7 +61,7 @@ def shaped_rewards(record: Any, invalid_penalty: float) -> list[float]:
     ]
 
 
-def episode_returns(records: Sequence[Any], invalid_penalty: float) -> np.ndarray:
+def episode_returns(records: Sequence[EpisodeRecord], invalid_penalty: float) -> np.ndarray:
     """Each record's return with :func:`shaped_rewards`."""
     return np.array([sum(shaped_rewards(r, invalid_penalty)) for r in records], dtype=float)
 

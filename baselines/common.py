@@ -30,12 +30,20 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from agentgym.errors import UsageError
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes
+
+if TYPE_CHECKING:  # annotations only: these modules import this one
+    import torch
+
+    from agentgym.baselines.policy import Policy
+    from agentgym.baselines.rollouts import Rollouts
+    from agentgym.baselines.update import ValueHead
+    from agentgym.eval.plan import BenchmarkEnv, EpisodePlan
 
 __all__ = [
     "METRICS",
@@ -377,7 +385,7 @@ def _adapter_state(policy: Any) -> dict[str, Any]:
 # -------------------------------------------------------------------- shared loop steps
 
 
-def rollout_metrics(rollouts: Any) -> dict[str, float]:
+def rollout_metrics(rollouts: Rollouts) -> dict[str, float]:
     """The ``rollout/*`` metrics of one iteration's :class:`~.rollouts.Rollouts`."""
     records = rollouts.records
     passed = [bool(r.verdict.passed) if r.verdict is not None else False for r in records]
@@ -418,6 +426,15 @@ def optimizer_step(optimizer: Any, parameters: list[Any], max_grad_norm: float) 
 # -------------------------------------------------------------------- a run's moving parts
 
 
+class RolloutSource(Protocol):
+    """Where a trainer's episodes come from (:mod:`~agentgym.baselines.rollouts`: in process,
+    a policy server, vLLM or Ray workers): it plays a plan and hears of new weights."""
+
+    def collect(self, plans: list[EpisodePlan], groups: list[str]) -> Rollouts: ...
+
+    def weights_changed(self) -> None: ...
+
+
 @dataclasses.dataclass
 class Session:
     """What every trainer's loop holds: the run directory, the policy and its optimizer
@@ -425,15 +442,15 @@ class Session:
 
     args: TrainArgs
     run: Run
-    policy: Any
-    optimizer: Any
+    policy: Policy
+    optimizer: torch.optim.Optimizer
     start: int  # the first iteration to play (after a resumed checkpoint's)
-    tasks: Any
+    tasks: BenchmarkEnv
     task_ids: list[str]
-    rollouts: Any
-    critic: Any = None
+    rollouts: RolloutSource
+    critic: ValueHead | None = None
 
-    def plan(self, iteration: int) -> tuple[list[Any], list[str]]:
+    def plan(self, iteration: int) -> tuple[list[EpisodePlan], list[str]]:
         """Iteration ``iteration``'s episodes and the group of each (deterministic)."""
         from agentgym.baselines.rollouts import plan_groups
 
@@ -446,12 +463,12 @@ class Session:
             seed=self.args.seed,
         )
 
-    def collect(self, iteration: int) -> Any:
+    def collect(self, iteration: int) -> Rollouts:
         """Play iteration ``iteration``'s groups with the current policy."""
         return self.rollouts.collect(*self.plan(iteration))
 
     def finish(
-        self, iteration: int, began: float, rollouts: Any, metrics: dict[str, float]
+        self, iteration: int, began: float, rollouts: Rollouts, metrics: dict[str, float]
     ) -> None:
         """After the update: tell the rollout source, log the row, checkpoint when due."""
         self.rollouts.weights_changed()
