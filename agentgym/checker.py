@@ -523,7 +523,7 @@ def check_leaks(
     env_id: str,
     cycles: int,
     seed: int,
-    touch: Callable[[Any, int], None] | None = None,
+    touch: Callable[[Any, int], object] | None = None,
     seeds: int = 3,
 ) -> None:
     """No growth of threads, open file descriptors or child processes over many cycles.

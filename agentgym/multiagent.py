@@ -157,6 +157,7 @@ class _TextAgents(Generic[WorldT]):
                 raise InvalidAction(
                     f"the action is longer than {self.max_action_length} characters"
                 )
+            assert self.world is not None  # step() is refused before reset()
             self._feedback[agent] = self.act(self.world, agent, action)
             return False
         except InvalidAction as mistake:
@@ -304,7 +305,7 @@ class SimultaneousEnv(_TextAgents[WorldT], pettingzoo.ParallelEnv):
         result = self._forfeits() or self.outcome(self.world)
         infos = {a: self._agent_info(a, invalid=not valid[a]) for a in self.agents}
         done = result is not None
-        if done:
+        if result is not None:
             for a in self.agents:
                 infos[a]["verdict"] = self._verdict(result[a])
         observations = {a: self._text(a) for a in self.agents}

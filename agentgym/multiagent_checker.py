@@ -88,7 +88,7 @@ def check_multiagent_env(
         factory: Callable[[], Any] = lambda: make_multi(env_id)  # noqa: E731
     elif callable(env):
         factory = env
-        with _made(factory) as probe:
+        with _made_game(factory) as probe:
             env_id = str(probe.unwrapped.metadata.get("name", type(probe.unwrapped).__name__))
     else:
         raise UsageError(
@@ -96,7 +96,7 @@ def check_multiagent_env(
         )
     report = CheckReport.begin(env_id, skip, MULTIAGENT_CHECKS)
     run = report.run
-    with _made(factory) as probe:
+    with _made_game(factory) as probe:
         tasks = _tasks_of(probe.unwrapped.tasks, seed, tasks_per_split)
 
     def oracle() -> None:
@@ -126,6 +126,11 @@ def check_multiagent_env(
     return report
 
 
+def _made_game(factory: Callable[[], Any]) -> contextlib.AbstractContextManager[Any]:
+    """The checker's ``_made`` for a PettingZoo env (which Gymnasium's type does not cover)."""
+    return _made(factory)
+
+
 def _is_parallel(env: Any) -> bool:
     import pettingzoo
 
@@ -135,7 +140,7 @@ def _is_parallel(env: Any) -> bool:
 def _check_pettingzoo(factory: Callable[[], Any], env_id: str) -> None:
     from pettingzoo.test import api_test, parallel_api_test
 
-    with _made(factory) as env, warnings.catch_warnings(record=True) as caught:
+    with _made_game(factory) as env, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             with contextlib.redirect_stdout(io.StringIO()):
@@ -213,7 +218,7 @@ def _play_game(
 
 
 def _check_multi_info(factory: Callable[[], Any], env_id: str, seed: int) -> None:
-    with _made(factory) as env:
+    with _made_game(factory) as env:
         if _is_parallel(env):
             _, infos = env.reset(seed=seed)
         else:
@@ -234,7 +239,7 @@ def _check_multi_info(factory: Callable[[], Any], env_id: str, seed: int) -> Non
 
 
 def _check_oracle_game(factory: Callable[[], Any], env_id: str, task_id: str, seed: int) -> None:
-    with _made(factory) as env:
+    with _made_game(factory) as env:
         transcript, last = _play_game(env, task_id, seed, _oracle_policy)
     for agent, info in last.items():
         if info.get("invalid_actions"):
@@ -254,7 +259,7 @@ def _check_multi_determinism(
 ) -> None:
     runs = []
     for _ in range(2):
-        with _made(factory) as env:
+        with _made_game(factory) as env:
             runs.append(
                 _play_game(
                     env, task_id, seed, _random_policy(np.random.default_rng(seed)), limit=60
@@ -276,7 +281,7 @@ def _check_multi_determinism(
 
 
 def _check_multi_bad_actions(factory: Callable[[], Any], env_id: str, seed: int) -> None:
-    with _made(factory) as env:
+    with _made_game(factory) as env:
         for action in MALFORMED_ACTIONS[:3]:
             if _is_parallel(env):
                 env.reset(seed=seed)
