@@ -48,7 +48,7 @@ import numpy as np
 
 from agentgym.errors import TaskError
 
-__all__ = ["SPLITS", "Env", "GeneratedTaskSet", "Task", "TaskSet", "Verdict"]
+__all__ = ["SPLITS", "DataTaskSet", "Env", "GeneratedTaskSet", "Task", "TaskSet", "Verdict"]
 
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 """The standard splits. Train on ``train``, tune on ``dev``, report on ``test``."""
