@@ -14,6 +14,7 @@ agentgym serve smollm2              serve a model over an OpenAI-compatible HTTP
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import sys
 import textwrap
@@ -147,7 +148,9 @@ them by name. An entry point is named after its command and names a module with
 ``add_commands(commands)``, and ``main(argv)`` if the command parses its own options."""
 
 
+@functools.cache
 def _command_modules() -> dict[str, Any]:
+    """The modules of :data:`COMMANDS_GROUP`, by command (read once: ``main`` asks twice)."""
     import importlib.metadata
 
     return {

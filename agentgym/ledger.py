@@ -22,7 +22,7 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +41,7 @@ __all__ = [
     "TokenRecord",
     "jsonable",
     "read_episodes",
+    "rewrite_episodes",
 ]
 
 SCHEMA_VERSION = "1.1"
@@ -241,6 +242,19 @@ class EpisodeWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def rewrite_episodes(path: str | os.PathLike[str], records: Iterable[EpisodeRecord]) -> None:
+    """Replace the file at ``path`` with ``records``, atomically: a reader (or a crash) sees the
+    old file or the whole new one, never a part. One fsync for the file, not one per record."""
+    target = Path(path)
+    scratch = target.with_suffix(".jsonl.tmp")
+    with open(scratch, "w", encoding="utf-8") as out:
+        for record in records:
+            out.write(record.to_line() + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(scratch, target)
 
 
 def read_episodes(path: str | os.PathLike[str]) -> Iterator[EpisodeRecord]:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from agentgym.errors import UsageError
-from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes
+from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 
 if TYPE_CHECKING:  # annotations only: these modules import this one
     import torch
@@ -353,9 +353,8 @@ class Run:
         # The episodes of iterations after the checkpoint are played again: keep none twice.
         kept = [r for r in self.episodes() if (r.spec.iteration or 0) <= iteration]
         self._episodes.close()
-        (self.dir / "episodes.jsonl").unlink(missing_ok=True)
+        rewrite_episodes(self.dir / "episodes.jsonl", kept)
         self._episodes = EpisodeWriter(self.dir / "episodes.jsonl")
-        self.record(kept)
         return iteration + 1, state
 
     def _append(self, row: dict[str, float]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from agentgym.errors import UsageError
@@ -151,13 +152,11 @@ def _report(args: argparse.Namespace) -> int:
 
 def format_curve(curve: list[dict[str, float]]) -> str:
     """A training run's curve (:func:`~agentgym.eval.stats.iteration_curve`) as text."""
-    lines = [f"{'iteration':>9}  {'episodes':>8}  {'errored':>7}  {'success':>7}  {'score':>6}"]
+    rows: list[tuple[str, ...]] = [("iteration", "episodes", "errored", "success", "score")]
     for row in curve:
-        lines.append(
-            f"{int(row['iteration']):>9}  {int(row['episodes']):>8}  {int(row['errored']):>7}  "
-            f"{row['success']:>7.3f}  {row['score']:>6.3f}"
-        )
-    return "\n".join(lines)
+        counts = (str(int(row[name])) for name in ("iteration", "episodes", "errored"))
+        rows.append((*counts, f"{row['success']:.3f}", f"{row['score']:.3f}"))
+    return _aligned(rows)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -229,7 +228,12 @@ def format_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
                     else f"{stats['seconds_mean']:.1f}",
                 )
             )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return _aligned(rows)
+
+
+def _aligned(rows: Sequence[Sequence[str]]) -> str:
+    """Rows of cells as text, each column as wide as its widest cell."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     return "\n".join(line.rstrip() for line in lines)
 

@@ -31,7 +31,7 @@ from agentgym.errors import LedgerError, UsageError
 from agentgym.eval.engine import EngineLimits, run_episodes
 from agentgym.eval.plan import Benchmark, EpisodePlan
 from agentgym.eval.stats import episode_tokens, summarize
-from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes
+from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 
 __all__ = ["RunResult", "evaluate"]
 
@@ -152,13 +152,7 @@ def _in_plan_order(path: Path, plans: list[EpisodePlan]) -> list[EpisodeRecord]:
     if missing:
         raise LedgerError(f"{path}: episodes {missing[:5]} have no record after the run")
     records = [by_id[plan.episode_id] for plan in plans]
-    scratch = path.with_suffix(".jsonl.tmp")
-    with open(scratch, "w", encoding="utf-8") as out:
-        for record in records:
-            out.write(record.to_line() + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(scratch, path)
+    rewrite_episodes(path, records)
     return records
 
 

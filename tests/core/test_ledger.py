@@ -84,3 +84,16 @@ def test_jsonable_keeps_unusual_values_writable():
         "b": "nan",
         "c": "<class 'object'>",
     }
+
+
+def test_rewriting_a_ledger_replaces_it_whole_and_leaves_no_scratch_file(tmp_path):
+    from agentgym.ledger import EpisodeWriter, rewrite_episodes
+
+    path = tmp_path / "episodes.jsonl"
+    first, second = record(), record(task="dev/easy/1")
+    with EpisodeWriter(path) as writer:
+        writer.write(first)
+        writer.write(second)
+    rewrite_episodes(path, [second])
+    assert [r.spec.task_id for r in read_episodes(path)] == ["dev/easy/1"]
+    assert [p.name for p in tmp_path.iterdir()] == ["episodes.jsonl"]
