@@ -67,7 +67,8 @@ def resolve_agent(spec: Any, options: dict[str, Any] | None = None) -> tuple[Age
     """``(factory, name)`` for an agent spec (see the module docstring).
 
     ``options`` configure the LLM agents (``smollm2``, ``hf:``, ``openai:``, ``vllm:``): the
-    prompt keys (``format_hint``, ``history_window``, ``action_style``) and the backend's own
+    prompt keys (``format_hint``, ``history_window``, ``action_style``,
+    ``answer_extraction``) and the backend's own
     keyword arguments (e.g. ``max_concurrency`` of an endpoint, ``device`` of a model).
     """
     options = dict(options or {})
@@ -103,7 +104,7 @@ def resolve_agent(spec: Any, options: dict[str, Any] | None = None) -> tuple[Age
     return resolve_agent_object(spec, None)
 
 
-PROMPT_KEYS = ("format_hint", "history_window", "action_style")
+PROMPT_KEYS = ("format_hint", "history_window", "action_style", "answer_extraction")
 
 
 def _llm_factory(spec: str) -> Callable[..., AgentFactory] | None:

@@ -47,6 +47,9 @@ class EpisodeContext:
     tools: list[dict[str, Any]] | None = None
     # How the env wants LLM replies read (its metadata["action_style"]); None: no preference.
     action_style: str | None = None
+    # How the env reads a final answer (its metadata["answer_format"], e.g.
+    # "<answer>{answer}</answer>"); None for envs without one.
+    answer_format: str | None = None
 
 
 @dataclass

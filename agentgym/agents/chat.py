@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from agentgym.agents.base import Agent, AgentReply, EpisodeContext
-from agentgym.agents.prompting import Conversation, PromptConfig, extract_action
+from agentgym.agents.prompting import Conversation, PromptConfig, extract_action, flexible_answer
 from agentgym.backends.base import TokenBackend
 from agentgym.backends.sampling import SamplingParams, turn_seed
 from agentgym.ledger import TokenRecord
@@ -39,8 +39,20 @@ class ChatAgent(Agent):
         self.params = SamplingParams.from_dict(context.sampling)
         self.conversation = Conversation.start(context.instructions, self.prompt)
         self.action_style = self.prompt.style_for(context.action_style)
+        flexible = self.prompt.answer_extraction == "flexible"
+        self.answer_format = context.answer_format if flexible else None
         self.turn = 0
         self._episode_seed = context.seed if context.seed is not None else random.getrandbits(63)
+
+    def read_action(self, text: str) -> str:
+        """The action in the model's reply: its action style's extraction, or, with flexible
+        answer extraction, its final answer in the env's answer format (see
+        :mod:`agentgym.agents.prompting`)."""
+        if self.answer_format is not None:
+            answer = flexible_answer(text, self.answer_format)
+            if answer is not None:
+                return answer
+        return extract_action(text, self.action_style)
 
     def next_seed(self) -> int:
         """The seed of this turn's model call (then the turn counter moves on)."""
@@ -63,7 +75,7 @@ class TokenAgent(ChatAgent):
         text = self.backend.decode(result.completion_ids)
         self.conversation.add_reply(text)
         return AgentReply(
-            action=extract_action(text, self.action_style),
+            action=self.read_action(text),
             text=text,
             tokens=TokenRecord(
                 prompt_ids=prompt_ids,

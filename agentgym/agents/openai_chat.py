@@ -40,7 +40,7 @@ from typing import Any
 
 from agentgym.agents.base import AgentReply, EpisodeContext
 from agentgym.agents.chat import ChatAgent, SharedBackendFactory
-from agentgym.agents.prompting import PromptConfig, extract_action
+from agentgym.agents.prompting import PromptConfig
 from agentgym.backends.endpoint import EndpointClient, parse_spec
 from agentgym.backends.sampling import SamplingParams
 from agentgym.errors import UsageError
@@ -85,7 +85,7 @@ class OpenAIAgent(ChatAgent):
             self._pending_call = call["id"]
             action: Any = {"name": call["name"], "arguments": _arguments(call["arguments"])}
         else:
-            action = extract_action(text, self.action_style)
+            action = self.read_action(text)
         usage = payload.get("usage") or {}
         return AgentReply(
             action=action,

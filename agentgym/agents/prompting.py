@@ -36,6 +36,18 @@ over, and the env says what was wrong. Styles:
 An env that parses whole replies itself (a fenced program with a command line before it, a
 boxed answer anywhere in a solution, a JSON tool call) declares ``metadata["action_style"]``
 (``"raw"``); an agent whose :class:`PromptConfig` leaves ``action_style`` unset follows it.
+
+**Answer extraction** (``PromptConfig.answer_extraction``) matters for envs that read a final
+answer in a fixed format and declare it as ``metadata["answer_format"]`` (reasoning-gym's
+``<answer>{answer}</answer>``, the math envs' ``\\boxed{{answer}}``). ``strict`` (the
+default) sends what the style above extracted, so a reply without the format is the agent's
+mistake. ``flexible`` is lm-evaluation-harness's "flexible-extract": a reply that does not use
+the format at all has its final answer read the way the math verifier reads one ("the answer
+is ...", ``#### 42``, else the last number: :func:`~agentgym.verifiers.math.extract_answer`)
+and written in the env's format; a reply that uses the format is sent as it is. Small models
+that answer right but cannot follow a format (SmolLM2-135M writes "4 + 3 = 7", not
+``<answer>7</answer>``) score what they know instead of 0; the env and its scoring are the
+same, only the agent reads its own reply more leniently, so compare agents under one setting.
 """
 
 from __future__ import annotations
@@ -49,14 +61,19 @@ from agentgym.errors import UsageError
 
 __all__ = [
     "ACTION_STYLES",
+    "ANSWER_EXTRACTIONS",
     "Conversation",
     "PromptConfig",
     "extract_action",
+    "flexible_answer",
     "format_observation",
 ]
 
 ActionStyle = Literal["auto", "tags", "fenced", "line", "raw"]
 ACTION_STYLES: tuple[str, ...] = ("auto", "tags", "fenced", "line", "raw")
+AnswerExtraction = Literal["strict", "flexible"]
+ANSWER_EXTRACTIONS: tuple[str, ...] = ("strict", "flexible")
+ANSWER_SLOT = "{answer}"  # where the answer goes in an env's metadata["answer_format"]
 
 _TAG = re.compile(r"<action>(.*?)(?:</action>|\Z)", re.DOTALL | re.IGNORECASE)
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
@@ -72,11 +89,15 @@ class PromptConfig:
         history_window: keep only the last ``N`` turns (``None``: the whole episode).
         action_style: how :func:`extract_action` reads the reply (see the module docstring);
             ``None``: the style the env declares, else ``auto``.
+        answer_extraction: ``strict`` or ``flexible``: whether a reply that ignores the env's
+            answer format has its final answer read and put in that format (see the module
+            docstring).
     """
 
     format_hint: str | None = None
     history_window: int | None = None
     action_style: ActionStyle | None = None
+    answer_extraction: AnswerExtraction = "strict"
 
     def __post_init__(self) -> None:
         if self.history_window is not None and (
@@ -87,6 +108,11 @@ class PromptConfig:
             )
         if self.action_style is not None:
             check_action_style(self.action_style)
+        if self.answer_extraction not in ANSWER_EXTRACTIONS:
+            raise UsageError(
+                f"unknown answer_extraction {self.answer_extraction!r}; use one of "
+                f"{list(ANSWER_EXTRACTIONS)}"
+            )
 
     def style_for(self, declared: str | None) -> ActionStyle:
         """The style to read replies with: the configured one, else the env's, else auto."""
@@ -195,6 +221,21 @@ def extract_action(text: str, style: ActionStyle = "auto") -> str:
     if found is None and style in ("auto", "line"):
         found = _last(text.splitlines())
     return found if found is not None else text.strip()
+
+
+def flexible_answer(text: str, answer_format: str) -> str | None:
+    """``text``'s final answer written in ``answer_format`` (a template with ``{answer}``,
+    e.g. ``<answer>{answer}</answer>``), when ``text`` does not use that format itself;
+    None when it does, or when it states no answer and holds no number."""
+    if ANSWER_SLOT not in answer_format:
+        raise UsageError(f"an answer format needs an {ANSWER_SLOT} slot, got {answer_format!r}")
+    opening = answer_format.split(ANSWER_SLOT, 1)[0].strip()
+    if opening and opening.lower() in text.lower():
+        return None
+    from agentgym.verifiers.math import extract_answer
+
+    answer = extract_answer(text)
+    return None if answer is None else answer_format.replace(ANSWER_SLOT, answer.strip())
 
 
 def _last(candidates: list[str]) -> str | None:

@@ -167,17 +167,24 @@ def _compare(args: argparse.Namespace) -> int:
     result = compare(run_a.records, run_b.records)
     if not result["shared_episodes"]:
         raise UsageError(f"{args.run_a} and {args.run_b} share no scored episode")
-    print(
-        f"{run_b.label} - {run_a.label} on {result['shared_episodes']} shared episodes of "
-        f"{result['tasks']} tasks:\n"
-        f"  success {result['success_difference']:+.3f} "
-        f"[{result['success_difference_ci'][0]:+.3f}, {result['success_difference_ci'][1]:+.3f}]"
-        f"\n  reward  {result['reward_difference']:+.3f} "
-        f"[{result['reward_difference_ci'][0]:+.3f}, {result['reward_difference_ci'][1]:+.3f}]"
-    )
-    if result["only_in_a"] or result["only_in_b"]:
-        print(f"  (not paired: {result['only_in_a']} only in A, {result['only_in_b']} only in B)")
+    print(format_comparison(result, run_a.label, run_b.label))
     return 0
+
+
+def format_comparison(result: dict[str, Any], label_a: str, label_b: str) -> str:
+    """A paired comparison (:func:`~agentgym.eval.stats.compare`) of run B against run A."""
+    lines = [
+        f"{label_b} - {label_a} on {result['shared_episodes']} shared episodes of "
+        f"{result['tasks']} tasks:"
+    ]
+    for name in ("success", "reward"):
+        low, high = result[f"{name}_difference_ci"]
+        lines.append(f"  {name:<7} {result[f'{name}_difference']:+.3f} [{low:+.3f}, {high:+.3f}]")
+    if result["only_in_a"] or result["only_in_b"]:
+        lines.append(
+            f"  (not paired: {result['only_in_a']} only in A, {result['only_in_b']} only in B)"
+        )
+    return "\n".join(lines)
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:

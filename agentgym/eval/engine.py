@@ -253,6 +253,7 @@ class _Run:
                     sampling=self.sampling,
                     tools=declared_tools(env),
                     action_style=env.metadata.get("action_style"),
+                    answer_format=env.metadata.get("answer_format"),
                 )
             )
             while True:

@@ -37,7 +37,7 @@ _TEXTWORLD = {
 for _name, _what in _TEXTWORLD.items():
     register(
         f"games/TextWorld{_name}-v0",
-        entry_point=f"agentgym.envs.games.textworld_env:TextWorld{_name}Env",
+        entry_point=f"agentgym.envs.games.textworld:TextWorld{_name}Env",
         max_episode_steps=100,
         extra="textworld",
         description=f"TextWorld: {_what}",

@@ -14,14 +14,14 @@ _BASE = "agentgym.envs.reasoning"
 
 register(
     "reasoning/Math-v0",
-    entry_point=f"{_BASE}.math_env:MathEnv",
+    entry_point=f"{_BASE}.math:MathEnv",
     max_episode_steps=1,
     extra="reasoning",
     description="answer a math word problem (single turn)",
 )
 register(
     "reasoning/MathTool-v0",
-    entry_point=f"{_BASE}.math_env:MathToolEnv",
+    entry_point=f"{_BASE}.math:MathToolEnv",
     max_episode_steps=12,
     extra="reasoning",
     description="solve a math word problem with a Python tool, then answer",
@@ -35,14 +35,14 @@ register(
 )
 register(
     "reasoning/Code-v0",
-    entry_point=f"{_BASE}.code_env:CodeEnv",
+    entry_point=f"{_BASE}.code:CodeEnv",
     max_episode_steps=1,
     extra="reasoning",
     description="write a function that passes hidden unit tests (single turn)",
 )
 register(
     "reasoning/CodeInteractive-v0",
-    entry_point=f"{_BASE}.code_env:CodeInteractiveEnv",
+    entry_point=f"{_BASE}.code:CodeInteractiveEnv",
     max_episode_steps=10,
     extra="reasoning",
     description="write a function, run it in a sandbox as often as needed, then submit",

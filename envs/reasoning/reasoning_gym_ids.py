@@ -2,7 +2,7 @@
 
 This module is light on purpose: the family module imports it to register the ids, and it
 imports nothing from reasoning-gym. Its tables come from an audit of the installed package
-(:func:`agentgym.envs.reasoning.reasoning_gym_env.audit`): every dataset at every level of its
+(:func:`agentgym.envs.reasoning.reasoning_gym.audit`): every dataset at every level of its
 curriculum, 10 items of each split generated twice (and once more in processes with other hash
 seeds) and scored by its own scorer. Re-run it after upgrading reasoning-gym (about 12 minutes on
 2 cores) and update the tables from what it prints::
@@ -316,7 +316,7 @@ def register_all() -> None:
             continue
         register(
             env_id(name),
-            entry_point="agentgym.envs.reasoning.reasoning_gym_env:ReasoningGymEnv",
+            entry_point="agentgym.envs.reasoning.reasoning_gym:ReasoningGymEnv",
             kwargs={"dataset": name},
             max_episode_steps=1,
             extra="reasoning",
@@ -463,7 +463,7 @@ def _hash_seed_problems(levels: list[tuple[str, str]], tasks: int) -> dict[tuple
 def _write_fingerprints(levels_path: str, out_path: str, tasks: int) -> None:
     import json
 
-    from agentgym.envs.reasoning.reasoning_gym_env import fingerprints
+    from agentgym.envs.reasoning.reasoning_gym import fingerprints
 
     with open(levels_path) as levels:
         wanted = json.load(levels)
@@ -475,7 +475,7 @@ def _write_fingerprints(levels_path: str, out_path: str, tasks: int) -> None:
 def _audit_level(name: str, level: str, tasks: int, sender: object) -> None:
     from dataclasses import asdict
 
-    from agentgym.envs.reasoning.reasoning_gym_env import audit
+    from agentgym.envs.reasoning.reasoning_gym import audit
 
     try:
         found = asdict(audit(name, level, tasks))

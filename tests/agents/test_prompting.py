@@ -7,14 +7,18 @@ import itertools
 import pytest
 
 import agentgym
+from agentgym.agents.base import EpisodeContext
+from agentgym.agents.chat import ChatAgent
 from agentgym.agents.prompting import (
     Conversation,
     PromptConfig,
     extract_action,
+    flexible_answer,
     format_observation,
 )
 from agentgym.backends import render_prompt
 from agentgym.errors import UsageError
+from agentgym.verifiers.math import extract_answer
 
 
 def play(conversation: Conversation, turns: int) -> list[list[dict[str, str]]]:
@@ -142,3 +146,60 @@ def test_auto_keeps_a_multi_line_answer_block_whole():
 
 def test_the_answer_tag_is_found_in_any_case():
     assert extract_action("Thinking.\n<Answer>\n1 2\n</Answer>") == "<Answer>\n1 2\n</Answer>"
+
+
+TAGS = "<answer>{answer}</answer>"
+BOXED = "\\boxed{{answer}}"
+
+
+@pytest.mark.parametrize(
+    ("reply", "form", "action"),
+    [
+        ("4 + 3 = 7", TAGS, "<answer>7</answer>"),  # the last number
+        ("The answer is -2.", TAGS, "<answer>-2</answer>"),  # stated, before the last number
+        ("First 12, then #### 30", BOXED, "\\boxed{30}"),
+        ("I think <answer>5</answer> but maybe 6", TAGS, None),  # in the format: left alone
+        ("so \\boxed{6}", BOXED, None),
+        ("no number here", TAGS, None),
+    ],
+)
+def test_flexible_answer_reads_a_final_answer_into_the_envs_format(reply, form, action):
+    assert flexible_answer(reply, form) == action
+
+
+def test_an_answer_format_needs_its_slot_and_extraction_its_name():
+    with pytest.raises(UsageError, match="slot"):
+        flexible_answer("7", "<answer></answer>")
+    with pytest.raises(UsageError, match="answer_extraction"):
+        PromptConfig(answer_extraction="lenient")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("env_id", ["reasoning-gym/chain_sum-v0", "reasoning/Math-v0"])
+def test_flexible_extraction_scores_what_strict_extraction_calls_invalid(env_id):
+    """The same unformatted right answer: strictly the env's invalid action (0), flexibly
+    written in the format the env declares (1). The env and its scoring are the same."""
+    pytest.importorskip("reasoning_gym")
+    scores = {}
+    for extraction in ("strict", "flexible"):
+        env = agentgym.make(env_id)
+        try:
+            _, info = env.reset(seed=0, options={"task_id": "test/easy/0"})
+            agent = ChatAgent(PromptConfig(answer_extraction=extraction), "llm")
+            agent.reset(
+                EpisodeContext(
+                    env_id,
+                    "test/easy/0",
+                    0,
+                    info["instructions"],
+                    info,
+                    action_style=env.metadata["action_style"],
+                    answer_format=env.metadata["answer_format"],
+                )
+            )
+            right = extract_answer(env.unwrapped.oracle_action())  # the oracle's, unformatted
+            reply = f"Adding them up gives {right}."
+            _, reward, _, _, step_info = env.step(agent.read_action(reply))
+            scores[extraction] = (reward, step_info.get("invalid_action", False))
+        finally:
+            env.close()
+    assert scores == {"strict": (0.0, True), "flexible": (1.0, False)}

@@ -71,3 +71,22 @@ def test_quickstart_episodes_end_to_end_with_tokens_in_the_ledger(tmp_path):
         assert len(tokens["logprobs"]) == len(tokens["completion_ids"])
         assert all(lp <= 0 for lp in tokens["logprobs"])
         assert step["info"]["agent_text"] is not None
+
+
+def test_the_demo_shows_smollm2_above_random_with_separated_intervals(tmp_path):
+    """The README's promise for `make demo`: on the quickstart's arithmetic sets (its own
+    entries, seeds and sampling) the embedded model beats random, the paired interval of the
+    difference excluding 0 (docs/evaluation.md's "Measured" has the figures)."""
+    pytest.importorskip("reasoning_gym")
+    from agentgym.eval import evaluate
+    from agentgym.eval.stats import compare
+
+    quickstart = load_benchmark("quickstart").to_dict()
+    envs = [env for env in quickstart["envs"] if env["id"].startswith("reasoning-gym/")]
+    assert len(envs) == 2
+    benchmark = Benchmark.from_dict({**quickstart, "envs": envs})
+    model = evaluate(benchmark, "smollm2", tmp_path / "smollm2", num_envs=16)
+    floor = evaluate(benchmark, "random", tmp_path / "random", num_envs=16)
+    difference = compare(floor.records, model.records)
+    assert difference["shared_episodes"] == 80
+    assert difference["success_difference_ci"][0] > 0, difference

@@ -312,4 +312,4 @@ def test_same_seeds_and_a_deterministic_agent_give_an_identical_ledger(tmp_path)
         evaluate(benchmark, "random", tmp_path / name, num_envs=num_envs)
         text = (tmp_path / name / "episodes.jsonl").read_text()
         lines.append([without_timing(line) for line in text.splitlines()])
-    assert lines[0] == lines[1] and len(lines[0]) == 18
+    assert lines[0] == lines[1] and len(lines[0]) == 98

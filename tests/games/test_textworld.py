@@ -20,7 +20,7 @@ import agentgym
 
 pytest.importorskip("textworld")
 
-from agentgym.envs.games.textworld_env import (
+from agentgym.envs.games.textworld import (
     TextWorldCookingEnv,
     clean,
     ensure_game,
@@ -168,7 +168,7 @@ def test_envs_in_concurrent_threads_reset_and_play():
 def test_concurrent_processes_generate_one_complete_game(empty_cache):
     settings = TextWorldCookingEnv.settings_for("test", "easy")
     code = (
-        "import sys; from agentgym.envs.games.textworld_env import ensure_game; "
+        "import sys; from agentgym.envs.games.textworld import ensure_game; "
         f"print(ensure_game('tw-cooking', {settings!r}, 4242))"
     )
     procs = [

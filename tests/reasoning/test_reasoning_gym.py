@@ -17,9 +17,9 @@ import pytest
 pytest.importorskip("reasoning_gym")
 
 import agentgym
-from agentgym.envs.reasoning import reasoning_gym_env
+from agentgym.envs.reasoning import reasoning_gym as adapter
 from agentgym.envs.reasoning import reasoning_gym_ids as ids
-from agentgym.envs.reasoning.reasoning_gym_env import (
+from agentgym.envs.reasoning.reasoning_gym import (
     CANARY,
     CURRICULUM_LEVELS,
     SPLIT_SEEDS,
@@ -164,9 +164,9 @@ def test_splits_hold_different_questions():
 
 def forget_generated():
     """Empty the process's caches of datasets and items, so the next question is made anew."""
-    reasoning_gym_env._entry.cache_clear()
-    with reasoning_gym_env._LOCK:
-        reasoning_gym_env._DATASETS.clear()
+    adapter._entry.cache_clear()
+    with adapter._LOCK:
+        adapter._DATASETS.clear()
 
 
 def test_a_task_id_always_names_the_same_question():
@@ -189,7 +189,7 @@ def test_a_task_id_names_the_same_question_in_another_process():
     # Python salts str hashes per process; generators that iterate over sets change with it.
     code = (
         "import hashlib, io, contextlib\n"
-        "from agentgym.envs.reasoning.reasoning_gym_env import generate\n"
+        "from agentgym.envs.reasoning.reasoning_gym import generate\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    items = [generate(n, d, 'test', i)['question'] for n, d in {HASH_SAMPLE!r}"
         " for i in range(3)]\n"

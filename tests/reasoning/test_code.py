@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import agentgym
-from agentgym.envs.reasoning.code_env import extract_program
+from agentgym.envs.reasoning.code import extract_program
 from agentgym.envs.reasoning.code_tasks import LEVELS, PROBLEMS, generate
 from agentgym.errors import UsageError
 from agentgym.sandbox import SandboxPool

@@ -175,7 +175,8 @@ class MathEnv(TaskEnv[MathWorld]):
     solution with the boxed answer. **Version history.** v0: first release.
     """
 
-    metadata = {**TaskEnv.metadata, "action_style": "raw"}  # the verifier finds the answer
+    # The verifier finds the answer in the whole reply; agents reading answers flexibly box it.
+    metadata = {**TaskEnv.metadata, "action_style": "raw", "answer_format": "\\boxed{{answer}}"}
 
     def __init__(
         self, *, dataset: str | None = None, path: str | None = None, **kwargs: Any
@@ -226,7 +227,14 @@ class MathToolEnv(MathEnv):
     the answer, then boxes what it printed. **Version history.** v0: first release.
     """
 
-    metadata = {**MathEnv.metadata, "needs_sandbox": True, "supports_state_snapshot": False}
+    # No answer_format: a reply may be a program instead of an answer, so a number in it must
+    # not be read as the final answer.
+    metadata = {
+        **TaskEnv.metadata,
+        "action_style": "raw",
+        "needs_sandbox": True,
+        "supports_state_snapshot": False,
+    }
 
     def act(self, world: MathWorld, action: str) -> str:
         code = [block for _, block in python_blocks(action)]

@@ -270,7 +270,7 @@ def _run_generator(challenge: str, settings: dict[str, Any], seed: int, path: Pa
         "import glob, sys\n"
         "_glob = glob.glob\n"
         "glob.glob = lambda *args, **kwargs: sorted(_glob(*args, **kwargs))\n"
-        "from agentgym.envs.games.textworld_env import _generate_main\n"
+        "from agentgym.envs.games.textworld import _generate_main\n"
         "_generate_main(sys.argv[1])\n"
     )
     env = {**os.environ, "PYTHONHASHSEED": "0"}

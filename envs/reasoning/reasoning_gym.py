@@ -470,7 +470,12 @@ class ReasoningGymEnv(TaskEnv[Question]):
     """
 
     # It reads <answer> tags itself; ``dataset`` only chooses the task source (checker tiers).
-    metadata = {**TaskEnv.metadata, "action_style": "raw", "task_kwargs": ("dataset",)}
+    metadata = {
+        **TaskEnv.metadata,
+        "action_style": "raw",
+        "answer_format": "<answer>{answer}</answer>",
+        "task_kwargs": ("dataset",),
+    }
 
     max_observation_length = _MAX_OBSERVATION
     max_action_length = _MAX_ACTION
