@@ -35,7 +35,7 @@ from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite
 
 __all__ = ["RunResult", "evaluate"]
 
-MANIFEST_VERSION = "1.0"
+MANIFEST_VERSION = "1.1"  # 1.1: agent_prompt
 
 
 @dataclass
@@ -85,6 +85,9 @@ async def evaluate_async(
         "benchmark_hash": benchmark.digest(),
         "agent": agent_name,
         "agent_options": dict(agent_options or {}),
+        # An LLM agent's effective prompt settings, its defaults included (smollm2 reads
+        # answers flexibly): what a reader needs to compare two runs' scores.
+        "agent_prompt": _prompt_settings(factory),
         "episodes": len(plans),
         "created_at": time.time(),
         "agentgym_version": _version(),
@@ -118,6 +121,16 @@ async def evaluate_async(
     summary = {"benchmark": benchmark.name, "agent": agent_name, **summarize(records)}
     _write_json(run_dir / "summary.json", summary)
     return RunResult(run_dir, records, summary, resumed=len(plans) - len(todo))
+
+
+def _prompt_settings(factory: Any) -> dict[str, Any] | None:
+    """The :class:`PromptConfig` an LLM agent factory gives its agents; None for others."""
+    from dataclasses import asdict
+
+    from agentgym.agents import PromptConfig
+
+    prompt = getattr(factory, "prompt", None)
+    return asdict(prompt) if isinstance(prompt, PromptConfig) else None
 
 
 def _prepare(run_dir: Path, manifest: dict[str, Any], resume: bool) -> set[str]:

@@ -47,6 +47,7 @@ def test_agent_options_reach_the_agent_and_the_manifest(tmp_path, capsys):
     assert main([*args, "--agent", url, *options, "--retries", "0"]) == 0
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["agent_options"] == {"max_retries": 0, "backoff": 0.01}
+    assert manifest["agent_prompt"]["answer_extraction"] == "strict"  # the default, recorded
     assert "errored" in capsys.readouterr().out
     assert main([*args[:-2], "--agent", "random", "--agent-option", "oops"]) == 2
     assert "not KEY=VALUE" in capsys.readouterr().err
