@@ -42,9 +42,9 @@ answer in a fixed format and declare it as ``metadata["answer_format"]`` (reason
 ``<answer>{answer}</answer>``, the math envs' ``\\boxed{{answer}}``). ``strict`` (the
 default) sends what the style above extracted, so a reply without the format is the agent's
 mistake. ``flexible`` is lm-evaluation-harness's "flexible-extract": a reply that does not use
-the format at all has its final answer read the way the math verifier reads one ("the answer
-is ...", ``#### 42``, else the last number: :func:`~agentgym.verifiers.math.extract_answer`)
-and written in the env's format; a reply that uses the format is sent as it is. Small models
+the format at all has its final answer read (a stated one, as the math verifier finds it:
+"the answer is ...", ``#### 42``, a boxed one; else the reply's last number) and written in
+the env's format; a reply that uses the format is sent as it is. Small models
 that answer right but cannot follow a format (SmolLM2-135M writes "4 + 3 = 7", not
 ``<answer>7</answer>``) score what they know instead of 0; the env and its scoring are the
 same, only the agent reads its own reply more leniently, so compare agents under one setting.
@@ -77,6 +77,7 @@ ANSWER_SLOT = "{answer}"  # where the answer goes in an env's metadata["answer_f
 
 _TAG = re.compile(r"<action>(.*?)(?:</action>|\Z)", re.DOTALL | re.IGNORECASE)
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")  # 7, -2, 1,024, 3.5 (flexible-extract's reading)
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
@@ -232,9 +233,12 @@ def flexible_answer(text: str, answer_format: str) -> str | None:
     opening = answer_format.split(ANSWER_SLOT, 1)[0].strip()
     if opening and opening.lower() in text.lower():
         return None
-    from agentgym.verifiers.math import extract_answer
+    from agentgym.verifiers.math import stated_answer
 
-    answer = extract_answer(text)
+    answer = stated_answer(text)
+    if answer is None:  # no stated answer: the last number, as flexible-extract reads one
+        numbers = _NUMBER.findall(text)
+        answer = numbers[-1] if numbers else None
     return None if answer is None else answer_format.replace(ANSWER_SLOT, answer.strip())
 
 
