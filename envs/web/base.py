@@ -499,6 +499,10 @@ class WebWorld:
         return "\n".join(lines)
 
 
+INFEASIBLE_HINT = "If the site cannot do what the task asks, say so with report_infeasible."
+"""The last line of every web task's instructions (the env's, not the task's): feasible and
+infeasible tasks read the same, so the wording gives nothing away."""
+
 _SCROLL = {"down": (0, 1), "up": (0, -1), "right": (1, 0), "left": (-1, 0)}
 
 
@@ -621,11 +625,16 @@ class WebEnv(TaskEnv[WebWorld]):
         return world.answer is not None or world.infeasible is not None
 
     def action_syntax(self) -> str:
-        return (
+        syntax = (
             "Act with one call per turn, using the ids in [brackets] from the page:\n"
             + actions.describe_actions(self.action_names)
             + '\nExample: click("12"). Arguments are literals: strings in quotes, numbers.'
         )
+        if self.action_names is None or "report_infeasible" in self.action_names:
+            # Said to every task alike: were it said only where the task cannot be done, the
+            # sentence itself would be the answer.
+            syntax += f"\n{INFEASIBLE_HINT}"
+        return syntax
 
     # ------------------------------------------------------------------ Gymnasium API
 

@@ -82,7 +82,7 @@ class InfeasibleTemplate:
     def goal(self) -> str:
         return (
             self.credentials()  # type: ignore[attr-defined]
-            + f"{self.ask}. If the site cannot do this, say so with report_infeasible."
+            + f"{self.ask}."  # the report_infeasible hint is every task's (WebEnv)
         )
 
     def evaluator(self) -> Evaluator:

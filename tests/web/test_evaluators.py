@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
+import agentgym
 from agentgym.core import Verdict
+from agentgym.envs.web.base import INFEASIBLE_HINT
 from agentgym.envs.web.evaluators import (
     Infeasible,
     ProgramCheck,
@@ -214,3 +216,34 @@ def test_reporting_a_feasible_task_infeasible_scores_zero(state):
     assert StringMatch(exact="alice")(gave_up).score == 0.0
     assert UrlMatch("/forum/f/books?sort=top")(gave_up).score == 0.0
     assert ProgramCheck("forum", count_posts)(gave_up).score == 0.0
+
+
+# ---------------------------------------------------------------------------- the wording
+
+
+@pytest.mark.parametrize("env_id", ["web/Forum-v0", "web/Tracker-v0"])
+def test_the_report_infeasible_wording_does_not_tell_which_tasks_are_infeasible(env_id):
+    """An agent that reports infeasible exactly when its instructions mention
+    report_infeasible scores no more than the share of infeasible tasks: the wording is in
+    every task's instructions, feasible or not (it was once only in infeasible goals, and
+    that agent scored 0.29 with no skill)."""
+    env = agentgym.make(env_id).unwrapped
+    tasks = [env.tasks.get(f"dev/{d}/{i}") for d in env.tasks.difficulties for i in range(40)]
+    infeasible = [task.kind == "infeasible" for task in tasks]
+    reads = [
+        "report_infeasible" in goal or "report_infeasible" in env.instructions(goal)
+        for goal in (task.goal() for task in tasks)
+    ]
+    assert 0 < sum(infeasible) < len(tasks)
+    assert set(reads) == {True}, "the wording is in some tasks' instructions only"
+    score = sum(r and i for r, i in zip(reads, infeasible, strict=True)) / len(tasks)
+    assert score <= sum(infeasible) / len(tasks)
+    assert all("report_infeasible" not in task.goal() for task in tasks)
+    env.close()
+
+
+def test_every_web_site_env_says_how_to_report_an_infeasible_task():
+    for env_id in ("web/Shop-v0", "web/Forum-v0", "web/Tracker-v0"):
+        env = agentgym.make(env_id).unwrapped
+        assert env.instructions("a goal").endswith(INFEASIBLE_HINT), env_id
+        env.close()
