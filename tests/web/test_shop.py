@@ -302,11 +302,55 @@ def test_a_wrong_option_and_a_price_over_the_cap_cost_their_share():
     reward = score_purchase(SHIRT, shirt(options={"size": "small", "color": "navy"}, price=45.0))
     assert reward.score == pytest.approx(3 / 5)
     assert reward.options == 0.5 and reward.price == 0.0
-    assert "missing size: large" in reward.details and "not lower than 40.00" in reward.details
+    assert "missing size: large" in reward.details and "price over 40.00" in reward.details
 
 
-def test_the_price_must_be_strictly_lower_than_the_cap():
-    assert score_purchase(SHIRT, shirt(price=40.0)).price == 0.0
+def test_a_price_equal_to_the_cap_is_within_it_as_in_webshop():
+    assert score_purchase(SHIRT, shirt(price=40.0)).price == 1.0
+    assert score_purchase(SHIRT, shirt(price=40.01)).price == 0.0
+
+
+def webshop_total_reward(num_attr_matches, num_option_matches, price, goal, r_type):
+    """WebShop's total reward, transcribed from ``get_reward`` in princeton-nlp/WebShop,
+    ``web_agent_site/engine/goal.py`` (commit 6ba9969d): the matches are counted there by fuzzy
+    matching, which the shop's exact vocabulary makes exact, so they are given here."""
+    r_price = (price <= goal["price_upper"]) if goal["price_upper"] > 0 else None
+    total_reward = (num_attr_matches + num_option_matches + r_price) / (
+        len(goal["attributes"]) + len(goal["goal_options"]) + 1
+    )
+    return total_reward * r_type
+
+
+@pytest.mark.parametrize(
+    ("changes", "attr_matches", "option_matches", "r_type"),
+    [
+        ({}, 2, 2, 1.0),  # everything right, under the cap
+        ({"price": 40.0}, 2, 2, 1.0),  # at the cap: WebShop's price <= price_upper
+        ({"price": 40.01}, 2, 2, 1.0),  # just over it
+        ({"options": {"size": "small", "color": "navy"}, "price": 45.0}, 2, 1, 1.0),
+        ({"attributes": ("slim fit",), "options": {}}, 0, 0, 1.0),
+        ({"type": "women's blouse", "attributes": ("long sleeve",), "price": 40.0}, 1, 2, 0.5),
+    ],
+)
+def test_the_reward_is_webshops_formula(changes, attr_matches, option_matches, r_type):
+    goal = {"attributes": list(SHIRT.attributes), "goal_options": dict(SHIRT.options)}
+    bought = shirt(**changes)
+    expected = webshop_total_reward(
+        attr_matches,
+        option_matches,
+        bought.price,
+        {**goal, "price_upper": SHIRT.price_cap},
+        r_type,
+    )
+    assert score_purchase(SHIRT, bought).score == pytest.approx(expected)
+
+
+def test_a_goal_without_a_cap_takes_any_price_as_webshops_million_dollar_cap_does():
+    # WebShop gives a goal without a price text price_upper = 1000000.
+    uncapped = Goal(SHIRT.type, SHIRT.category, SHIRT.attributes, SHIRT.options, None)
+    goal = {"attributes": list(SHIRT.attributes), "goal_options": dict(SHIRT.options)}
+    expected = webshop_total_reward(2, 2, 999.0, {**goal, "price_upper": 1000000}, 1.0)
+    assert score_purchase(uncapped, shirt(price=999.0)).score == pytest.approx(expected) == 1.0
 
 
 def test_another_type_of_the_category_scores_half_of_its_matches():

@@ -14,8 +14,9 @@ scraped Amazon text):
   product's attributes;
 * **options** — a goal option (``size: large``) matches when the buyer chose exactly that value
   for that option on the product page;
-* **price** — ok when the price paid is strictly lower than the goal's cap (``price lower than
-  40.00 dollars``), or when the goal has no cap;
+* **price** — ok when the price paid is at most the goal's cap, or when the goal has no cap.
+  The instruction says ``price lower than 40.00 dollars`` and a price of exactly 40.00 is ok:
+  both are WebShop's (its ``get_reward`` tests ``price <= goal['price_upper']``);
 * **r_type** — 1 if the product is of the goal's type (``men's shirt``); otherwise 0.5 if it is
   in the goal's category (a women's blouse for a men's shirt); otherwise 0.1 if its title shares
   a word with the goal's type, stopwords and the words ``men's``/``women's`` aside (an
@@ -23,6 +24,10 @@ scraped Amazon text):
 
 A purchase of several products (an order with several lines) scores the *lowest* of its lines,
 so putting extra products in the order can never raise the score.
+
+Where this differs from WebShop's ``web_agent_site/engine/goal.py`` and why is listed in
+``docs/envs/web.md`` (exact matching for attributes, options and type; no fuzzy match of an
+option or attribute against the title and description; the worst line of an order).
 """
 
 from __future__ import annotations
@@ -32,7 +37,15 @@ from dataclasses import dataclass, field
 
 from agentgym.envs.web.sites.shop.search import tokenize
 
-__all__ = ["Goal", "Purchase", "Reward", "score_purchase", "score_purchases", "type_match"]
+__all__ = [
+    "Goal",
+    "Purchase",
+    "Reward",
+    "price_ok",
+    "score_purchase",
+    "score_purchases",
+    "type_match",
+]
 
 _GENERIC_TYPE_WORDS = frozenset({"men", "mens", "women", "womens"})
 
@@ -91,13 +104,18 @@ def type_match(goal: Goal, purchase: Purchase) -> float:
     return 0.1 if wanted & set(tokenize(purchase.title)) else 0.0
 
 
+def price_ok(goal: Goal, price: float) -> bool:
+    """Whether ``price`` is within the goal's cap: at most the cap, as in WebShop."""
+    return goal.price_cap is None or price <= goal.price_cap
+
+
 def score_purchase(goal: Goal, purchase: Purchase) -> Reward:
     """The WebShop reward of buying ``purchase`` for ``goal``."""
     attributes = [a for a in goal.attributes if a in purchase.attributes]
     options = [n for n, v in goal.options.items() if purchase.options.get(n) == v]
-    price_ok = goal.price_cap is None or purchase.price < goal.price_cap
+    price_fits = price_ok(goal, purchase.price)
     r_type = type_match(goal, purchase)
-    matched = len(attributes) + len(options) + int(price_ok)
+    matched = len(attributes) + len(options) + int(price_fits)
     possible = len(goal.attributes) + len(goal.options) + 1
     score = matched / possible * r_type
     missing = [a for a in goal.attributes if a not in attributes] + [
@@ -107,13 +125,13 @@ def score_purchase(goal: Goal, purchase: Purchase) -> Reward:
         f"bought {purchase.title!r} ({purchase.type}) at {purchase.price:.2f}: "
         f"{matched}/{possible} of attributes, options and price, type match {r_type:g}"
         + (f"; missing {', '.join(missing)}" if missing else "")
-        + ("" if price_ok else f"; price not lower than {goal.price_cap:.2f}")
+        + ("" if price_fits else f"; price over {goal.price_cap:.2f}")
     )
     return Reward(
         score=score,
         attributes=len(attributes) / len(goal.attributes) if goal.attributes else 1.0,
         options=len(options) / len(goal.options) if goal.options else 1.0,
-        price=float(price_ok),
+        price=float(price_fits),
         type=r_type,
         details=details,
     )

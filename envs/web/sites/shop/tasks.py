@@ -41,7 +41,7 @@ from agentgym.core import Verdict
 from agentgym.envs.web.actions import format_action
 from agentgym.envs.web.base import WebTask, WebWorld
 from agentgym.envs.web.sites.shop.catalog import Product, generate_catalogue
-from agentgym.envs.web.sites.shop.reward import Goal, score_purchases
+from agentgym.envs.web.sites.shop.reward import Goal, price_ok, score_purchases
 from agentgym.envs.web.sites.shop.search import SearchIndex
 from agentgym.envs.web.sites.shop.site import PAGE_SIZE, options_text
 from agentgym.envs.web.sites.shop.store import read_purchases
@@ -144,7 +144,7 @@ def _fits(product: Product, goal: Goal) -> bool:
         product.type == goal.type
         and set(goal.attributes) <= set(product.attributes)
         and all(v in product.options.get(n, ()) for n, v in goal.options.items())
-        and (goal.price_cap is None or product.price < goal.price_cap)
+        and price_ok(goal, product.price)
     )
 
 
