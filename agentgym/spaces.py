@@ -9,6 +9,10 @@ vector envs and wrappers accept them unchanged:
 * :class:`ChatMessages` — a list of ``{"role", "content"}`` messages (chat observations);
 * :class:`ToolCall` — ``{"name": str, "arguments": dict}`` against declared JSON-schema tools.
 
+:class:`Text` observations also travel through Gymnasium's shared memory, so
+``gymnasium.make_vec(id, n, vectorization_mode="async")`` works with its default
+``shared_memory=True`` (a batch is a tuple of str, as in the sync vector env).
+
 Images are ordinary ``Box(H, W, 3, uint8)`` and multimodal observations ordinary ``Dict`` spaces.
 
 >>> space = Text(max_length=8)
@@ -19,11 +23,17 @@ Images are ordinary ``Box(H, W, 3, uint8)`` and multimodal observations ordinary
 from __future__ import annotations
 
 import json
+import multiprocessing
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium.spaces import Space
+from gymnasium.vector.utils import (
+    create_shared_memory,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
 
 __all__ = ["ChatMessages", "Text", "TextObservation", "ToolCall"]
 
@@ -282,3 +292,61 @@ class ToolCall(Space[dict[str, Any]]):
 
     def __hash__(self) -> int:
         return hash(("ToolCall", json.dumps(self.tools, sort_keys=True)))
+
+
+# Gymnasium's AsyncVectorEnv hands observations between processes through shared memory, with
+# one function per space type to create, write and read it. A Text observation is stored as
+# its length and its code points (uint32, so any str fits, lone surrogates included): one row
+# of ``max_length + 1`` per env. A batch reads back as a tuple of str, as the sync vector env
+# batches them.
+
+
+@create_shared_memory.register(Text)
+def _text_shared_memory(space: Text, n: int = 1, ctx: Any = multiprocessing) -> Any:
+    return ctx.Array(np.dtype(np.uint32).char, n * (space.max_length + 1))
+
+
+@write_to_shared_memory.register(Text)
+def _write_text(space: Text, index: int, value: str, shared_memory: Any) -> None:
+    points = np.frombuffer(value.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if len(points) > space.max_length:
+        raise ValueError(f"a {len(points)}-character observation does not fit {space!r}")
+    row = space.max_length + 1
+    memory = np.frombuffer(shared_memory.get_obj(), dtype=np.uint32)
+    memory[index * row] = len(points)
+    memory[index * row + 1 : index * row + 1 + len(points)] = points
+
+
+@read_from_shared_memory.register(Text)
+def _read_text(space: Text, shared_memory: Any, n: int = 1) -> SharedTexts:
+    return SharedTexts(np.frombuffer(shared_memory.get_obj(), dtype=np.uint32).reshape(n, -1))
+
+
+class SharedTexts(Sequence[str]):
+    """A live view of the Text observations in shared memory, one str per env.
+
+    AsyncVectorEnv reads its shared memory once, when it starts, and expects views that follow
+    the workers' writes (NumPy arrays do). This view decodes on access; a deep copy (what the
+    vector env returns by default, ``copy=True``) is a plain tuple of str.
+    """
+
+    def __init__(self, rows: np.ndarray[Any, np.dtype[np.uint32]]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        row = self._rows[index]
+        return row[1 : 1 + int(row[0])].tobytes().decode("utf-32-le", "surrogatepass")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __repr__(self) -> str:
+        return f"SharedTexts({tuple(self)!r})"

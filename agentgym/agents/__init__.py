@@ -33,6 +33,7 @@ from agentgym.agents.human import HumanAgent
 from agentgym.agents.models import TRAINED_PROMPT_FILE
 from agentgym.agents.openai_chat import OpenAIAgent
 from agentgym.agents.prompting import Conversation, PromptConfig, extract_action
+from agentgym.backends.sampling import SAMPLING_KEYS
 from agentgym.errors import UsageError
 
 __all__ = [
@@ -75,6 +76,13 @@ def resolve_agent(spec: Any, options: dict[str, Any] | None = None) -> tuple[Age
     if isinstance(spec, str):
         llm = _llm_factory(spec)
         if llm is not None:
+            sampling = sorted(set(options) & set(SAMPLING_KEYS))
+            if sampling:
+                raise UsageError(
+                    f"agent {spec!r}: {', '.join(sampling)} is a sampling setting, which the "
+                    f"benchmark pins (its 'sampling:'; with --env: --sampling "
+                    f"{sampling[0]}=VALUE), not an agent option"
+                )
             prompt_keys = {k: options.pop(k) for k in PROMPT_KEYS if k in options}
             prompt = PromptConfig(**prompt_keys) if prompt_keys else None
             try:
@@ -104,7 +112,13 @@ def resolve_agent(spec: Any, options: dict[str, Any] | None = None) -> tuple[Age
     return resolve_agent_object(spec, None)
 
 
-PROMPT_KEYS = ("format_hint", "history_window", "action_style", "answer_extraction")
+PROMPT_KEYS = (
+    "format_hint",
+    "history_window",
+    "action_style",
+    "answer_extraction",
+    "default_sampling",
+)
 
 
 def _llm_factory(spec: str) -> Callable[..., AgentFactory] | None:

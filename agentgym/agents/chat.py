@@ -36,7 +36,9 @@ class ChatAgent(Agent):
 
     def reset(self, context: EpisodeContext) -> None:
         self.context = context
-        self.params = SamplingParams.from_dict(context.sampling)
+        self.params = SamplingParams.from_dict(
+            {**(self.prompt.default_sampling or {}), **context.sampling}
+        )
         self.conversation = Conversation.start(context.instructions, self.prompt)
         self.action_style = self.prompt.style_for(context.action_style)
         flexible = self.prompt.answer_extraction == "flexible"

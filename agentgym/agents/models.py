@@ -46,13 +46,21 @@ SMOLLM2_PROMPT = PromptConfig(
 
 def trained_prompt(directory: Path) -> PromptConfig | None:
     """The prompt a trained policy learned with (a trainer saves it), so that evaluating it
-    asks the way training did; None for other models."""
+    asks the way training did, with its sampling settings as defaults (``sampling`` in the
+    file); None for other models."""
     import json
 
     saved = directory / TRAINED_PROMPT_FILE
     if not saved.is_file():
         return None
-    return PromptConfig(**json.loads(saved.read_text()))
+    try:
+        settings = json.loads(saved.read_text())
+        sampling = settings.pop("sampling", None)
+        return PromptConfig(**settings, default_sampling=sampling or None)
+    except (ValueError, TypeError, AttributeError) as error:
+        raise UsageError(
+            f"{saved} does not hold a trained policy's prompt settings: {error}"
+        ) from None
 
 
 def hf_path_factory(

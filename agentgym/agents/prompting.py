@@ -93,12 +93,15 @@ class PromptConfig:
         answer_extraction: ``strict`` or ``flexible``: whether a reply that ignores the env's
             answer format has its final answer read and put in that format (see the module
             docstring).
+        default_sampling: sampling settings for the keys a benchmark leaves unset (a trained
+            policy's: it is evaluated as it was trained unless the benchmark says otherwise).
     """
 
     format_hint: str | None = None
     history_window: int | None = None
     action_style: ActionStyle | None = None
     answer_extraction: AnswerExtraction = "strict"
+    default_sampling: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.history_window is not None and (
@@ -109,6 +112,14 @@ class PromptConfig:
             )
         if self.action_style is not None:
             check_action_style(self.action_style)
+        if self.default_sampling is not None:
+            from agentgym.backends.sampling import SamplingParams
+
+            if not isinstance(self.default_sampling, dict):
+                raise UsageError(
+                    f"default_sampling must be a mapping, got {self.default_sampling!r}"
+                )
+            SamplingParams.from_dict(self.default_sampling)  # a bad key or value fails now
         if self.answer_extraction not in ANSWER_EXTRACTIONS:
             raise UsageError(
                 f"unknown answer_extraction {self.answer_extraction!r}; use one of "

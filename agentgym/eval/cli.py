@@ -63,6 +63,14 @@ def add_commands(commands: Any) -> None:
     one_env.add_argument("--episodes-per-task", type=int, default=1, metavar="K")
     one_env.add_argument("--max-steps", type=int, metavar="N")
     one_env.add_argument("--seed", type=int, default=0)
+    one_env.add_argument(
+        "--sampling",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a sampling setting for model agents (repeatable): temperature=0, top_p=0.95, "
+        "top_k=50, max_tokens=128 (a benchmark file pins its own)",
+    )
     run.set_defaults(run=_eval)
 
     report = commands.add_parser(
@@ -97,12 +105,15 @@ def _eval(args: argparse.Namespace) -> int:
     from agentgym.eval.run import evaluate
 
     if args.benchmark:
+        if args.sampling:
+            raise UsageError("--sampling goes with --env; a benchmark file pins its own sampling")
         benchmark = load_benchmark(args.benchmark)
     else:
         benchmark = Benchmark(
             name=args.env.replace("/", "-"),
             seed=args.seed,
             episodes_per_task=args.episodes_per_task,
+            sampling=parse_options(args.sampling),
             envs=(
                 BenchmarkEnv(
                     id=args.env,

@@ -95,6 +95,24 @@ class BenchmarkEnv:
     max_steps: int | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        where = f"env {self.id!r}"
+        if isinstance(self.tasks, list):
+            if not self.tasks or not all(isinstance(t, str) for t in self.tasks):
+                raise UsageError(f"{where}: tasks must be a positive count or a list of task ids")
+        elif isinstance(self.tasks, bool) or not isinstance(self.tasks, int) or self.tasks < 1:
+            raise UsageError(
+                f"{where}: tasks must be a positive count or a list of task ids, got {self.tasks!r}"
+            )
+        if self.max_steps is not None and (
+            isinstance(self.max_steps, bool)
+            or not isinstance(self.max_steps, int)
+            or self.max_steps < 1
+        ):
+            raise UsageError(f"{where}: max_steps must be a positive int, got {self.max_steps!r}")
+        if not isinstance(self.kwargs, dict):
+            raise UsageError(f"{where}: kwargs must be a mapping, got {self.kwargs!r}")
+
     def task_ids(self) -> list[str]:
         """The task ids this entry runs, drawn from the env's own task set."""
         if isinstance(self.tasks, list):
@@ -125,6 +143,11 @@ class Benchmark:
     sampling: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        from agentgym.backends.sampling import SamplingParams
+
+        if not isinstance(self.sampling, dict):
+            raise UsageError(f"benchmark {self.name!r}: sampling must be a mapping")
+        SamplingParams.from_dict(self.sampling)  # an unknown key or a bad value fails now
         if not self.envs:
             raise UsageError(f"benchmark {self.name!r} lists no envs")
         if not isinstance(self.episodes_per_task, int) or self.episodes_per_task < 1:
@@ -148,11 +171,17 @@ class Benchmark:
             bad = set(entry) - env_keys
             if bad:
                 raise UsageError(f"{source}: env {entry['id']!r} has unknown keys {sorted(bad)}")
-            envs.append(BenchmarkEnv(**entry))
+            try:
+                envs.append(BenchmarkEnv(**entry))
+            except UsageError as error:
+                raise UsageError(f"{source}: {error}") from None
         if "name" not in data:
             raise UsageError(f"{source}: a benchmark needs a 'name'")
         fields = {key: data[key] for key in known if key in data}
-        return cls(envs=tuple(envs), **fields)
+        try:
+            return cls(envs=tuple(envs), **fields)
+        except UsageError as error:
+            raise UsageError(f"{source}: {error}") from None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -208,7 +237,12 @@ def load_benchmark(name_or_path: str) -> Benchmark:
             f"no benchmark {name_or_path!r}: shipped suites are {list_benchmarks()}, or give "
             f"the path of a YAML file"
         )
-    data = yaml.safe_load(path.read_text())
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:  # the message names the line and column
+        raise UsageError(f"{path} is not valid YAML: {' '.join(str(error).split())}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read the benchmark file {path}: {error}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a benchmark file holds a mapping, got {type(data).__name__}")
     return Benchmark.from_dict(data, str(path))

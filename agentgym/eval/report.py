@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,8 +59,9 @@ def read_run(run_dir: str | Path) -> Run:
     episodes = directory / "episodes.jsonl"
     if not episodes.exists():
         raise UsageError(f"{run_dir} is not a run directory (no episodes.jsonl)")
-    manifest_path = directory / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    from agentgym.eval.run import read_manifest
+
+    manifest = read_manifest(directory)
     label = str(manifest.get("agent", directory.name))
     return Run(directory, label, manifest, list(read_episodes(episodes)))
 

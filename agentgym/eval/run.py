@@ -33,7 +33,7 @@ from agentgym.eval.plan import Benchmark, EpisodePlan
 from agentgym.eval.stats import episode_tokens, summarize
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 
-__all__ = ["RunResult", "evaluate"]
+__all__ = ["RunResult", "check_limits", "evaluate", "read_manifest"]
 
 MANIFEST_VERSION = "1.1"  # 1.1: agent_prompt
 
@@ -76,6 +76,10 @@ async def evaluate_async(
         limits: step and episode timeouts, retries.
         progress: draw a status line on stderr.
     """
+    limits = limits or EngineLimits()
+    check_limits(limits)
+    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+        raise UsageError(f"num_envs must be a positive int, got {num_envs!r}")
     factory, agent_name = resolve_agent(agent, agent_options)
     run_dir = Path(out)
     plans = benchmark.plan()
@@ -93,6 +97,7 @@ async def evaluate_async(
         "agentgym_version": _version(),
         "python": platform.python_version(),
     }
+    created = not run_dir.exists()
     done = _prepare(run_dir, manifest, resume)
     todo = [plan for plan in plans if plan.episode_id not in done]
     episodes_path = run_dir / "episodes.jsonl"
@@ -114,6 +119,10 @@ async def evaluate_async(
                 sampling=dict(benchmark.sampling),
                 on_record=keep,
             )
+    except BaseException:
+        if not done:  # nothing of this run was kept: leave no half-made run directory behind
+            _discard(run_dir, created)
+        raise
     finally:
         if bar:
             bar.finish()
@@ -136,13 +145,15 @@ def _prompt_settings(factory: Any) -> dict[str, Any] | None:
 def _prepare(run_dir: Path, manifest: dict[str, Any], resume: bool) -> set[str]:
     """Create the run directory, or check it matches for a resume; the finished episode ids."""
     manifest_path = run_dir / "manifest.json"
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"the run directory {run_dir} is a file; choose another --out")
     if manifest_path.exists():
         if not resume:
             raise UsageError(
                 f"{run_dir} already holds a run; pass resume=True (--resume) to continue it, "
                 f"or choose another output directory"
             )
-        old = json.loads(manifest_path.read_text())
+        old = read_manifest(run_dir)
         for key in ("benchmark_hash", "agent"):
             if old.get(key) != manifest[key]:
                 raise UsageError(
@@ -151,9 +162,60 @@ def _prepare(run_dir: Path, manifest: dict[str, Any], resume: bool) -> set[str]:
                 )
         path = run_dir / "episodes.jsonl"
         return {r.episode_id for r in read_episodes(path)} if path.exists() else set()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    _write_json(manifest_path, manifest)
+    if resume:
+        raise UsageError(
+            f"nothing to resume in {run_dir}: it holds no manifest.json (start the run without "
+            f"--resume, or give the directory of the run to continue)"
+        )
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _write_json(manifest_path, manifest)
+    except OSError as error:
+        raise UsageError(
+            f"cannot create the run directory {run_dir}: {error.strerror or error}"
+        ) from None
     return set()
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """A run directory's ``manifest.json`` ({} when it has none); a clear error when it is
+    not a JSON object (a file cut short, edited by hand)."""
+    path = run_dir / "manifest.json"
+    if not path.exists():
+        return {}
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{path} is unreadable or not JSON ({error}); is it a run?") from None
+    if not isinstance(manifest, dict):
+        raise UsageError(f"{path} holds {type(manifest).__name__}, not a run's manifest")
+    return manifest
+
+
+def _discard(run_dir: Path, created: bool) -> None:
+    """Remove what a run that recorded nothing made: the directory if it made it, else its
+    manifest and empty ledger."""
+    import shutil
+
+    if created:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        return
+    for name in ("manifest.json", "episodes.jsonl"):
+        path = run_dir / name
+        if name == "manifest.json" or (path.exists() and path.stat().st_size == 0):
+            path.unlink(missing_ok=True)
+
+
+def check_limits(limits: EngineLimits) -> None:
+    """Timeouts must be positive (or None) and retries a count: a negative timeout would
+    error every episode, which is the caller's mistake, not the episodes'."""
+    for name in ("step_timeout", "episode_timeout"):
+        value = getattr(limits, name)
+        if value is not None and (isinstance(value, bool) or not value > 0):
+            raise UsageError(f"{name} must be a positive number of seconds, got {value!r}")
+    retries = limits.retries
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise UsageError(f"retries must be a count (0 or more), got {retries!r}")
 
 
 def _in_plan_order(path: Path, plans: list[EpisodePlan]) -> list[EpisodeRecord]:
@@ -196,6 +258,7 @@ class _Progress:
         )
 
         self.scored = self.passed = self.errored = self.tokens = 0
+        self.error_kinds: set[str] = set()  # each shown once, with its first message
         self.started = time.monotonic()
         self.progress = Progress(
             TextColumn("episodes"),
@@ -214,6 +277,7 @@ class _Progress:
         """Count a finished episode."""
         if record.status == "errored":
             self.errored += 1
+            self._show_error(record)
         else:
             self.scored += 1
             self.passed += bool(record.verdict is not None and record.verdict.passed)
@@ -223,6 +287,22 @@ class _Progress:
         if self.tokens:
             stats += f"  {rate:,.0f} tok/s"
         self.progress.update(self.task, advance=1, stats=stats)
+
+    def _show_error(self, record: EpisodeRecord) -> None:
+        """Print an errored episode's reason above the bar, the first of each kind only
+        (``the agent raised ValueError``): the count on the bar says how many followed."""
+        reason = str(record.error or "unknown error").split("; last: ", 1)[-1]
+        kind = reason.split(":", 1)[0]
+        if kind in self.error_kinds:
+            return
+        self.error_kinds.add(kind)
+        where = f"{record.spec.env_id} {record.spec.task_id}"
+        self.progress.console.print(
+            f"errored: {where}: {reason[:500]} (further episodes errored this way are "
+            f"counted, not shown)",
+            markup=False,
+            highlight=False,
+        )
 
     def finish(self) -> None:
         """Draw the last state and give the terminal back."""

@@ -1,5 +1,7 @@
 """The text, chat and tool-call spaces are real Gymnasium spaces."""
 
+import copy
+
 import gymnasium
 import pytest
 from gymnasium.vector.utils import batch_space
@@ -71,3 +73,37 @@ def test_tool_call_names_what_is_wrong():
 def test_tool_call_rejects_duplicate_tool_names():
     with pytest.raises(ValueError, match="unique"):
         ToolCall([CALC, CALC])
+
+
+def test_text_travels_through_gymnasiums_shared_memory():
+    from gymnasium.vector.utils import (
+        create_shared_memory,
+        read_from_shared_memory,
+        write_to_shared_memory,
+    )
+
+    space = Text(max_length=6)
+    memory = create_shared_memory(space, n=3)
+    view = read_from_shared_memory(space, memory, n=3)  # read once, as AsyncVectorEnv does
+    for index, value in enumerate(("héllo✓", "", "up\ud800")):
+        write_to_shared_memory(space, index, value, memory)
+    assert tuple(view) == ("héllo✓", "", "up\ud800")  # the view follows the writes
+    write_to_shared_memory(space, 1, "again", memory)
+    assert view[1] == "again"
+    assert copy.deepcopy(view) == ("héllo✓", "again", "up\ud800")
+    with pytest.raises(ValueError, match="does not fit"):
+        write_to_shared_memory(space, 0, "far too long", memory)
+
+
+def test_async_vector_envs_of_text_envs_work_with_shared_memory():
+    observations = {}
+    for mode in ("sync", "async"):
+        envs = gymnasium.make_vec("games/Maze-v0", num_envs=2, vectorization_mode=mode)
+        try:
+            first, _ = envs.reset(seed=3)
+            then, *_ = envs.step(("up", "left"))
+            observations[mode] = (tuple(first), tuple(then))
+        finally:
+            envs.close()
+    assert observations["async"] == observations["sync"]
+    assert all(isinstance(o, str) and o for batch in observations["async"] for o in batch)

@@ -1,0 +1,114 @@
+"""``agentgym eval`` refuses bad input with one line and exit status 2, and leaves no run
+directory behind that it did not fill; each case here once ended in a traceback or a run that
+did nothing and exited 0."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentgym.cli import main
+from agentgym.errors import UsageError
+from agentgym.eval import evaluate
+from agentgym.eval.plan import Benchmark, BenchmarkEnv
+
+MAZE = ["eval", "--env", "games/Maze-v0", "--tasks", "1", "--agent", "random"]
+
+
+def refused(capsys, argv: list[str], *words: str) -> str:
+    """Run the CLI; it must exit 2 with a one-line ``agentgym: ...`` naming ``words``."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("agentgym: ") and "\n" not in err and "Traceback" not in err, err
+    for word in words:
+        assert word in err, err
+    return err
+
+
+def test_a_malformed_benchmark_file_names_the_file_and_line(tmp_path, capsys):
+    path = tmp_path / "suite.yaml"
+    path.write_text("name: x\nenvs: [\n")
+    refused(capsys, ["eval", "--benchmark", str(path), "--agent", "random"], str(path), "line")
+    path.write_text("name: x\nenvs:\n  - {id: games/Maze-v0, tasks: 0}\n")
+    refused(capsys, ["eval", "--benchmark", str(path), "--agent", "random"], "tasks")
+    path.write_text("name: x\nsampling: {temprature: 0}\nenvs:\n  - {id: games/Maze-v0}\n")
+    refused(capsys, ["eval", "--benchmark", str(path), "--agent", "random"], "temprature")
+
+
+def test_an_output_path_that_cannot_be_a_run_directory(tmp_path, capsys):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine")
+    refused(capsys, [*MAZE, "--out", str(a_file)], "is a file")
+    refused(capsys, [*MAZE, "--out", str(a_file / "under")], "cannot create")
+    refused(capsys, [*MAZE, "--out", "/proc/agentgym-run"], "cannot create")
+    assert a_file.read_text() == "mine"
+
+
+def test_nonsense_counts_and_limits_are_refused_before_anything_runs(tmp_path, capsys):
+    out = tmp_path / "run"
+    refused(capsys, [*MAZE[:3], "--tasks=-1", *MAZE[5:], "--out", str(out)], "tasks", "-1")
+    refused(capsys, [*MAZE, "--step-timeout", "-5", "--out", str(out)], "step_timeout")
+    refused(capsys, [*MAZE, "--episode-timeout", "0", "--out", str(out)], "episode_timeout")
+    refused(capsys, [*MAZE, "--retries", "-1", "--out", str(out)], "retries")
+    refused(capsys, [*MAZE, "--num-envs", "0", "--out", str(out)], "num_envs")
+    assert not out.exists()
+
+
+def test_resume_needs_a_run_to_resume(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused(capsys, [*MAZE, "--resume", "--out", str(empty)], "nothing to resume")
+    refused(capsys, [*MAZE, "--resume", "--out", str(tmp_path / "absent")], "nothing to resume")
+    assert list(empty.iterdir()) == [] and not (tmp_path / "absent").exists()
+
+
+def test_a_corrupted_manifest_is_named(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main([*MAZE, "--out", str(run)]) == 0
+    capsys.readouterr()
+    (run / "manifest.json").write_text("{cut sho")
+    refused(capsys, [*MAZE, "--resume", "--out", str(run)], "manifest.json", "not JSON")
+    refused(capsys, ["report", str(run), "--no-html"], "manifest.json")
+    (run / "manifest.json").write_text("[1, 2]")
+    refused(capsys, ["report", str(run), "--no-html"], "not a run's manifest")
+
+
+def test_sampling_is_a_benchmark_setting_with_a_flag_for_one_env_runs(tmp_path, capsys):
+    endpoint = "openai:m@http://127.0.0.1:9/v1"
+    err = refused(
+        capsys,
+        [*MAZE[:-1], endpoint, "--agent-option", "max_tokens=16", "--out", str(tmp_path / "a")],
+        "max_tokens",
+        "--sampling max_tokens=VALUE",
+    )
+    assert "unexpected keyword" not in err
+    out = tmp_path / "b"
+    argv = [*MAZE, "--sampling", "temperature=0", "--sampling", "max_tokens=16", "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["benchmark"]["sampling"] == {"temperature": 0, "max_tokens": 16}
+    refused(capsys, [*MAZE, "--sampling", "temp=0", "--out", str(tmp_path / "c")], "temp")
+    refused(
+        capsys,
+        ["eval", "--benchmark", "quickstart", "--agent", "random", "--sampling", "top_k=5"],
+        "--sampling goes with --env",
+    )
+
+
+def refusing_agent(observation, info):
+    """An agent that cannot work with the env: a UsageError stops the run (the caller's bug)."""
+    raise UsageError("this agent cannot play mazes")
+
+
+def test_a_run_that_fails_before_its_first_episode_leaves_nothing_behind(tmp_path):
+    maze = Benchmark("maze", (BenchmarkEnv("games/Maze-v0", tasks=1),))
+    with pytest.raises(UsageError, match="cannot play mazes"):
+        evaluate(maze, refusing_agent, tmp_path / "new")
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(UsageError):
+        evaluate(maze, refusing_agent, tmp_path / "mine")
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
