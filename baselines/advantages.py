@@ -8,11 +8,14 @@ seed); a group-relative estimator compares an episode only with its own group.
 =====================  =====================================================================
 estimator              advantage of episode ``i`` with return ``R_i`` in group ``g``
 =====================  =====================================================================
-group_normalized       ``(R_i - mean_g) / (std_g + eps)`` (GRPO); ``std=False``:
-                       ``R_i - mean_g`` (Dr.GRPO, no difficulty bias)
+group_normalized       ``(R_i - mean_g) / (std_g + eps)`` (GRPO), ``std_g`` the sample
+                       standard deviation (Bessel-corrected, ``torch.std``, as TRL and
+                       verl); ``std=False``: ``R_i - mean_g`` (Dr.GRPO, no difficulty bias)
 leave_one_out          ``R_i - mean of the other episodes of g`` (RLOO)
-batch_normalized       ``(x_i - mean) / std`` over the whole batch (REINFORCE++; its
-                       "baseline" variant first subtracts the group mean)
+token_whitened         ``(x_i - mean) / std`` over every completion token of the batch, each
+                       sample's value counted once per token it wrote (REINFORCE++ and PPO,
+                       as verl's ``masked_whiten``; REINFORCE++-baseline first subtracts
+                       the group mean)
 step_group_normalized  GiGPO's step level: discounted step returns compared within the
                        steps of a group whose states are equal (same ``state_key``)
 turn_gae               PPO's generalized advantage estimation over an episode's turns
@@ -32,7 +35,6 @@ import numpy as np
 from agentgym.ledger import EpisodeRecord
 
 __all__ = [
-    "batch_normalized",
     "discounted_returns",
     "episode_returns",
     "episode_weights",
@@ -40,10 +42,15 @@ __all__ = [
     "leave_one_out",
     "shaped_rewards",
     "step_group_normalized",
+    "token_whitened",
     "turn_gae",
 ]
 
 EPS = 1e-6
+"""Added to a group's standard deviation before dividing (verl's ``epsilon``; TRL's is 1e-4)."""
+
+WHITEN_EPS = 1e-8
+"""Added to the variance in :func:`token_whitened` (verl's ``masked_whiten``)."""
 
 
 def shaped_rewards(record: EpisodeRecord, invalid_penalty: float) -> list[float]:
@@ -73,20 +80,29 @@ def _members(groups: Sequence[Hashable]) -> dict[Hashable, list[int]]:
     return members
 
 
+def _centred(values: np.ndarray, std: bool) -> np.ndarray:
+    """One group's values less their mean, divided by their sample standard deviation
+    (``ddof=1``, as ``torch.std``) when ``std``; a group of one gets 0."""
+    if len(values) < 2:
+        return np.zeros_like(values)
+    centred = values - values.mean()
+    return centred / (values.std(ddof=1) + EPS) if std else centred
+
+
 def group_normalized(
     returns: Sequence[float], groups: Sequence[Hashable], *, std: bool = True
 ) -> np.ndarray:
     """GRPO: each return against its group's mean (and, with ``std``, its spread).
 
     A group whose returns are all equal gets advantage 0 everywhere: it teaches nothing
-    (DAPO's dynamic sampling drops such groups before the update).
+    (DAPO's dynamic sampling drops such groups before the update). So does a group of one
+    episode (``group_size`` 1, or its siblings errored): verl gives it its raw return, TRL
+    refuses groups of one; nothing to compare it with is no signal here.
     """
     values = np.asarray(returns, dtype=np.float64)
     out = np.zeros_like(values)
     for index in _members(groups).values():
-        chosen = values[index]
-        centred = chosen - chosen.mean()
-        out[index] = centred / (chosen.std() + EPS) if std else centred
+        out[index] = _centred(values[index], std)
     return out
 
 
@@ -121,10 +137,24 @@ def episode_weights(episodes: Sequence[Hashable]) -> np.ndarray:
     return out
 
 
-def batch_normalized(values: Sequence[float]) -> np.ndarray:
-    """Whitened over the whole batch (REINFORCE++): mean 0, standard deviation 1."""
+def token_whitened(values: Sequence[float], tokens: Sequence[int]) -> np.ndarray:
+    """Whitened over the batch's tokens: sample ``i``'s value stands for each of its
+    ``tokens[i]`` completion tokens, so the mean and the (Bessel-corrected) variance are
+    those of every token, and ``(x - mean) / sqrt(var + 1e-8)`` has mean 0 and standard
+    deviation 1 over tokens.
+
+    This is verl's ``masked_whiten`` on a ``[samples, tokens]`` tensor whose every token of
+    a row holds the row's value (REINFORCE++, PPO's GAE; OpenRLHF does the same, with the
+    biased variance). A long reply weighs more than a short one, as in the token-mean loss.
+    """
     array = np.asarray(values, dtype=np.float64)
-    return (array - array.mean()) / (array.std() + EPS)
+    counts = np.asarray(tokens, dtype=np.float64)
+    total = counts.sum()
+    if total < 2:
+        return np.zeros_like(array)
+    mean = (array * counts).sum() / total
+    variance = (counts * (array - mean) ** 2).sum() / (total - 1)
+    return (array - mean) / np.sqrt(variance + WHITEN_EPS)
 
 
 def discounted_returns(rewards: Sequence[float], gamma: float) -> np.ndarray:
@@ -146,11 +176,7 @@ def step_group_normalized(
     values = np.asarray(step_returns, dtype=np.float64)
     out = np.zeros_like(values)
     for index in _members(anchors).values():
-        if len(index) < 2:
-            continue
-        chosen = values[index]
-        centred = chosen - chosen.mean()
-        out[index] = centred / (chosen.std() + EPS) if std else centred
+        out[index] = _centred(values[index], std)
     return out
 
 

@@ -28,7 +28,7 @@ import inspect
 import json
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # annotations only: these modules import this one
 __all__ = [
     "METRICS",
     "QUICK",
+    "Progress",
     "Run",
     "Session",
     "TrainArgs",
@@ -56,6 +57,7 @@ __all__ = [
     "optimizer_step",
     "rollout_metrics",
     "setup",
+    "signal_warning",
 ]
 
 METRICS: dict[str, str] = {
@@ -384,6 +386,68 @@ def _adapter_state(policy: Any) -> dict[str, Any]:
 # -------------------------------------------------------------------- shared loop steps
 
 
+class Progress:
+    """Says how far the current iteration has got, at most every ``every`` seconds, so that
+    a slow iteration is not silent (on a CPU the first one can take minutes): a rollout
+    source reports finished episodes, the update its minibatches.
+
+    ``progress("episodes", 12, 32)`` prints ``[grpo] iter 0: episodes 12/32 (10 s)`` once
+    ``every`` seconds have passed since the iteration began or since the last line.
+    """
+
+    def __init__(self, algorithm: str, every: float = 10.0) -> None:
+        self.algorithm = algorithm
+        self.every = every
+        self.iteration = 0
+        self.began = self.last = time.monotonic()
+
+    def start(self, iteration: int) -> None:
+        """A new iteration begins (its clock starts)."""
+        self.iteration = iteration
+        self.began = self.last = time.monotonic()
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        print(
+            f"[{self.algorithm}] iter {self.iteration}: {what} {done}/{total} "
+            f"({now - self.began:.0f} s)",
+            flush=True,
+        )
+
+
+def signal_warning(rollouts: Rollouts, metrics: dict[str, float]) -> str | None:
+    """Why an iteration taught the policy nothing, or None when it had something to learn.
+
+    A policy-gradient update learns only from differences: when every group's episodes tie
+    (every episode failed alike, typically), every advantage is 0 and the loss has no
+    gradient; an expert-iteration update with no episode kept has no data. Such an
+    iteration still costs its full time, so it is said out loud with the likely cause.
+    """
+    samples = metrics.get("train/samples")
+    spread = metrics.get("train/advantage_std")
+    if samples is None or (samples > 0 and (spread is None or spread > 0)):
+        return None
+    records = rollouts.records
+    steps = [step for record in records for step in record.steps]
+    invalid = sum(1 for step in steps if step.info.get("invalid_action"))
+    passed = sum(1 for r in records if r.verdict is not None and r.verdict.passed)
+    seen = f"{passed}/{len(records)} episodes passed, {invalid}/{len(steps)} actions were invalid"
+    if samples == 0:
+        what = "no step sample to train on (no episode was kept)"
+    else:
+        what = "every advantage is 0: in every group all episodes had the same return"
+    hint = (
+        "the policy cannot yet write an action the env accepts: start from a format warm "
+        "start (docs/baselines.md, Usage)"
+        if steps and invalid == len(steps)
+        else "try an easier task, larger groups or a warm start (docs/baselines.md, Usage)"
+    )
+    return f"no learning signal: {what} ({seen}), so this update learned nothing; {hint}"
+
+
 def rollout_metrics(rollouts: Rollouts) -> dict[str, float]:
     """The ``rollout/*`` metrics of one iteration's :class:`~.rollouts.Rollouts`."""
     records = rollouts.records
@@ -427,7 +491,10 @@ def optimizer_step(optimizer: Any, parameters: list[Any], max_grad_norm: float) 
 
 class RolloutSource(Protocol):
     """Where a trainer's episodes come from (:mod:`~agentgym.baselines.rollouts`: in process,
-    a policy server, vLLM or Ray workers): it plays a plan and hears of new weights."""
+    a policy server, vLLM or Ray workers): it plays a plan and hears of new weights. It
+    reports finished episodes to ``progress`` as they come, when set."""
+
+    progress: Callable[[str, int, int], None] | None
 
     def collect(self, plans: list[EpisodePlan], groups: list[str]) -> Rollouts: ...
 
@@ -448,6 +515,7 @@ class Session:
     task_ids: list[str]
     rollouts: RolloutSource
     critic: ValueHead | None = None
+    progress: Progress = dataclasses.field(default_factory=lambda: Progress("train"))
 
     def plan(self, iteration: int) -> tuple[list[EpisodePlan], list[str]]:
         """Iteration ``iteration``'s episodes and the group of each (deterministic)."""
@@ -463,7 +531,9 @@ class Session:
         )
 
     def collect(self, iteration: int) -> Rollouts:
-        """Play iteration ``iteration``'s groups with the current policy."""
+        """Play iteration ``iteration``'s groups with the current policy (the rollout source
+        reports its progress to :attr:`progress`)."""
+        self.progress.start(iteration)
         return self.rollouts.collect(*self.plan(iteration))
 
     def finish(
@@ -477,6 +547,9 @@ class Session:
                 f"episode(s); first: {rollouts.errors[0][:500]}",
                 flush=True,
             )
+        warning = signal_warning(rollouts, metrics)
+        if warning is not None:
+            print(f"[{self.run.algorithm}] iter {iteration}: warning: {warning}", flush=True)
         self.run.record([*rollouts.records, *rollouts.errored])
         row = {"iteration": iteration, **rollout_metrics(rollouts), **metrics}
         row["time/iteration_seconds"] = time.monotonic() - began
@@ -528,6 +601,11 @@ def check_args(args: TrainArgs) -> None:
                 f"--vllm-gpu-memory must be a share between 0 and 1, got {args.vllm_gpu_memory!r}"
             )
         require_vllm()
+    clip_ratio_c = getattr(args, "clip_ratio_c", None)
+    if clip_ratio_c is not None and clip_ratio_c <= 1:
+        raise UsageError(
+            f"--clip-ratio-c must be > 1 (dual-clip PPO; none: off), got {clip_ratio_c!r}"
+        )
     if args.temperature <= 0:
         raise UsageError(
             f"--temperature must be > 0 for policy-gradient rollouts, got {args.temperature!r}"
@@ -545,6 +623,7 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
 
     check_args(args)
     run = Run(args, algorithm)
+    progress = Progress(algorithm)
     torch.manual_seed(args.seed)
     policy = load_policy(args.model, device=args.device, seed=args.seed, lora_rank=args.lora_rank)
     head = None
@@ -576,14 +655,6 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
         raise UsageError(
             f"{args.env_id} has no {args.split!r} tasks at difficulty {args.difficulty!r}"
         )
-    return Session(
-        args,
-        run,
-        policy,
-        optimizer,
-        start,
-        tasks,
-        task_ids,
-        make_rollouts(args, policy),
-        head,
-    )
+    source = make_rollouts(args, policy)
+    source.progress = progress
+    return Session(args, run, policy, optimizer, start, tasks, task_ids, source, head, progress)

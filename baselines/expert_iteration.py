@@ -29,7 +29,7 @@ import torch
 from agentgym.agents import PromptConfig, SharedBackendFactory
 from agentgym.baselines.common import Run, Session, TrainArgs, minibatches, optimizer_step, setup
 from agentgym.baselines.losses import aggregate
-from agentgym.baselines.rollouts import DemoAgent, Rollouts, keep_finished
+from agentgym.baselines.rollouts import DemoAgent, Rollouts, counter, keep_finished
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch
 from agentgym.errors import UsageError
 from agentgym.eval.engine import run_episodes
@@ -67,7 +67,15 @@ def demonstrations(args: Args, session: Session, iteration: int) -> Rollouts:
         lambda: backend, f"demo:{args.demos}", prompt, lambda b, p, n: DemoAgent(b, p, n, teacher())
     )
     started = time.monotonic()
-    records = asyncio.run(run_episodes(plans, factory, factory.name, num_envs=args.num_envs))
+    session.progress.start(iteration)
+    play = run_episodes(
+        plans,
+        factory,
+        factory.name,
+        num_envs=args.num_envs,
+        on_record=counter(session.progress, len(plans)),
+    )
+    records = asyncio.run(play)
     return keep_finished(records, groups, time.monotonic() - started)
 
 
@@ -104,6 +112,7 @@ def train(args: Args) -> Run:
         if samples:
             batch = to_batch(samples, policy.pad_id).to(policy.device)
             rng = np.random.default_rng([args.seed, iteration, 1])
+            steps = args.update_epochs * -(-batch.rows // args.minibatch_size)
             for _epoch in range(args.update_epochs):
                 for index in minibatches(batch.rows, args.minibatch_size, rng):
                     part = batch.select(torch.as_tensor(index, device=policy.device))
@@ -113,6 +122,7 @@ def train(args: Args) -> Run:
                     optimizer_step(session.optimizer, policy.trainable(), args.max_grad_norm)
                     losses.append(loss.item())
                     tokens += int(part.attention_mask.sum())
+                    session.progress("minibatches", len(losses), steps)
         seconds = time.monotonic() - started
         metrics = {
             "train/kept_groups": len({rollouts.groups[i] for i in keep}),

@@ -39,7 +39,12 @@ class Args(PolicyGradientArgs):
     step_weight: float = 1.0
     """Weight of the step-level advantage (omega in the paper)."""
     std_normalize: bool = True
-    """Divide by the spread of the group (both levels; the paper's mean_std_norm)."""
+    """Divide by the group's sample standard deviation (both levels; verl-agent's
+    mean_std_norm; False: its mean_norm)."""
+    episode_stats_over_steps: bool = False
+    """Take a group's episode-level mean and spread over its steps, each episode's return
+    counted once per turn (verl-agent's code, compute_mean_std_cross_steps), instead of once
+    per episode (the paper's Eq. 3): long episodes then weigh more in the baseline."""
 
 
 def train(args: Args) -> Run:
@@ -55,7 +60,14 @@ def train(args: Args) -> Run:
         # 2a. Episode level: each return against its group's (as GRPO).
         samples = step_samples(rollouts.records, rollouts.groups, policy.eos_ids)
         returns = episode_returns(rollouts.records, args.invalid_penalty)
-        episode_advantages = group_normalized(returns, rollouts.groups, std=args.std_normalize)
+        episodes = [sample.episode for sample in samples]
+        if args.episode_stats_over_steps:  # one value per step sample, not per episode
+            episode_advantages = group_normalized(
+                returns[episodes], [s.group for s in samples], std=args.std_normalize
+            )
+        else:
+            per_episode = group_normalized(returns, rollouts.groups, std=args.std_normalize)
+            episode_advantages = per_episode[episodes]
 
         # 2b. Step level: discounted step returns against those of the same anchor state.
         step_returns = {
@@ -66,13 +78,20 @@ def train(args: Args) -> Run:
         step_advantages = step_group_normalized(
             [step_returns[s.episode][s.step] for s in samples], anchors, std=args.std_normalize
         )
-        for sample, step_advantage in zip(samples, step_advantages, strict=True):
-            sample.advantage = float(
-                episode_advantages[sample.episode] + args.step_weight * step_advantage
-            )
+        for sample, episode_advantage, step_advantage in zip(
+            samples, episode_advantages, step_advantages, strict=True
+        ):
+            sample.advantage = float(episode_advantage + args.step_weight * step_advantage)
 
         # 3. Clipped policy-gradient steps on exactly the sampled tokens.
-        metrics = clipped_update(policy, session.optimizer, samples, args, iteration=iteration)
+        metrics = clipped_update(
+            policy,
+            session.optimizer,
+            samples,
+            args,
+            iteration=iteration,
+            progress=session.progress,
+        )
 
         # 4. Log and checkpoint.
         session.finish(iteration, began, rollouts, metrics)

@@ -108,6 +108,7 @@ def train(args: Args) -> Run:
             samples,
             args,
             iteration=iteration,
+            progress=session.progress,
             reference=reference,
             kl_coef=args.kl_coef,
         )

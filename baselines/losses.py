@@ -2,8 +2,16 @@
 
 ``policy_loss`` is PPO's clipped surrogate over completion tokens,
 ``-min(ratio * A, clip(ratio, 1 - clip_low, 1 + clip_high) * A)``, with the ratio
-``exp(logp - old_logp)`` against the logprobs the rollout recorded. A separate
-``clip_high`` is DAPO's clip-higher (it lets unlikely tokens gain probability faster).
+``exp(logp - old_logp)`` against the logprobs the rollout recorded (the log-ratio clamped
+to ±20 first, as verl does, so one wild token cannot overflow). A separate ``clip_high`` is
+DAPO's clip-higher (it lets unlikely tokens gain probability faster).
+
+``clip_ratio_c`` is dual-clip PPO (Ye et al. 2020, arXiv 1912.09729; verl's
+``compute_policy_loss_vanilla``, on there by default at 3.0): where the advantage is
+negative, the loss is also capped at ``-A * clip_ratio_c``. The plain surrogate grows with
+the ratio without bound for such a token (``min`` picks the unclipped term), so one token
+whose probability rose far above the rollout's could dominate a minibatch's gradient; the
+cap gives such tokens no gradient.
 
 How the per-token losses become one number (``aggregation``):
 
@@ -53,16 +61,24 @@ def policy_loss(
     clip_high: float = 0.2,
     aggregation: str = "token-mean",
     norm: int = 1,
+    clip_ratio_c: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The clipped surrogate loss and its diagnostics (clip fraction, approximate KL to the
-    rollout policy). ``advantages`` is ``[B]`` (one per sample) or ``[B, C]`` (per token)."""
+    rollout policy). ``advantages`` is ``[B]`` (one per sample) or ``[B, C]`` (per token);
+    ``clip_ratio_c`` (> 1, None: off) is the dual clip for negative advantages."""
+    if clip_ratio_c is not None and clip_ratio_c <= 1:
+        raise ValueError(f"clip_ratio_c must be > 1 (dual-clip PPO), got {clip_ratio_c!r}")
     if advantages.dim() == 1:
         advantages = advantages.unsqueeze(-1)
-    log_ratio = logprobs - old_logprobs
+    log_ratio = torch.clamp(logprobs - old_logprobs, -20.0, 20.0)
     ratio = torch.exp(log_ratio)
     unclipped = ratio * advantages
     clipped = torch.clamp(ratio, 1 - clip_low, 1 + clip_high) * advantages
-    loss = aggregate(-torch.minimum(unclipped, clipped), mask, aggregation, norm)
+    losses = -torch.minimum(unclipped, clipped)
+    if clip_ratio_c is not None:
+        capped = torch.minimum(losses, -advantages * clip_ratio_c)
+        losses = torch.where(advantages < 0, capped, losses)
+    loss = aggregate(losses, mask, aggregation, norm)
     with torch.no_grad():
         total = mask.sum().clamp(min=1)
         stats = {

@@ -6,10 +6,11 @@ per-step rewards; generalized advantage estimation runs over an episode's **turn
 (``gamma``, ``lam``), not its tokens, and every token of turn ``t`` gets that turn's
 advantage (turn-level credit, as AgentGym-RL and verl-agent's PPO do for agents). The
 critic learns the GAE returns with a squared error (``value_coef``); policy and critic
-share the transformer and one optimizer.
+share the transformer and one optimizer. The advantages are whitened over the batch's
+completion tokens, as verl whitens GAE's (``masked_whiten``).
 
 ``critic=False`` is the critic-free variant: the advantage of turn ``t`` is its discounted
-return-to-go, whitened over the batch (no learned baseline), with the same clipped loss.
+return-to-go, whitened the same way (no learned baseline), with the same clipped loss.
 
 Run: ``agentgym train ppo --env games/FrozenLake-v0 --model tiny --iterations 30``.
 """
@@ -22,9 +23,9 @@ import time
 import numpy as np
 
 from agentgym.baselines.advantages import (
-    batch_normalized,
     discounted_returns,
     shaped_rewards,
+    token_whitened,
     turn_gae,
 )
 from agentgym.baselines.common import Run, setup
@@ -76,7 +77,8 @@ def train(args: Args) -> Run:
                 )
             else:
                 advantages[rows] = discounted_returns(rewards, args.gamma)
-        advantages = batch_normalized(advantages) if len(samples) > 1 else advantages
+        # Whitened over the batch's tokens, as verl whitens GAE (masked_whiten).
+        advantages = token_whitened(advantages, [sum(s.loss_mask) for s in samples])
         for sample, advantage in zip(samples, advantages, strict=True):
             sample.advantage = float(advantage)
 
@@ -87,6 +89,7 @@ def train(args: Args) -> Run:
             samples,
             args,
             iteration=iteration,
+            progress=session.progress,
             critic=session.critic,
             returns=targets.tolist(),
             value_coef=args.value_coef,

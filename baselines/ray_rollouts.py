@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from agentgym.agents import PromptConfig
@@ -76,6 +77,7 @@ class RayRollouts:
         )
         self.workers = [self._start() for _ in range(args.rollout_workers)]
         self.crashed = 0  # workers lost (and replaced) so far
+        self.progress: Callable[[str, int, int], None] | None = None  # told per worker share
 
     def _start(self) -> Any:
         return self._remote.remote(*self._spec)
@@ -106,6 +108,8 @@ class RayRollouts:
         for future, index in pending.items():
             try:
                 result = result.merge(ray.get(future))
+                if self.progress is not None:
+                    self.progress("episodes", len(result.records) + result.dropped, len(plans))
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as error:
                 result.dropped += len(shares[index][0])
                 result.errors.append(f"rollout worker {index} died: {type(error).__name__}")

@@ -4,9 +4,15 @@ REINFORCE++ (Hu 2025) keeps PPO's tricks and drops its critic: the advantage of 
 is its return, less ``kl_coef`` times the KL of the policy to the initial one summed over
 the episode's tokens (a penalty in the reward, not in the loss), **normalized over the
 whole batch** rather than within a group, which the paper finds more stable than GRPO's
-per-prompt normalization. ``baseline=True`` is REINFORCE++-baseline: the group's mean
-return is subtracted first, then the batch whitening. The loss is the clipped surrogate,
-token-mean.
+per-prompt normalization. As in verl (``compute_reinforce_plus_plus_outcome_advantage``)
+and OpenRLHF, the batch is one of tokens: every completion token carries its episode's
+value, and the mean and variance are taken over tokens (``advantages.token_whitened``).
+``baseline=True`` is REINFORCE++-baseline: the group's mean return is subtracted first,
+then the batch whitening. The loss is the clipped surrogate, token-mean.
+
+One departure: verl adds the KL as a per-token reward and sums it to go, so a token is
+charged the KL of its own reply from itself on; here every token of an episode is charged
+the KL of the whole episode (an episode-level return, like the env's reward).
 
 Run: ``agentgym train reinforce_pp --env games/FrozenLake-v0 --model tiny --iterations 30``.
 """
@@ -18,11 +24,7 @@ import time
 
 import torch
 
-from agentgym.baselines.advantages import (
-    batch_normalized,
-    episode_returns,
-    group_normalized,
-)
+from agentgym.baselines.advantages import episode_returns, group_normalized, token_whitened
 from agentgym.baselines.common import Run, setup
 from agentgym.baselines.losses import kl_penalty
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch
@@ -50,7 +52,8 @@ def train(args: Args) -> Run:
         # 1. Play groups of episodes with the current policy.
         rollouts = session.collect(iteration)
 
-        # 2. Returns, less the KL charge; the group mean off (baseline); whitened over the batch.
+        # 2. Returns, less the KL charge; the group mean off (baseline); whitened over the
+        #    batch's tokens (each step sample stands for its completion tokens).
         samples = step_samples(rollouts.records, rollouts.groups, policy.eos_ids)
         returns = episode_returns(rollouts.records, args.invalid_penalty)
         if reference is not None and samples:
@@ -62,12 +65,21 @@ def train(args: Args) -> Run:
                 returns[sample.episode] -= args.kl_coef * kl
         if args.baseline:
             returns = group_normalized(returns, rollouts.groups, std=False)
-        advantages = batch_normalized(returns)
-        for sample in samples:
-            sample.advantage = float(advantages[sample.episode])
+        advantages = token_whitened(
+            [returns[s.episode] for s in samples], [sum(s.loss_mask) for s in samples]
+        )
+        for sample, advantage in zip(samples, advantages, strict=True):
+            sample.advantage = float(advantage)
 
         # 3. Clipped policy-gradient steps on exactly the sampled tokens.
-        metrics = clipped_update(policy, session.optimizer, samples, args, iteration=iteration)
+        metrics = clipped_update(
+            policy,
+            session.optimizer,
+            samples,
+            args,
+            iteration=iteration,
+            progress=session.progress,
+        )
 
         # 4. Log and checkpoint.
         session.finish(iteration, began, rollouts, metrics)

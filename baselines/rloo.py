@@ -53,7 +53,14 @@ def train(args: Args) -> Run:
             sample.advantage = float(advantages[sample.episode])
 
         # 3. Policy-gradient steps on exactly the sampled tokens.
-        metrics = clipped_update(policy, session.optimizer, samples, args, iteration=iteration)
+        metrics = clipped_update(
+            policy,
+            session.optimizer,
+            samples,
+            args,
+            iteration=iteration,
+            progress=session.progress,
+        )
 
         # 4. Log and checkpoint.
         session.finish(iteration, began, rollouts, metrics)

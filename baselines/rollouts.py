@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = [
     "LocalRollouts",
     "Rollouts",
     "VLLMRollouts",
+    "counter",
     "keep_finished",
     "make_rollouts",
     "plan_groups",
@@ -119,6 +121,22 @@ class Rollouts:
         )
 
 
+def counter(
+    progress: Callable[[str, int, int], None] | None, total: int
+) -> Callable[[EpisodeRecord, EpisodePlan], None] | None:
+    """An engine ``on_record`` hook that reports each finished episode to ``progress``."""
+    if progress is None:
+        return None
+    done = 0
+
+    def finished(_record: EpisodeRecord, _plan: EpisodePlan) -> None:
+        nonlocal done
+        done += 1
+        progress("episodes", done, total)
+
+    return finished
+
+
 def keep_finished(records: list[EpisodeRecord], groups: list[str], seconds: float) -> Rollouts:
     """Split the engine's records into the ones to train on and a count of the errored."""
     kept = [(r, g) for r, g in zip(records, groups, strict=True) if r.status != "errored"]
@@ -148,6 +166,7 @@ class EngineRollouts:
         self.sampling = dict(sampling)
         self.num_envs = num_envs
         self.limits = limits or EngineLimits(step_timeout=600.0, retries=1)
+        self.progress: Callable[[str, int, int], None] | None = None
 
     def collect(self, plans: list[EpisodePlan], groups: list[str]) -> Rollouts:
         """Play ``plans`` now; the finished records and the dropped count."""
@@ -168,6 +187,7 @@ class EngineRollouts:
             num_envs=self.num_envs,
             limits=self.limits,
             sampling=self.sampling,
+            on_record=counter(self.progress, len(plans)),
         )
 
     def weights_changed(self) -> None:

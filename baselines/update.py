@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,9 @@ class PolicyGradientArgs(TrainArgs):
     """Lower clip range of the ratio to the rollout policy: 1 - clip_low."""
     clip_high: float = 0.2
     """Upper clip range: 1 + clip_high (DAPO's clip-higher raises it, e.g. to 0.28)."""
+    clip_ratio_c: float | None = 3.0
+    """Dual-clip PPO: where the advantage is negative the loss is capped at -A * clip_ratio_c
+    (> 1; verl's default 3.0; none: off). See losses.py."""
     aggregation: str = "seq-mean-token-mean"
     """token-mean, seq-mean-token-mean or seq-mean-token-sum-norm (see losses.py)."""
     episode_weighting: bool = False
@@ -85,12 +89,13 @@ def clipped_update(
     critic: ValueHead | None = None,
     returns: list[float] | None = None,
     value_coef: float = 0.5,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, float]:
     """Gradient steps on ``samples``; the ``train/*`` metrics of the update.
 
     ``args`` supplies ``update_epochs``, ``minibatch_size``, ``temperature``, ``clip_low``,
-    ``clip_high``, ``aggregation``, ``episode_weighting``, ``max_tokens`` and
-    ``max_grad_norm``.
+    ``clip_high``, ``clip_ratio_c``, ``aggregation``, ``episode_weighting``, ``max_tokens`` and
+    ``max_grad_norm``. ``progress`` hears of each minibatch step done (of how many).
     """
     started = time.monotonic()
     stats: dict[str, list[float]] = {}
@@ -104,6 +109,8 @@ def clipped_update(
         targets = torch.tensor(returns or [0.0] * len(samples), device=policy.device)
         parameters = policy.trainable() + (list(critic.parameters()) if critic else [])
         rng = np.random.default_rng([args.seed, iteration, 1])
+        steps = args.update_epochs * -(-batch.rows // args.minibatch_size)
+        done = 0
         for _epoch in range(args.update_epochs):
             for index in minibatches(batch.rows, args.minibatch_size, rng):
                 rows = torch.as_tensor(index, device=policy.device)
@@ -120,6 +127,7 @@ def clipped_update(
                     clip_high=args.clip_high,
                     aggregation=args.aggregation,
                     norm=args.max_tokens,
+                    clip_ratio_c=args.clip_ratio_c,
                 )
                 info["policy_loss"] = loss.item()
                 if reference is not None and kl_coef > 0:
@@ -146,6 +154,9 @@ def clipped_update(
                 tokens += int(part.attention_mask.sum())
                 for key, value in info.items():
                     stats.setdefault(key, []).append(value)
+                done += 1
+                if progress is not None:
+                    progress("minibatches", done, steps)
     seconds = time.monotonic() - started
     metrics = {f"train/{k}": float(np.mean(v)) for k, v in stats.items()}
     metrics["train/samples"] = len(samples)
