@@ -203,3 +203,21 @@ def test_flexible_extraction_scores_what_strict_extraction_calls_invalid(env_id)
         finally:
             env.close()
     assert scores == {"strict": (0.0, True), "flexible": (1.0, False)}
+
+
+def test_a_trained_policys_sampling_fills_what_the_benchmark_leaves_unset(tmp_path):
+    import json
+
+    from agentgym.agents import TRAINED_PROMPT_FILE
+    from agentgym.agents.models import trained_prompt
+
+    saved = {"history_window": 1, "sampling": {"temperature": 0.3, "max_tokens": 40}}
+    (tmp_path / TRAINED_PROMPT_FILE).write_text(json.dumps(saved))
+    prompt = trained_prompt(tmp_path)
+    assert prompt.default_sampling == {"temperature": 0.3, "max_tokens": 40}
+    agent = ChatAgent(prompt, "hf:policy")
+    agent.reset(EpisodeContext("e", "t", 1, "", {}, sampling={"temperature": 0.9}))
+    assert (agent.params.temperature, agent.params.max_tokens) == (0.9, 40)  # benchmark wins
+    (tmp_path / TRAINED_PROMPT_FILE).write_text(json.dumps({"sampling": {"temp": 1}}))
+    with pytest.raises(UsageError, match="temp"):
+        trained_prompt(tmp_path)
