@@ -9,6 +9,7 @@ agentgym containers build           build the docker sandbox image offline (no r
 agentgym report RUN_DIR             the statistics of a run
 agentgym train grpo --env games/FrozenLake-v0 --model tiny    train a reference RL baseline
 agentgym serve smollm2              serve a model over an OpenAI-compatible HTTP API
+agentgym --import my_family list    first import a family that is not installed
 """
 
 from __future__ import annotations
@@ -44,8 +45,13 @@ agent with `agentgym eval --benchmark quickstart --agent random`.
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = _load_plugins(argv)
+    except AgentGymError as error:
+        print(f"agentgym: {error}", file=sys.stderr)
+        return 2
+    parser = _parser()
     own_parser = _command_modules().get(argv[0]) if argv else None
     if own_parser is not None and hasattr(own_parser, "main"):  # it parses its own options
         args = argparse.Namespace(run=lambda _: own_parser.main(argv[1:]))
@@ -63,11 +69,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _load_plugins(argv: list[str]) -> list[str]:
+    """Import the modules of the leading ``--import MODULE`` options (families that are not
+    installed: :func:`agentgym.registry.load_plugin`); the rest of the command line."""
+    from agentgym.registry import load_plugin
+
+    while argv and (argv[0] == "--import" or argv[0].startswith("--import=")):
+        option = argv.pop(0)
+        module = option.partition("=")[2] if "=" in option else (argv.pop(0) if argv else "")
+        load_plugin(module)
+    return argv
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentgym",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--import",
+        metavar="MODULE",
+        help="import MODULE first, a family that is not installed (repeatable; before the "
+        "command; or AGENTGYM_PLUGINS=module[,module])",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 

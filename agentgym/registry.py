@@ -15,6 +15,10 @@
   group ``agentgym.envs``: the entry point names a module whose import calls
   :func:`register` and imports nothing heavy. ``import agentgym`` loads them all
   (:func:`load_families`, about 20 ms), so Gymnasium knows every id at once.
+* A family that is not installed (a module in a checkout, a notebook's file) loads without a
+  package: ``AGENTGYM_PLUGINS=module[,module]`` in the environment, ``agentgym --import
+  MODULE ...`` on the command line, or :func:`load_plugin` in Python. The module is imported
+  from ``sys.path``, or else from the current directory.
 * Ids are ``family/Name-vN``. Bump ``N`` whenever rewards, verifiers or task semantics change.
 """
 
@@ -45,6 +49,7 @@ __all__ = [
     "families",
     "list_envs",
     "load_families",
+    "load_plugin",
     "make",
     "make_multi",
     "register",
@@ -57,6 +62,8 @@ ID_PATTERN = re.compile(
 ENTRY_POINT_GROUP = "agentgym.envs"
 """The entry-point group every family registers through, ours (``pyproject.toml``) and
 third-party ones alike: an entry point names a module whose import calls :func:`register`."""
+PLUGINS_VARIABLE = "AGENTGYM_PLUGINS"
+"""The environment variable naming modules to import as families (comma-separated)."""
 
 BUILTIN_PREFIX = "agentgym.envs."
 """Entry points under this package are ours: one that fails to import is a bug that raises,
@@ -166,6 +173,37 @@ def _create(env_id: str, **kwargs: Any) -> Any:
     return spec(env_id).load()(**kwargs)
 
 
+def load_plugin(module: str) -> None:
+    """Import ``module``, a family's registering module that is not installed as a package
+    (its :func:`register` calls run on import). It is looked up on ``sys.path``, then in the
+    current directory, as ``python -m`` would. Raises :class:`UsageError` naming the module
+    and the cause when it cannot be imported."""
+    import os
+    import sys
+
+    if not isinstance(module, str) or not module.strip():
+        raise UsageError(f"a plug-in is a module name, got {module!r}")
+    module = module.strip()
+    try:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as missing:
+            here = os.getcwd()
+            if missing.name != module.split(".")[0] or here in sys.path:
+                raise
+            sys.path.append(here)
+            importlib.import_module(module)
+    except Exception as error:
+        raise UsageError(f"cannot import the env family module {module!r}: {error!r}") from error
+
+
+def _plugin_modules() -> list[str]:
+    import os
+
+    value = os.environ.get(PLUGINS_VARIABLE, "")
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
 def load_families() -> None:
     """Import every family's registering module once (``import agentgym`` does it, so
     ``gymnasium.make`` knows every id at once; the modules import nothing heavy).
@@ -203,6 +241,11 @@ def load_families() -> None:
                         f"{error!r}",
                         stacklevel=2,
                     )
+            for module in _plugin_modules():
+                try:
+                    load_plugin(module)
+                except UsageError as error:  # as for an entry point: the others still load
+                    warnings.warn(f"agentgym: {PLUGINS_VARIABLE}: {error}", stacklevel=2)
             _loaded = True
         finally:
             _loading = False

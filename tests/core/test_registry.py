@@ -159,3 +159,57 @@ def test_every_family_folder_registers_through_the_entry_point_group():
     }
     entries = importlib.metadata.entry_points(group=registry.ENTRY_POINT_GROUP)
     assert {e.value for e in entries if e.value.startswith(registry.BUILTIN_PREFIX)} == folders
+
+
+PLUGIN = """
+import agentgym
+
+agentgym.register(
+    "plugtest/Maze-v0",
+    entry_point="agentgym.envs.games.puzzles.maze:MazeEnv",
+    description="a family loaded from a module that is not installed",
+)
+"""
+
+
+def test_a_family_loads_from_a_module_that_is_not_installed(tmp_path):
+    """AGENTGYM_PLUGINS and ``agentgym --import`` load a module from the current directory;
+    a module that cannot be imported is a one-line error for --import, a warning for the
+    variable (the other families still load)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "my_family.py").write_text(PLUGIN)
+    base = {k: v for k, v in os.environ.items() if k != "AGENTGYM_PLUGINS"}
+
+    def run(*argv, **env):
+        return subprocess.run(
+            [sys.executable, *argv],
+            cwd=tmp_path,
+            env={**base, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    made = (
+        "import agentgym, gymnasium; "
+        "print(gymnasium.make('plugtest/Maze-v0').reset(seed=0)[1]['task_id'])"
+    )
+    done = run("-I", "-c", made, AGENTGYM_PLUGINS="my_family")  # -I: cwd not on sys.path
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr
+    cli = ["-I", "-m", "agentgym.cli"]
+    done = run(*cli, "--import", "my_family", "list", "--grep", "plugtest", "--no-counts")
+    assert done.returncode == 0 and "plugtest/Maze-v0" in done.stdout, done.stderr
+    done = run(*cli, "--import=no_such_family", "list")
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("agentgym: cannot import the env family module")
+    done = run(
+        "-I",
+        "-c",
+        "import agentgym; print(len(agentgym.list_envs()))",
+        AGENTGYM_PLUGINS="no_such_family",
+    )
+    assert done.returncode == 0 and int(done.stdout) > 100
+    assert "AGENTGYM_PLUGINS" in done.stderr and "no_such_family" in done.stderr
