@@ -47,8 +47,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import itertools
 import os
 import pickle
+import random
 import re
 import threading
 import time
@@ -239,7 +241,7 @@ def check_env(
     else:  # an env wrapping a benchmark whose tasks we have no solver for yet (MiniWoB++)
         for name in ("oracle", "random_agent"):
             report.skipped.setdefault(name, "the env declares no oracle (metadata['oracle'])")
-    run("determinism", lambda: check_determinism(factory, env_id, tasks[0], seed))
+    run("determinism", lambda: check_determinism(factory, env_id, tasks[0], seed, has_oracle))
     run("bad_actions", lambda: check_bad_actions(factory, env_id, seed))
     if declares_snapshot:
         run("snapshot", lambda: check_snapshot(factory, env_id, seed))
@@ -364,44 +366,176 @@ def check_random_agent(factory: EnvFactory, env_id: str, tasks: Sequence[str], s
     return mean
 
 
-def check_determinism(factory: EnvFactory, env_id: str, task_id: str, seed: int) -> None:
-    """Two fresh envs, the same seed, task and actions: identical observations, rewards, infos."""
-    runs = []
-    for _ in range(2):
+def check_determinism(
+    factory: EnvFactory, env_id: str, task_id: str, seed: int, oracle: bool = True
+) -> None:
+    """Two fresh envs, the same seed, task and actions: identical episodes, step by step.
+
+    The first env plays real trajectories (:func:`_record`): the oracle's actions where the env
+    has an oracle, random valid actions where it lists them, then a reset by the seed alone (the
+    seed must pick the task too), :data:`DETERMINISM_STEPS` steps each at most. The second env
+    replays the same actions, and each reset and step must return what it did the first time:
+    observation, reward, terminated, truncated and every ``info`` entry (``state_key`` and
+    ``verdict`` first).
+
+    The replays are made to diverge for an env whose episode does not follow from its seed: they
+    run with the ``random`` and ``np.random`` globals seeded differently, the second with the
+    clock (``time.time``) moved on by :data:`CLOCK_SHIFT`, and a module-level counter has moved
+    on by itself. Not caught in one process: set order that depends on ``PYTHONHASHSEED`` (it
+    is fixed per process), and ``id()`` only by chance (freed memory is reused).
+    """
+    with _globals_drawn_apart(0), _made(factory) as env:
+        recorded = _record(env, task_id, seed, oracle)
+    with _globals_drawn_apart(1), _made(factory) as env:
+        for segment in recorded:
+            _replay(env, segment, env_id, task_id, seed)
+
+
+DETERMINISM_STEPS = 30
+"""Steps each trajectory of the determinism check plays at most (the oracle's, the random one)."""
+
+GLOBAL_SEEDS = (1, 2)
+"""The seeds of the ``random`` and ``np.random`` globals in the determinism check's two replays."""
+
+CLOCK_SHIFT = 90_061.0
+"""Seconds the second replay's ``time.time`` is moved on: a day, an hour, a minute and a second,
+so a state read from the clock at any of those resolutions differs."""
+
+_LIKELY_CAUSE = (
+    "An episode must depend only on the seed, the task and the actions: draw randomness from "
+    "the env's seeded generator (self.np_random), not from the random or np.random globals, "
+    "the clock, or process state (id(), a module-level counter, the order of a set of str). "
+    "The two replays ran with the random and np.random globals seeded differently and the "
+    "clock a day apart"
+)
+
+
+@dataclass
+class _Segment:
+    """One episode of the determinism check's first replay: how it was reset, the actions
+    played, and what the reset and each step returned."""
+
+    name: str
+    task_id: str | None
+    actions: list[Any]
+    results: list[tuple[Any, ...]]
+
+
+def _record(env: gymnasium.Env[Any, Any], task_id: str, seed: int, oracle: bool) -> list[_Segment]:
+    """The first replay: the oracle's trajectory, random valid actions where the env lists them
+    (random text where it has no oracle either), then a reset by the seed alone."""
+    segments: list[_Segment] = []
+    if oracle:
+        segments.append(_play_segment(env, task_id, seed, "the oracle's actions", None))
+    lists_actions = not segments or "admissible_actions" in segments[0].results[0][1]
+    if lists_actions:  # random text would never parse: the oracle's trajectory plays the game
         rng = np.random.default_rng(seed)
+        name = "random valid actions" if oracle else "random actions"
+        segments.append(_play_segment(env, task_id, seed, name, rng))
+    segments.append(_Segment("a reset by the seed alone", None, [], [env.reset(seed=seed)]))
+    return segments
 
-        def policy(
-            env: gymnasium.Env[Any, Any], info: dict[str, Any], rng: np.random.Generator = rng
-        ) -> Any:
-            return _some_action(env, info, rng)
 
-        with _made(factory) as env:
-            episode = _play(env, task_id, seed, policy=policy, limit=30, record=True)
-            runs.append(episode.transcript)
-    # Without a task id, the seed must pick the task too.
-    for _ in range(2):
-        with _made(factory) as env:
-            runs.append([env.reset(seed=seed)])
-    for first, second in ((runs[0], runs[1]), (runs[2], runs[3])):
-        for index, (a, b) in enumerate(zip(first, second, strict=False)):
-            for name, x, y in zip(_FIELDS[len(a)], a, b, strict=True):
-                if not data_equivalence(x, y, exact=True):
-                    raise DeterminismError(
-                        f"{env_id}: the same seed {seed} and task {task_id!r} gave different "
-                        f"episodes at {'reset' if index == 0 else f'step {index}'}: {name} "
-                        f"differs: {x!r:.200} vs {y!r:.200}"
-                    )
-        if len(first) != len(second):
-            raise DeterminismError(
-                f"{env_id}: the same seed {seed} and task {task_id!r} gave episodes of "
-                f"{len(first) - 1} and {len(second) - 1} steps"
-            )
+def _play_segment(
+    env: gymnasium.Env[Any, Any],
+    task_id: str,
+    seed: int,
+    name: str,
+    rng: np.random.Generator | None,
+) -> _Segment:
+    """:data:`DETERMINISM_STEPS` steps at most of ``task_id``: the oracle's actions, or random
+    ones drawn with ``rng`` (valid ones where the env lists them)."""
+    observation, info = env.reset(seed=seed, options={"task_id": task_id})
+    segment = _Segment(name, task_id, [], [(observation, info)])
+    while len(segment.actions) < DETERMINISM_STEPS:
+        action = _ours(env).oracle_action() if rng is None else _some_action(env, info, rng)
+        if action is None:  # the oracle has nothing left to do
+            break
+        step = env.step(action)
+        segment.actions.append(action)
+        segment.results.append(step)
+        info = step[4]
+        if step[2] or step[3]:
+            break
+    return segment
+
+
+def _replay(
+    env: gymnasium.Env[Any, Any], segment: _Segment, env_id: str, task_id: str, seed: int
+) -> None:
+    """Play ``segment``'s actions again; raise at the first result that differs."""
+    options = None if segment.task_id is None else {"task_id": segment.task_id}
+    results: Iterator[tuple[Any, ...]] = itertools.chain(
+        [env.reset(seed=seed, options=options)], (env.step(a) for a in segment.actions)
+    )
+    for index, (first, again) in enumerate(zip(segment.results, results, strict=True)):
+        difference = _first_difference(first, again)
+        if difference is None:
+            continue
+        name, x, y = difference
+        where = "reset" if index == 0 else f"step {index} ({segment.actions[index - 1]!r:.60})"
+        episode = (
+            f"the same seed {seed} and task {task_id!r}"
+            if segment.task_id is not None
+            else f"the same seed {seed} (no task id: the seed picks the task)"
+        )
+        raise DeterminismError(
+            f"{env_id}: {episode} gave different episodes playing {segment.name}, first at "
+            f"{where}: {name} differs: {x!r:.200} vs {y!r:.200}. {_LIKELY_CAUSE}"
+        )
 
 
 _FIELDS = {
     2: ("observation", "info"),
     5: ("observation", "reward", "terminated", "truncated", "info"),
 }
+
+
+def _first_difference(
+    first: tuple[Any, ...], again: tuple[Any, ...]
+) -> tuple[str, Any, Any] | None:
+    """``(what, first value, second value)`` of the first field that differs, or ``None``;
+    ``info`` is compared entry by entry, ``state_key`` and ``verdict`` first."""
+    for name, x, y in zip(_FIELDS[len(first)], first, again, strict=True):
+        if name != "info":
+            if not data_equivalence(x, y, exact=True):
+                return name, x, y
+            continue
+        keys = sorted(x.keys() | y.keys(), key=lambda k: (k not in _INFO_FIRST, str(k)))
+        missing = object()
+        for key in keys:
+            a, b = x.get(key, missing), y.get(key, missing)
+            if a is missing or b is missing or not data_equivalence(a, b, exact=True):
+                return f"info[{key!r}]", _shown(a, missing), _shown(b, missing)
+    return None
+
+
+_INFO_FIRST = ("state_key", "verdict")
+
+
+def _shown(value: Any, missing: object) -> Any:
+    return "(missing)" if value is missing else value
+
+
+@contextlib.contextmanager
+def _globals_drawn_apart(replay: int) -> Iterator[None]:
+    """The determinism check's replay number ``replay`` with global randomness and the clock
+    of its own: ``random`` and ``np.random`` seeded with ``GLOBAL_SEEDS[replay]``, ``time.time``
+    moved on by ``replay * CLOCK_SHIFT``; everything is put back afterwards."""
+    saved_random, saved_numpy = random.getstate(), np.random.get_state()
+    clock, clock_ns = time.time, time.time_ns
+    shift = replay * CLOCK_SHIFT
+    random.seed(GLOBAL_SEEDS[replay])
+    np.random.seed(GLOBAL_SEEDS[replay])  # the legacy global RandomState, as np.random.rand draws
+    if shift:
+        time.time = lambda: clock() + shift
+        time.time_ns = lambda: clock_ns() + int(shift * 1e9)
+    try:
+        yield
+    finally:
+        time.time, time.time_ns = clock, clock_ns
+        random.setstate(saved_random)
+        np.random.set_state(saved_numpy)
 
 
 def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:

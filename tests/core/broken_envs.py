@@ -7,8 +7,10 @@ subclass breaks exactly one rule, and the checker test asserts the exact error i
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -93,11 +95,59 @@ class AlwaysPassEnv(CounterEnv):
         return False
 
 
-class NondeterministicEnv(CounterEnv):
-    """Draws from global randomness instead of the seeded generator."""
+class HiddenTargetEnv(CounterEnv):
+    """A correct CounterEnv whose target is hidden (not in observations or state keys) and which
+    lists no admissible actions: only a replay that plays the game (the oracle's actions)
+    finds out where the target is. Its subclasses draw the target from somewhere other than
+    the seed; the step that reaches the first replay's target is the first to differ."""
+
+    def start(self, task: Task[Counter]) -> tuple[Counter, str]:
+        world, goal = super().start(task)
+        world.target = 5 + self.hidden_draw() % 20
+        return world, goal
+
+    def hidden_draw(self) -> int:
+        return 2
 
     def observe(self, world: Counter) -> str:
-        return f"counter {world.value} (noise {random.random():.6f})"
+        return f"counter {world.value}"
+
+    def state_key(self, world: Counter) -> str:
+        return str(world.value)
+
+    def admissible_actions(self, world: Counter) -> list[str] | None:
+        return None
+
+
+class GlobalRandomEnv(HiddenTargetEnv):
+    """Draws its hidden target from Python's global ``random``."""
+
+    def hidden_draw(self) -> int:
+        return random.randrange(1000)
+
+
+class NumpyGlobalRandomEnv(HiddenTargetEnv):
+    """Draws its hidden target from NumPy's global generator (``np.random.randint``)."""
+
+    def hidden_draw(self) -> int:
+        return int(np.random.randint(1000))
+
+
+class ClockEnv(HiddenTargetEnv):
+    """Reads its hidden target from the clock: the minute of the hour."""
+
+    def hidden_draw(self) -> int:
+        return int(time.time()) // 60
+
+
+_EPISODES = itertools.count()
+
+
+class EpisodeCounterEnv(HiddenTargetEnv):
+    """Takes its hidden target from a module-level count of the episodes this process started."""
+
+    def hidden_draw(self) -> int:
+        return next(_EPISODES)
 
 
 class CrashOnBadActionEnv(CounterEnv):

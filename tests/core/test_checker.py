@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import random
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
 import gymnasium
+import numpy as np
 import pytest
 from broken_envs import (
     AcceptsAnythingEnv,
     AlwaysPassEnv,
+    ClockEnv,
     CloseTwiceFailsEnv,
     CounterEnv,
     CrashingResetEnv,
     CrashOnBadActionEnv,
+    EpisodeCounterEnv,
+    GlobalRandomEnv,
+    HiddenTargetEnv,
     LazyWorkerEnv,
     NoInstructionsEnv,
-    NondeterministicEnv,
     NoStateKeyEnv,
+    NumpyGlobalRandomEnv,
     ShallowSnapshotEnv,
     ThreadLeakEnv,
     WrongOracleEnv,
@@ -82,19 +89,67 @@ def test_an_env_that_declares_no_oracle_has_oracle_and_random_checks_skipped_and
     assert "oracle" not in report.passed and "leaks" in report.passed
 
 
-def test_global_randomness_is_a_determinism_error():
-    with pytest.raises((errors.DeterminismError, errors.GymnasiumCheckError)) as raised:
-        check_env(factory(NondeterministicEnv))
-    assert "NondeterministicEnv" in str(raised.value)
-
-
-def test_determinism_check_names_step_and_field():
+@pytest.mark.parametrize(
+    "env_class", [GlobalRandomEnv, NumpyGlobalRandomEnv, ClockEnv, EpisodeCounterEnv]
+)
+def test_hidden_state_not_drawn_from_the_seed_is_a_determinism_error_at_its_first_step(env_class):
+    # The target is hidden and no actions are listed: only the oracle's replay finds that the
+    # two episodes end at different steps. The old check (random text) passed all four.
+    name = env_class.__name__
     with pytest.raises(
         errors.DeterminismError,
-        match=r"gave different episodes at reset: "
+        match=rf"^test/{name}-v0: the same seed 0 and task 'train/easy/\d' gave different "
+        r"episodes playing the oracle's actions, first at step (\d+) \('inc'\): reward differs: "
+        r"(1\.0 vs 0\.0|0\.0 vs 1\.0)\. An episode must depend only on the seed",
+    ) as raised:
+        check_env(factory(env_class), skip=["leaks"])
+    first_step = int(re.search(r"first at step (\d+)", str(raised.value)).group(1))
+    assert 5 <= first_step < 25  # the smaller of the two hidden targets
+
+
+def test_the_same_hidden_target_drawn_from_the_seed_passes():
+    report = check_env(factory(HiddenTargetEnv), skip=["leaks"])
+    assert "determinism" in report.passed
+
+
+def test_the_determinism_check_puts_back_global_randomness_and_the_clock():
+    random.seed(7)
+    np.random.seed(7)
+    expected = (random.random(), np.random.random())
+    random.seed(7)
+    np.random.seed(7)
+    clock = time.time
+    check_env(factory(CounterEnv), skip=[name for name in CHECKS if name != "determinism"])
+    assert (random.random(), np.random.random()) == expected
+    assert time.time is clock
+
+
+def test_observations_that_differ_at_reset_name_the_reset():
+    class NoisyObservationEnv(CounterEnv):
+        def observe(self, world):
+            return f"counter {world.value} (noise {random.random():.6f})"
+
+    with pytest.raises(
+        errors.DeterminismError,
+        match=r"gave different episodes playing the oracle's actions, first at reset: "
         r"observation differs: ",
     ):
-        check_env(factory(NondeterministicEnv), skip=["gymnasium"])
+        check_env(factory(NoisyObservationEnv), skip=["gymnasium"])
+
+
+def test_a_task_picked_without_the_seed_is_a_determinism_error():
+    class UnseededPickEnv(CounterEnv):
+        def reset(self, *, seed=None, options=None):
+            if not (options or {}).get("task_id"):
+                options = {"task_id": f"train/easy/{random.randrange(5)}"}
+            return super().reset(seed=seed, options=options)
+
+    with pytest.raises(
+        errors.DeterminismError,
+        match=r"the same seed 0 \(no task id: the seed picks the task\) gave different episodes "
+        r"playing a reset by the seed alone, first at reset: observation differs: ",
+    ):
+        check_env(factory(UnseededPickEnv), skip=["gymnasium", "leaks"])
 
 
 def test_an_exception_on_a_malformed_action_is_a_bad_action_error():
