@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -145,10 +146,13 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from agentgym.eval.report import read_run, write_html
+    from agentgym.eval.report import benchmark_mismatch, read_run, write_html
     from agentgym.eval.stats import iteration_curve
 
     runs = [read_run(run_dir) for run_dir in args.run_dirs]
+    warning = benchmark_mismatch(runs)
+    if warning:
+        print(f"agentgym: warning: {warning}", file=sys.stderr)
     print(format_table([(run.label, run.summary) for run in runs]))
     for run in runs:
         curve = iteration_curve(run.records)
@@ -171,10 +175,13 @@ def format_curve(curve: list[dict[str, float]]) -> str:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from agentgym.eval.report import read_run
+    from agentgym.eval.report import benchmark_mismatch, read_run
     from agentgym.eval.stats import compare
 
     run_a, run_b = read_run(args.run_a), read_run(args.run_b)
+    warning = benchmark_mismatch([run_a, run_b])
+    if warning:
+        print(f"agentgym: warning: {warning}", file=sys.stderr)
     result = compare(run_a.records, run_b.records)
     if not result["shared_episodes"]:
         raise UsageError(f"{args.run_a} and {args.run_b} share no scored episode")

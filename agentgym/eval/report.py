@@ -10,7 +10,12 @@ run's own ``summary.json``.
 * **success by env**: bars with their CIs, agents side by side;
 * **per task**: the success rate of every task for every agent (which tasks separate them);
 * **costs**: steps, tokens and seconds per episode, per agent;
+* **transcripts**: a few episodes per env and agent, step by step (action, reward,
+  observation), folded;
 * **errored episodes**: which, and why (they are excluded from every rate above).
+
+Runs from different benchmarks (their manifests' hashes differ) are not comparable episode by
+episode; the page says so at the top, and ``agentgym report`` and ``agentgym compare`` warn.
 
 Needs the ``report`` extra (pandas, matplotlib).
 """
@@ -35,7 +40,10 @@ from agentgym.eval.stats import (
 )
 from agentgym.ledger import EpisodeRecord, read_episodes
 
-__all__ = ["Run", "episodes_frame", "read_run", "write_html"]
+__all__ = ["Run", "benchmark_mismatch", "episodes_frame", "read_run", "write_html"]
+
+TRANSCRIPTS_PER_ENV = 2  # episodes shown per env and agent
+SHOWN_CHARS = 2_000  # of one observation or action in a transcript
 
 
 @dataclass
@@ -64,6 +72,23 @@ def read_run(run_dir: str | Path) -> Run:
     manifest = read_manifest(directory)
     label = str(manifest.get("agent", directory.name))
     return Run(directory, label, manifest, list(read_episodes(episodes)))
+
+
+def benchmark_mismatch(runs: list[Run]) -> str | None:
+    """A warning when ``runs`` come from different benchmarks (or one has no hash); None when
+    they all ran the same suite."""
+    hashes = {str(run.manifest.get("benchmark_hash", "")) for run in runs}
+    if len(hashes) <= 1 and "" not in hashes:
+        return None
+    listed = ", ".join(
+        f"{run.label} ({run.manifest.get('benchmark', {}).get('name', '?')} "
+        f"{str(run.manifest.get('benchmark_hash', 'no hash'))[:12]})"
+        for run in runs
+    )
+    return (
+        f"these runs come from different benchmarks or one has no manifest: {listed}; "
+        f"their rates are not measured on the same episodes"
+    )
 
 
 def _pandas() -> Any:
@@ -148,12 +173,17 @@ def write_html(runs: list[Run], path: str | Path) -> Path:
         ("Success by env (95% CI, bootstrap over tasks)", _img(_success_plot(plt, results))),
         ("Per task: success rate", _task_grid(scored)),
         ("Costs per episode", _img(_cost_plot(plt, scored))),
+        ("Transcripts", _transcripts(runs)),
         ("Errored episodes (excluded from every rate)", _errors_table(episodes)),
     ]
     curves = {run.label: iteration_curve(run.records) for run in runs}
     if any(curves.values()):
         sections.insert(1, ("Training: success by iteration", _img(_curve_plot(plt, curves))))
     body = "\n".join(f"<h2>{html.escape(title)}</h2>\n{content}" for title, content in sections)
+    warning = benchmark_mismatch(runs)
+    if warning:
+        body = f'<p class="warning">Warning: {html.escape(warning)}</p>\n{body}'
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(_PAGE.format(when=time.strftime("%Y-%m-%d %H:%M:%S"), body=body))
@@ -168,7 +198,7 @@ def _curve_plot(plt: Any, curves: dict[str, list[dict[str, float]]]) -> Any:
     axis.set_xlabel("iteration")
     axis.set_ylabel("success rate")
     axis.set_ylim(0, 1)
-    axis.legend()
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return figure
 
 
@@ -187,7 +217,12 @@ def _runs_table(runs: list[Run]) -> str:
             for run in runs
         ]
     )
-    return str(frame.to_html(index=False, border=0))
+    return _scrolling(frame.to_html(index=False, border=0))
+
+
+def _scrolling(table: str) -> str:
+    """A wide table scrolls inside its own box instead of overflowing the page."""
+    return f'<div class="table">{table}</div>'
 
 
 def _results_table(results: Any) -> str:
@@ -200,7 +235,9 @@ def _results_table(results: Any) -> str:
             )
         ]
         frame = frame.drop(columns=[f"{name}_low", f"{name}_high"])
-    return str(frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.2f}", na_rep="-"))
+    return _scrolling(
+        frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.2f}", na_rep="-")
+    )
 
 
 def _task_grid(scored: Any) -> str:
@@ -212,14 +249,54 @@ def _task_grid(scored: Any) -> str:
     styled = grid.style.format("{:.2f}", na_rep="-").background_gradient(
         cmap="RdYlGn", vmin=0.0, vmax=1.0
     )
-    return str(styled.to_html())
+    return _scrolling(styled.to_html())
 
 
 def _errors_table(episodes: Any) -> str:
     errored = episodes[episodes["status"] == "errored"]
     if errored.empty:
         return "<p>None.</p>"
-    return str(errored[["agent", "env", "episode", "error"]].to_html(index=False, border=0))
+    return _scrolling(errored[["agent", "env", "episode", "error"]].to_html(index=False, border=0))
+
+
+def _transcripts(runs: list[Run]) -> str:
+    """The first few scored episodes of every env and agent, folded, step by step."""
+    parts = []
+    for run in runs:
+        shown: dict[str, int] = {}
+        for record in run.records:
+            env = record.spec.env_id
+            if record.status == "errored" or shown.get(env, 0) >= TRANSCRIPTS_PER_ENV:
+                continue
+            shown[env] = shown.get(env, 0) + 1
+            parts.append(_transcript(run.label, record))
+    return "\n".join(parts) or "<p>No scored episode.</p>"
+
+
+def _transcript(label: str, record: EpisodeRecord) -> str:
+    def text(value: Any) -> str:
+        shown = str(value)
+        cut = (
+            f"... ({len(shown) - SHOWN_CHARS} more characters)" if len(shown) > SHOWN_CHARS else ""
+        )
+        return f"<pre>{html.escape(shown[:SHOWN_CHARS] + cut)}</pre>"
+
+    verdict = record.verdict
+    outcome = "-" if verdict is None else f"score {verdict.score:g}, passed={verdict.passed}"
+    rows = [f"<tr><td>start</td><td></td><td></td><td>{text(record.initial_observation)}</td></tr>"]
+    for number, step in enumerate(record.steps, 1):
+        rows.append(
+            f"<tr><td>{number}</td><td>{text(step.action)}</td><td>{step.reward:g}</td>"
+            f"<td>{text(step.observation)}</td></tr>"
+        )
+    summary = html.escape(
+        f"{label} · {record.spec.env_id} · {record.spec.task_id} · {record.status} · {outcome}"
+    )
+    return (
+        f'<details><summary>{summary}</summary><div class="table"><table>'
+        f"<tr><th>step</th><th>action</th><th>reward</th><th>observation</th></tr>"
+        f"{''.join(rows)}</table></div></details>"
+    )
 
 
 def _success_plot(plt: Any, results: Any) -> Any:
@@ -240,7 +317,7 @@ def _success_plot(plt: Any, results: Any) -> Any:
     axes.set_xticks(range(len(envs)), [e.split("/")[-1] for e in envs], rotation=20, ha="right")
     axes.set_ylim(0, 1.05)
     axes.set_ylabel("success")
-    axes.legend(fontsize="small")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")  # off the bars
     figure.tight_layout()
     return figure
 
@@ -261,7 +338,7 @@ def _img(figure: Any) -> str:
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")  # legends outside fit
     plt.close(figure)
     data = base64.b64encode(buffer.getvalue()).decode()
     return f'<img alt="plot" src="data:image/png;base64,{data}">'
@@ -275,6 +352,11 @@ table {{ border-collapse: collapse; font-size: 0.9em; margin-bottom: 1em; }}
 th, td {{ padding: 0.25em 0.7em; border-bottom: 1px solid #ddd; text-align: left; }}
 th {{ background: #f4f4f4; }}
 img {{ max-width: 100%; }}
+div.table {{ overflow-x: auto; max-width: 100%; }}
+td {{ max-width: 48em; overflow-wrap: anywhere; vertical-align: top; }}
+pre {{ white-space: pre-wrap; margin: 0; font-size: 0.85em; }}
+details {{ margin: 0.3em 0; }}
+p.warning {{ background: #fff3cd; padding: 0.6em; border-left: 4px solid #e0a800; }}
 </style></head>
 <body><h1>agentgym report</h1><p>written {when}</p>
 {body}

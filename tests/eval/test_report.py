@@ -18,7 +18,9 @@ def test_the_html_report_has_every_section_and_counts_errors(tmp_path, capsys):
     assert main(["eval", *broken, "--agent", "oracle", "--out", str(tmp_path / "broken")]) == 0
     runs = [str(tmp_path / name) for name in ("oracle", "random", "broken")]
     assert main(["report", *runs, "--html", str(tmp_path / "report.html")]) == 0
-    assert f"report: {tmp_path / 'report.html'}" in capsys.readouterr().out
+    output = capsys.readouterr()
+    assert f"report: {tmp_path / 'report.html'}" in output.out
+    assert "different benchmarks" in output.err
     page = (tmp_path / "report.html").read_text()
     for title in ("Runs", "Results", "Success by env", "Per task", "Costs", "Errored episodes"):
         assert f"<h2>{title}" in page
@@ -27,6 +29,24 @@ def test_the_html_report_has_every_section_and_counts_errors(tmp_path, capsys):
     assert len(set(re.findall(r"test/easy/\d+", grid))) == 3  # every scored task has a row
     errors = page[page.index("<h2>Errored episodes") :]
     assert errors.count("simulated env crash") == 2 and "RuntimeError" in errors
+    transcripts = page[page.index("<h2>Transcripts") : page.index("<h2>Errored episodes")]
+    assert transcripts.count("<details>") == 4  # 2 per env and agent; the broken run has none
+    assert "move " in transcripts and "<th>reward</th>" in transcripts
+    assert '<div class="table">' in page and "overflow-x: auto" in page
+    warned = page[: page.index("<h2>Runs")]
+    assert "different benchmarks" in warned  # the broken run's benchmark is another one
+
+
+def test_runs_of_one_benchmark_get_no_warning(tmp_path, capsys):
+    hanoi = ["--env", "games/TowerOfHanoi-v0", "--tasks", "1", "--difficulty", "easy"]
+    for agent in ("oracle", "random"):
+        assert main(["eval", *hanoi, "--agent", agent, "--out", str(tmp_path / agent)]) == 0
+    capsys.readouterr()
+    runs = [str(tmp_path / "oracle"), str(tmp_path / "random")]
+    assert main(["report", *runs, "--html", str(tmp_path / "r.html")]) == 0
+    assert main(["compare", *runs]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert "different benchmarks" not in (tmp_path / "r.html").read_text()
 
 
 def test_report_defaults_to_the_run_directory_and_can_skip_html(tmp_path, capsys):
