@@ -395,9 +395,11 @@ class Progress:
     ``every`` seconds have passed since the iteration began or since the last line.
     """
 
-    def __init__(self, algorithm: str, every: float = 10.0) -> None:
+    every: float = 10.0
+    """Seconds between two lines, at least."""
+
+    def __init__(self, algorithm: str) -> None:
         self.algorithm = algorithm
-        self.every = every
         self.iteration = 0
         self.began = self.last = time.monotonic()
 

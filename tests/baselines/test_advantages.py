@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from agentgym.baselines.advantages import (
-    batch_normalized,
     discounted_returns,
     episode_weights,
     group_normalized,
     leave_one_out,
     step_group_normalized,
+    token_whitened,
     turn_gae,
 )
 
@@ -20,10 +20,8 @@ def test_grpo_normalizes_within_each_group_only():
     returns = [1.0, 0.0, 0.0, 0.0, 5.0, 5.0]
     groups = ["a", "a", "a", "a", "b", "b"]
     out = group_normalized(returns, groups)
-    # group a: mean 0.25, std sqrt(3)/4
-    assert out[:4] == pytest.approx(
-        [0.75 / (3**0.5 / 4), -0.25 / (3**0.5 / 4)] + [-0.25 / (3**0.5 / 4)] * 2, rel=1e-5
-    )
+    # group a: mean 0.25, sample std sqrt((0.75^2 + 3 * 0.25^2) / 3) = 0.5
+    assert out[:4] == pytest.approx([0.75 / 0.5, -0.25 / 0.5, -0.25 / 0.5, -0.25 / 0.5], rel=1e-5)
     assert out[4:] == pytest.approx([0.0, 0.0])  # a uniform group teaches nothing
 
 
@@ -50,10 +48,15 @@ def test_episode_weights_make_every_episode_weigh_the_same():
     assert (per_turn * weights).sum() == pytest.approx(0.0, abs=1e-12)  # as over episodes
 
 
-def test_batch_whitening():
-    out = batch_normalized([1.0, 2.0, 3.0])
+def test_token_whitening_counts_each_sample_once_per_token():
+    out = token_whitened([1.0, 2.0, 3.0], [1, 1, 1])
     assert out.mean() == pytest.approx(0.0, abs=1e-9)
-    assert out.std() == pytest.approx(1.0, rel=1e-4)
+    assert out.std(ddof=1) == pytest.approx(1.0, rel=1e-6)
+    # the same as whitening the tokens themselves: 1 once, 3 three times
+    out = token_whitened([1.0, 3.0], [1, 3])
+    tokens = np.array([1.0, 3.0, 3.0, 3.0])
+    assert out == pytest.approx((np.array([1.0, 3.0]) - tokens.mean()) / tokens.std(ddof=1))
+    assert token_whitened([5.0], [1]) == pytest.approx([0.0])  # one token: no spread
 
 
 def test_discounted_returns():

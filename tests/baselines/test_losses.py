@@ -37,6 +37,16 @@ def test_clip_higher_lets_a_rising_token_rise_further():
     assert _grad(ratio, 1.0, clip_high=0.28) == pytest.approx(-1.25)
 
 
+def test_dual_clip_stops_a_far_risen_token_with_a_negative_advantage():
+    far = math.log(4.0)  # ratio 4, past clip_ratio_c 3
+    assert _grad(far, -1.0) == pytest.approx(4.0)  # plain PPO: pushed down harder still
+    assert _grad(far, -1.0, clip_ratio_c=3.0) == 0.0  # dual clip: capped at -A * 3
+    assert _grad(math.log(2.0), -1.0, clip_ratio_c=3.0) == pytest.approx(2.0)  # below: as PPO
+    assert _grad(far, 1.0, clip_ratio_c=3.0) == 0.0  # positive advantages: PPO's clip only
+    with pytest.raises(ValueError, match="clip_ratio_c must be > 1"):
+        _grad(0.0, 1.0, clip_ratio_c=1.0)
+
+
 def test_aggregations():
     values = torch.tensor([[1.0, 1.0, 1.0, 1.0], [3.0, 0.0, 0.0, 0.0]])
     mask = torch.tensor([[1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 0.0, 0.0]])
