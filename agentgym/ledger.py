@@ -49,6 +49,9 @@ SCHEMA_VERSION = "1.1"
 
 Status = Literal["ok", "truncated", "errored"]
 
+MAX_INT_BITS = 14_000
+"""The longest int a record writes as a number: under ``str()``'s limit of 4,300 digits."""
+
 
 @dataclass
 class TokenRecord:
@@ -147,8 +150,21 @@ class EpisodeRecord:
         return out
 
     def to_line(self) -> str:
-        """The record as one line of ``episodes.jsonl`` (without the newline)."""
-        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)
+        """The record as one line of ``episodes.jsonl`` (without the newline), always
+        writable as UTF-8.
+
+        Text that UTF-8 cannot hold (a lone surrogate in an observation, say) is written as
+        JSON escapes (``\\ud800``), which read back as the same string, and an int too long
+        for ``str()`` as its hex string: what a record holds never loses the record.
+        """
+        data = self.to_dict()
+        try:
+            line = json.dumps(data, ensure_ascii=False, allow_nan=False)
+            if not line.isascii():  # O(1); then one encode, only for non-ASCII lines
+                line.encode("utf-8")
+        except ValueError:  # UnicodeEncodeError, or an int beyond str()'s digit limit
+            return json.dumps(_writable(data), allow_nan=False)
+        return line
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EpisodeRecord:
@@ -206,6 +222,17 @@ def jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     return repr(value)
+
+
+def _writable(value: Any) -> Any:
+    """JSON data with the ints ``str()`` refuses (over 4,300 digits) as hex strings."""
+    if isinstance(value, dict):
+        return {key: _writable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_writable(item) for item in value]
+    if type(value) is int and value.bit_length() > MAX_INT_BITS:
+        return hex(value)
+    return value
 
 
 class EpisodeWriter:

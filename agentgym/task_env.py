@@ -13,6 +13,15 @@ A family subclasses :class:`TaskEnv` and writes only what is particular to it:
 Everything else — seeding, task choice, option checking, invalid-action counting, rewards as
 verdict deltas, ``info``, snapshots, rendering and the clear errors for misuse — lives here, so
 every family behaves the same way.
+
+**Agent text is cleaned before a family sees it** (:func:`clean_text`, :func:`clean_action`):
+a model's reply can hold a lone surrogate (an OpenAI-compatible server's ``\\ud800`` escape
+decodes to one) or a NUL, which no UTF-8 encoder, C string or process argument accepts, so
+the first ``.encode()``, ``ast.parse`` or sandbox call of a family would raise, and the
+episode would be errored for what the agent wrote. :meth:`TaskEnv.step` cleans the action it
+is handed, and :func:`parse_tool_call` the strings its parsers decode from escapes
+(``"\\ud800"`` written out in ASCII). The evaluator cleans every reply where it arrives,
+before the env and the ledger see it (``agentgym/eval/engine.py``).
 """
 
 from __future__ import annotations
@@ -31,11 +40,15 @@ from agentgym.core import Env, Task, Verdict
 from agentgym.errors import ResetNeeded, TaskError, UsageError
 from agentgym.spaces import Text, ToolCall
 
-__all__ = ["InvalidAction", "TaskEnv", "parse_tool_call"]
+__all__ = ["InvalidAction", "TaskEnv", "clean_action", "clean_text", "parse_tool_call"]
 
 WorldT = TypeVar("WorldT")
 
 RESET_OPTIONS = ("task_id", "split", "difficulty")
+REPLACEMENT = "\ufffd"
+"""What :func:`clean_text` puts in place of a character nothing downstream can take."""
+MAX_ACTION_NESTING = 32
+"""How deep a tool call's arguments may nest; :func:`clean_action` cuts what lies deeper."""
 
 
 class InvalidAction(Exception):
@@ -44,6 +57,52 @@ class InvalidAction(Exception):
     The message is shown to the agent, so it should say what was wrong and what would work:
     ``"there is a wall to the north; open directions: south, east"``.
     """
+
+
+def clean_text(text: str) -> str:
+    """``text`` as every encoder, parser, file and process takes it.
+
+    Lone surrogates (U+D800-U+DFFF: not characters, and unencodable in UTF-8) and NUL (which
+    ends a C string and is refused in process arguments and by ``ast.parse``) become U+FFFD;
+    a surrogate pair split into two code points is joined into its character. Text without
+    them comes back as it is, at the cost of a scan or two in C (a few microseconds for a
+    long reply).
+
+    >>> clean_text("up\\ud800"), clean_text("ok\\x00"), clean_text("\\ud83d\\ude00 fine")
+    ('up\ufffd', 'ok\ufffd', '\U0001f600 fine')
+    """
+    if "\0" not in text:
+        if text.isascii():  # O(1): CPython keeps the flag
+            return text
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            return text
+    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return joined.replace("\0", REPLACEMENT)
+
+
+def clean_action(action: Any) -> Any:
+    """An agent's action with :func:`clean_text` applied to it, or, for a tool call, to every
+    string in it (keys too); lists and dicts nested deeper than :data:`MAX_ACTION_NESTING`
+    become the string ``"[nested too deeply]"`` (the env then says what is wrong), so that no
+    encoder or record of the action runs out of stack. Anything else is returned as it is."""
+    return _clean(action, 0)
+
+
+def _clean(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if not isinstance(value, Mapping | list | tuple):
+        return value
+    if depth >= MAX_ACTION_NESTING:
+        return "[nested too deeply]"
+    if isinstance(value, Mapping):
+        return {_clean(k, depth + 1): _clean(v, depth + 1) for k, v in value.items()}
+    items = [_clean(item, depth + 1) for item in value]
+    return items if isinstance(value, list) else tuple(items)
 
 
 def parse_tool_call(text: str, space: ToolCall) -> tuple[str, dict[str, Any]]:
@@ -63,10 +122,12 @@ def parse_tool_call(text: str, space: ToolCall) -> tuple[str, dict[str, Any]]:
     if isinstance(call.get("arguments"), str):
         try:
             call["arguments"] = json.loads(call["arguments"])
-        except ValueError:
+        except (ValueError, RecursionError):
             raise InvalidAction(
                 f"the arguments of {body[:80]!r} are a string that is not a JSON object"
             ) from None
+    # The parsers decode escapes: ASCII text can spell a lone surrogate or a NUL.
+    call = clean_action(call)
     call.setdefault("arguments", {})
     problems = space.problems(call)
     if problems:
@@ -82,6 +143,8 @@ def _json_call(body: str) -> dict[str, Any]:
             f"{body[:80]!r} is not valid JSON ({error.msg} at character {error.pos}); write a "
             f'tool call as {{"name": ..., "arguments": {{...}}}}'
         ) from None
+    except (ValueError, RecursionError):  # nested too deeply, a number too long
+        raise InvalidAction(f"{body[:80]!r} cannot be read as a tool call") from None
     if not isinstance(call, dict):
         raise InvalidAction(
             f"a tool call is a JSON object with 'name' and 'arguments': {body[:80]!r}"
@@ -95,7 +158,7 @@ def _python_call(body: str, space: ToolCall) -> dict[str, Any]:
     example = f"{first['name']}({', '.join(f'{k}=...' for k in required)})"
     try:
         node = ast.parse(body, mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # NUL, nesting, size
         raise InvalidAction(
             f'write one tool call, as {{"name": "{first["name"]}", "arguments": {{...}}}} or '
             f"{example}"
@@ -104,9 +167,17 @@ def _python_call(body: str, space: ToolCall) -> dict[str, Any]:
         raise InvalidAction(f"a tool call looks like {example}: keyword arguments only")
     try:
         arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-    except ValueError:
+    except (ValueError, TypeError, RecursionError, MemoryError):  # {[1]: 2} is unhashable
         raise InvalidAction("tool arguments must be literal values (strings, numbers)") from None
     return {"name": node.func.id, "arguments": arguments}
+
+
+def _call_text(call: Mapping[Any, Any]) -> str:
+    """A native tool call as the JSON text :meth:`TaskEnv.act` reads."""
+    try:
+        return json.dumps(clean_action(call), default=str)
+    except (TypeError, ValueError) as error:  # keys that are not strings, say
+        raise InvalidAction(f"the tool call cannot be read as JSON: {error}") from None
 
 
 @dataclass
@@ -279,9 +350,8 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
             raise ResetNeeded(
                 f"{self._name()}: the episode has ended (terminated or truncated); call reset()"
             )
-        if self.tools and isinstance(action, Mapping):  # a native tool call
-            action = json.dumps(dict(action), default=str)
-        if not isinstance(action, str):
+        native = bool(self.tools) and isinstance(action, Mapping)  # a native tool call
+        if not (native or isinstance(action, str)):
             raise UsageError(
                 f"{self._name()}.step() takes the agent's action as a str, got "
                 f"{type(action).__name__} {action!r:.80}. Pass the text the agent wrote; "
@@ -289,6 +359,7 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
             )
         invalid = False
         try:
+            action = _call_text(action) if isinstance(action, Mapping) else clean_text(action)
             if len(action) > self.max_action_length:
                 raise InvalidAction(
                     f"the action is {len(action)} characters long; the limit is "

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -37,6 +38,7 @@ from agentgym.eval.plan import EpisodePlan
 from agentgym.eval.threads import DaemonThreadPool
 from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
 from agentgym.spaces import ToolCall
+from agentgym.task_env import clean_action, clean_text
 
 __all__ = ["EngineLimits", "run_episodes"]
 
@@ -260,7 +262,7 @@ class _Run:
                 asked = time.monotonic()
                 reply = await guarded("the agent", agent.act(observation, info))
                 stepped = time.monotonic()
-                reply = reply if isinstance(reply, AgentReply) else AgentReply(action=reply)
+                reply = _cleaned(reply)
                 observation, reward, terminated, truncated, info = await guarded(
                     "env step", self.pool.run(partial(env.step, reply.action))
                 )
@@ -299,6 +301,21 @@ def declared_tools(env: Any) -> list[dict[str, Any]] | None:
     """The env's tool declarations when its action space is a :class:`ToolCall` space."""
     space = getattr(env, "action_space", None)
     return [dict(tool) for tool in space.tools] if isinstance(space, ToolCall) else None
+
+
+def _cleaned(reply: Any) -> AgentReply:
+    """The agent's reply as the env and the ledger may see it: where agent text enters a run.
+
+    A model's text can hold what no encoder takes (a lone surrogate, from a server's
+    ``\\ud800`` escape); left in, it would make the env's parser or the ledger's write
+    raise, and the agent could error its own episode or crash the run. The action (every
+    string of a tool call) and the text are cleaned here, once, before anything reads them
+    (:func:`agentgym.task_env.clean_action`).
+    """
+    if not isinstance(reply, AgentReply):
+        return AgentReply(action=clean_action(reply))
+    text = clean_text(reply.text) if isinstance(reply.text, str) else reply.text
+    return dataclasses.replace(reply, action=clean_action(reply.action), text=text)
 
 
 def _step_info(info: dict[str, Any], reply: AgentReply) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -196,19 +197,30 @@ _OPERATORS = {
 }
 
 
+MAX_CALCULATOR_BITS = 10_000
+"""The largest numerator or denominator the calculator makes (about 3,000 digits): a power
+tower would otherwise take the step minutes and gigabytes, and print past ``str``'s limit."""
+
+
 def calculate(expression: str) -> Fraction:
     """Exact arithmetic on numbers with + - * / ** and parentheses (nothing else runs)."""
 
     def value(node: ast.AST) -> Fraction:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return Fraction(node.value)
+            if type(node.value) is float and not math.isfinite(node.value):
+                raise InvalidAction(f"calculator: {node.value} is not a finite number")
+            return _bounded(Fraction(node.value))
         if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
             left, right = value(node.left), value(node.right)
             if isinstance(node.op, ast.Pow) and (right.denominator != 1 or abs(right) > 64):
                 raise InvalidAction("calculator: powers must be whole numbers up to 64")
-            if isinstance(node.op, ast.Div) and right == 0:
+            if isinstance(node.op, ast.Pow) and _bits(left) * abs(right) > MAX_CALCULATOR_BITS:
+                raise InvalidAction("calculator: the result would have over 3,000 digits")
+            if (isinstance(node.op, ast.Div) and right == 0) or (
+                isinstance(node.op, ast.Pow) and left == 0 and right < 0
+            ):
                 raise InvalidAction("calculator: division by zero")
-            return Fraction(_OPERATORS[type(node.op)](left, right))
+            return _bounded(Fraction(_OPERATORS[type(node.op)](left, right)))
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
             return Fraction(_OPERATORS[type(node.op)](value(node.operand)))
         raise InvalidAction(
@@ -217,9 +229,19 @@ def calculate(expression: str) -> Fraction:
 
     try:
         tree = ast.parse(expression, mode="eval")
-    except SyntaxError:
+        return value(tree.body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # too long, too deep
         raise InvalidAction(f"calculator: {expression!r} is not an arithmetic expression") from None
-    return value(tree.body)
+
+
+def _bits(number: Fraction) -> int:
+    return max(number.numerator.bit_length(), number.denominator.bit_length())
+
+
+def _bounded(number: Fraction) -> Fraction:
+    if _bits(number) > MAX_CALCULATOR_BITS:
+        raise InvalidAction("calculator: a number in the calculation has over 3,000 digits")
+    return number
 
 
 class ToolUseEnv(TaskEnv[Shop]):
