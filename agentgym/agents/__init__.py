@@ -84,6 +84,13 @@ def resolve_agent(spec: Any, options: dict[str, Any] | None = None) -> tuple[Age
                     f"{sampling[0]}=VALUE), not an agent option"
                 )
             prompt_keys = {k: options.pop(k) for k in PROMPT_KEYS if k in options}
+            accepted = _backend_options(llm)
+            unknown = sorted(set(options) - set(accepted)) if accepted is not None else []
+            if unknown:
+                raise UsageError(
+                    f"agent {spec!r} has no option {', '.join(map(repr, unknown))}; its options: "
+                    f"{', '.join([*PROMPT_KEYS, *accepted])}"
+                )
             prompt = PromptConfig(**prompt_keys) if prompt_keys else None
             try:
                 return llm(prompt, **options), spec
@@ -119,6 +126,15 @@ PROMPT_KEYS = (
     "answer_extraction",
     "default_sampling",
 )
+
+
+def _backend_options(make: Callable[..., AgentFactory]) -> list[str] | None:
+    """The keyword options an LLM factory takes besides the prompt (None: any, ``**kwargs``,
+    as vllm's engine arguments)."""
+    parameters = inspect.signature(make).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
 
 
 def _llm_factory(spec: str) -> Callable[..., AgentFactory] | None:

@@ -112,3 +112,8 @@ def test_a_run_that_fails_before_its_first_episode_leaves_nothing_behind(tmp_pat
     with pytest.raises(UsageError):
         evaluate(maze, refusing_agent, tmp_path / "mine")
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_an_unknown_agent_option_lists_the_options_there_are(tmp_path, capsys):
+    argv = [*MAZE[:-1], "hf:/nowhere", "--agent-option", "maxtokens=3"]
+    refused(capsys, [*argv, "--out", str(tmp_path / "r")], "no option 'maxtokens'", "device")
