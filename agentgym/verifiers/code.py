@@ -70,6 +70,7 @@ import ast
 import contextlib
 import json
 import math
+import reprlib
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,7 @@ from agentgym.core import Verdict
 from agentgym.errors import SandboxError, UsageError, VerifierError
 from agentgym.sandbox import ExecResult, Limits, Sandbox, SandboxPool, SandboxSpec, create
 from agentgym.sandbox.base import check_timeout
+from agentgym.task_env import clean_text
 
 # The host reads the judge's values with the harness's own codec, so the two cannot drift
 # (importing it runs nothing: the judge starts only as __main__).
@@ -248,6 +250,11 @@ class TestOutcome:
     label: str
     passed: bool
     problem: str = ""
+
+    def __post_init__(self) -> None:
+        # The problem quotes what the program raised or printed: it reaches the agent and the
+        # ledger, so it must hold only text they can encode (no lone surrogate, no NUL).
+        object.__setattr__(self, "problem", clean_text(self.problem))
 
     @property
     def message(self) -> str:
@@ -440,6 +447,8 @@ def read_judge(tests: CodeTests, result: ExecResult, nonce: str, timeout: float)
         outcomes = record["results"]
         if len(outcomes) != len(plan) or not all(isinstance(o, dict) for o in outcomes):
             raise ValueError("one outcome per test")
+    except RecursionError:  # the program's values, nested as deep as the judge allows
+        return _all_failed(plan, "the program's values nest too deeply to be read")
     except (ValueError, KeyError, TypeError):
         raise VerifierError(
             f"the code-test harness reported an unreadable result for {len(plan)} tests: "
@@ -455,11 +464,21 @@ def read_judge(tests: CodeTests, result: ExecResult, nonce: str, timeout: float)
             f"the hidden tests' setup raised {setup_error.get('error')} before calling the "
             f"program: the tests are broken"
         )
-    judged = [_judge_one(t, o, tests.float_tolerance) for t, o in zip(plan, outcomes, strict=True)]
+    judged = [_judged(t, o, tests.float_tolerance) for t, o in zip(plan, outcomes, strict=True)]
     if setup_error:
         reason = f"the tests' setup failed calling the program: {setup_error.get('error')}"
         return CodeTestReport(tuple(TestOutcome(t.label, False, reason) for t in plan))
     return CodeTestReport(tuple(judged))
+
+
+def _judged(test: _Planned, outcome: dict[str, Any], tolerance: float) -> TestOutcome:
+    """One test's outcome. Whatever the program's values make the comparison or the message
+    raise here, on the host, fails that test: the program can lose, never error the run."""
+    try:
+        return _judge_one(test, outcome, tolerance)
+    except Exception as error:  # the program's values reach no further
+        why = f"{type(error).__name__}: {_shorten(_safe_str(error))}"
+        return TestOutcome(test.label, False, f"its result could not be judged ({why})")
 
 
 def _judge_one(test: _Planned, outcome: dict[str, Any], tolerance: float) -> TestOutcome:
@@ -472,7 +491,7 @@ def _judge_one(test: _Planned, outcome: dict[str, Any], tolerance: float) -> Tes
             return TestOutcome(label, False, "returned a value that could not be read")
         if same_value(actual, test.expected, tolerance):
             return TestOutcome(label, True)
-        got, wanted = _shorten(repr(actual)), _shorten(repr(test.expected))
+        got, wanted = _shorten(_show(actual)), _shorten(_show(test.expected))
         return TestOutcome(label, False, f"returned {got}, expected {wanted}")
     if test.kind == "io" and status == "output":
         stdout, code = str(outcome.get("stdout", "")), outcome.get("exit_code")
@@ -502,13 +521,18 @@ def is_plain(value: Any) -> bool:
 
 
 def same_value(actual: Any, expected: Any, tolerance: float = 1e-6) -> bool:
-    """Python's ``==`` on plain data, but floats agree within ``tolerance``."""
+    """Python's ``==`` on plain data, but floats agree within ``tolerance`` (an int too large
+    for a float, ``10**400``, agrees with no float)."""
     numbers = (int, float)
     if isinstance(expected, float) or isinstance(actual, float):
         if not (isinstance(actual, numbers) and isinstance(expected, numbers)):
             return False
         if isinstance(actual, bool) or isinstance(expected, bool):
             return actual == expected
+        try:
+            actual, expected = float(actual), float(expected)
+        except OverflowError:
+            return False
         if math.isnan(actual) or math.isnan(expected):
             return math.isnan(actual) and math.isnan(expected)
         return math.isclose(actual, expected, rel_tol=tolerance, abs_tol=tolerance)
@@ -604,6 +628,34 @@ def _lines(text: str) -> list[str]:
     while lines and not lines[-1]:
         lines.pop()
     return lines
+
+
+class _Shown(reprlib.Repr):
+    """``repr`` for values ``repr`` refuses: an int over ``str()``'s 4,300 digits."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 14_000:
+            return f"<an int of about {int(x.bit_length() * math.log10(2)) + 1} digits>"
+        return super().repr_int(x, level)
+
+
+_SHOWN = _Shown()
+_SHOWN.maxlevel, _SHOWN.maxother = 8, 120
+
+
+def _show(value: Any) -> str:
+    """``repr(value)`` for a message; a short stand-in where ``repr`` raises."""
+    try:
+        return repr(value)
+    except (ValueError, RecursionError):
+        return _SHOWN.repr(value)
+
+
+def _safe_str(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # its args may be a program's 5,000-digit int
+        return "(no message)"
 
 
 def _shorten(text: str, limit: int = 120) -> str:

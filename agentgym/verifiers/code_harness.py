@@ -87,7 +87,10 @@ def decode(data, depth=0):
 
 
 def short(text, limit=600):
-    text = str(text)
+    try:
+        text = str(text)
+    except Exception:  # what the program sent: an int str() refuses, lists nested too deep
+        text = "(a value str() refuses)"
     return text if len(text) <= limit else text[: limit - 5] + " ..."
 
 
@@ -101,7 +104,7 @@ def describe(error, path=None):
         if isinstance(error, SyntaxError) and error.filename == path:
             lines.append(error.lineno)
         where = f" (line {lines[-1]})" if lines else ""
-    message = str(error)
+    message = short(error)  # its args may be what str() refuses: a 5,000-digit int
     return short(f"{type(error).__name__}: {message}" if message else type(error).__name__) + where
 
 
