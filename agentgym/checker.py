@@ -16,7 +16,9 @@ check                       what it proves
 ``random_agent``            a random agent (valid actions where listed) scores below the oracle
                             (both skipped, and reported so, for an env whose ``metadata``
                             says ``"oracle": False``)
-``determinism``             same seed, same task, same actions: identical episode
+``determinism``             same seed, same task, same actions: identical episode, replaying
+                            the oracle's actions and random valid ones with global randomness
+                            and the clock drawn apart (:func:`check_determinism`)
 ``bad_actions``             malformed actions are feedback (``invalid_action``), not
                             exceptions; wrong argument *types* raise a ``TypeError``
 ``snapshot``                ``get_state``/``set_state`` restore the episode (when declared)
