@@ -69,9 +69,27 @@ def test_format_and_length():
         ("\\boxed{\\text{a}\\{b\\}}", "\\text{a}\\{b\\}"),
         ("work...\n#### 1,000", "1,000"),
         ("The final answer is 17.", "17"),
-        ("3 apples then 7 pears", "7"),
         ("no numbers here", None),
-        ("\\boxed{12", "12"),  # cut by the token limit: the number fallback
+        # No clear final answer is no answer: never the last number of the prose.
+        ("3 apples then 7 pears", None),
+        ("so it is \\frac{1}{3}", None),
+        ("\\boxed{12", None),  # cut by the token limit inside its box
+        ("x = \\boxed{2}.\nSo \\boxed{12", None),
+        # The whole reply is the answer.
+        ("$\\frac13 $", "$\\frac13 $"),
+        ("1 000", "1 000"),
+        ("12 dollars", "12 dollars"),
+        # The closing formula, or the one number of the closing sentence.
+        ("Solving, we get that the pair is $(7, 6)$.", "(7, 6)"),
+        ("Thus $x = 2$ and so $y$ is $5$.", "5"),
+        ("The total is 12. I hope it is correct.", "12"),
+        ("It is 12 then 13 apples.", None),
+        # Boxed answers in one sentence are one answer; a later marked answer wins.
+        ("\\[ \\boxed{-2} \\quad \\text{and} \\quad \\boxed{1}. \\]", "-2, 1"),
+        ("First \\boxed{3}.\nThen \\boxed{4}", "4"),
+        ("$= \\boxed{255}$. Final Answer: The final answer is $10,455$.", "10,455"),
+        ("Final Answer: The largest $n$ is 34.", "34"),
+        ("The answer is \\boxed{5}.<|im_end|><|im_start|>user The answer is 6", "5"),
     ],
 )
 def test_extraction(reply, answer):
