@@ -314,8 +314,11 @@ def _cleaned(reply: Any) -> AgentReply:
     """
     if not isinstance(reply, AgentReply):
         return AgentReply(action=clean_action(reply))
+    action = clean_action(reply.action)
     text = clean_text(reply.text) if isinstance(reply.text, str) else reply.text
-    return dataclasses.replace(reply, action=clean_action(reply.action), text=text)
+    if action is reply.action and text is reply.text:  # clean already: the common case
+        return reply
+    return dataclasses.replace(reply, action=action, text=text)
 
 
 def _step_info(info: dict[str, Any], reply: AgentReply) -> dict[str, Any]:

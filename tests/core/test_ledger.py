@@ -97,3 +97,48 @@ def test_rewriting_a_ledger_replaces_it_whole_and_leaves_no_scratch_file(tmp_pat
     rewrite_episodes(path, [second])
     assert [r.spec.task_id for r in read_episodes(path)] == ["dev/easy/1"]
     assert [p.name for p in tmp_path.iterdir()] == ["episodes.jsonl"]
+
+
+def odd_record(task="dev/easy/1"):
+    """A record holding what UTF-8 and str() refuse: a lone surrogate an env echoed from a
+    program's output, a NUL, and a 5,000-digit int in an info entry."""
+    step = StepRecord(
+        action="say up\ud800",
+        observation="echo: up\ud800 and \x00",
+        reward=0.0,
+        terminated=True,
+        truncated=False,
+        info={"answer": 10**5000, "text": "\udfff", "fine": "東京"},
+    )
+    spec = EpisodeSpec("reasoning/ToolUse-v0", task, seed=0, agent="a\ud800")
+    return EpisodeRecord(spec, "start \ud800", [step], Verdict(0.0, False), episode_id=task)
+
+
+def test_a_record_with_unencodable_text_is_written_and_reads_back_the_same(tmp_path):
+    """The writer raised UnicodeEncodeError: the run crashed, and --resume crashed again on
+    the same episode, so the run could never finish."""
+    path = tmp_path / "episodes.jsonl"
+    with EpisodeWriter(path) as writer:
+        writer.write(odd_record())
+        writer.write(record("dev/easy/2"))  # the records after it are kept too
+    first, second = read_episodes(path)
+    assert first.steps[0].observation == "echo: up\ud800 and \x00"  # escapes: nothing lost
+    assert first.spec.agent == "a\ud800" and first.initial_observation == "start \ud800"
+    assert first.steps[0].info["text"] == "\udfff" and first.steps[0].info["fine"] == "東京"
+    assert first.steps[0].info["answer"] == hex(10**5000)  # str() refuses it; hex does not
+    assert second.spec.task_id == "dev/easy/2"
+    path.read_bytes().decode("utf-8")  # the file is valid UTF-8 throughout
+
+
+def test_rewriting_a_ledger_keeps_records_with_unencodable_text(tmp_path):
+    from agentgym.ledger import rewrite_episodes
+
+    path = tmp_path / "episodes.jsonl"
+    rewrite_episodes(path, [odd_record(), record()])
+    assert [r.spec.task_id for r in read_episodes(path)] == ["dev/easy/1", "dev/easy/0"]
+
+
+def test_ordinary_non_ascii_text_is_written_as_itself():
+    step = StepRecord("移動", "été", 0.0, True, False)
+    line = EpisodeRecord(EpisodeSpec("games/Maze-v0", "t", 0, "x"), "東京", [step]).to_line()
+    assert "東京" in line and "移動" in line and "\\u" not in line

@@ -102,3 +102,100 @@ def test_long_observations_are_clipped_with_a_marker():
 
     obs, _ = Wordy().reset(seed=0)
     assert len(obs) == 100 and obs.endswith("\n[... observation cut to fit the limit ...]")
+
+
+# ----------------------------------------------------------------------------- agent text
+
+
+class Encoding(CounterEnv):
+    """A family that writes the agent's text where only UTF-8 goes (a file, a sandbox, a
+    browser): before cleaning, a lone surrogate made it raise and the episode errored."""
+
+    tools = [
+        {
+            "name": "say",
+            "description": "say something",
+            "parameters": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+            },
+        }
+    ]
+
+    def act(self, world, action):
+        if action.lstrip().startswith(("{", "say")):
+            _, arguments = self.parse_tool_call(action)
+            action = arguments["text"]
+        action.encode("utf-8")
+        if "\x00" in action:
+            raise ValueError("embedded null byte")  # as a process argument would
+        return super().act(world, action)
+
+
+def test_clean_text_replaces_what_no_encoder_takes_and_keeps_the_rest():
+    from agentgym.task_env import clean_text
+
+    assert clean_text("up\ud800") == "up\ufffd"
+    assert clean_text("a\x00b") == "a\ufffdb"
+    assert clean_text("\udfff\ud800") == "\ufffd\ufffd"
+    assert clean_text("\ud83d\ude00") == "\U0001f600"  # a pair split in two is joined
+    text = "déjà vu, 東京, \U0001f600, tabs\tand\nlines"
+    assert clean_text(text) is text and clean_text("inc") == "inc"
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "inc\ud800",  # the raw reply of a server's \ud800 escape
+        "inc\x00",
+        '{"name": "say", "arguments": {"text": "inc\\ud800"}}',  # escapes the parser decodes
+        'say(text="inc\\udc00")',
+        'say(text="inc\\x00")',
+        {"name": "say", "arguments": {"text": "inc\ud800"}},  # a native call
+        {"name": "say", "arguments": '{"text": "inc\\ud800"}'},
+    ],
+)
+def test_unencodable_agent_text_reaches_the_family_clean(action):
+    env = Encoding()
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step(action)
+    assert obs.startswith("Invalid action: type 'inc'") and info["invalid_action"]
+
+
+def nested(depth):
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("action", "says"),
+    [
+        ('{"name": "say", "arguments": ' + "[" * 3000, "cannot be read as a tool call"),
+        ('{"name": "say", "arguments": "' + "[" * 3000 + '"}', "not a JSON object"),
+        ("say(text=" + "-" * 3000 + "1)", "write one tool call"),  # RecursionError in ast
+        ("say(text={[1]: 2})", "literal values"),  # TypeError: unhashable
+        ("say(text={1, [2]})", "literal values"),
+        ({"name": "say", "arguments": {(1, 2): "x"}}, "cannot be read as JSON"),
+        ({"name": "say", "arguments": {"text": nested(40)}}, "must be string"),
+    ],
+)
+def test_tool_calls_that_break_a_parser_are_feedback(action, says):
+    env = Encoding()
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step(action)
+    assert info["invalid_action"] and says in obs
+
+
+def test_clean_action_cuts_nesting_and_keeps_what_it_cannot_clean():
+    from agentgym.task_env import MAX_ACTION_NESTING, clean_action
+
+    cut = clean_action({"name": "say", "arguments": {"text": nested(100)}})
+    depth, node = 0, cut
+    while isinstance(node, dict | list):
+        node = node["arguments"] if depth == 0 else node["text"] if depth == 1 else node[0]
+        depth += 1
+    assert node == "[nested too deeply]" and depth == MAX_ACTION_NESTING
+    assert clean_action(("a\ud800", 3, None, b"\xff")) == ("a\ufffd", 3, None, b"\xff")
