@@ -256,36 +256,46 @@ def _numbers_equal(a: Fraction, b: Fraction, tolerance: float) -> bool:
 class _Worker:
     """The long-lived worker process, one call at a time, each under a deadline."""
 
+    script = Path(__file__).with_name("_math_worker.py")
+
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._buffer = b""
 
     def call(self, request: dict, deadline_s: float) -> dict | None:
-        """The worker's reply, or None when it passed the deadline or died (it restarts)."""
+        """The worker's reply, or None when it passed the deadline or died (it restarts).
+
+        A worker found dead when the request arrives (it died since its last call) gets the
+        request again, once, from a fresh start."""
         with self._lock:
-            process = self._running()
-            try:
-                assert process.stdin is not None
-                process.stdin.write(json.dumps(request).encode() + b"\n")
-                process.stdin.flush()
-                line = self._read_line(deadline_s)
-            except OSError:
-                line = None
-            if line is None:
+            for attempt in (1, 2):
+                fresh = self._process is None or self._process.poll() is not None
+                process = self._running()
+                started = time.monotonic()
+                try:
+                    assert process.stdin is not None
+                    process.stdin.write(json.dumps(request).encode() + b"\n")
+                    process.stdin.flush()
+                    line = self._read_line(deadline_s)
+                except OSError:
+                    line = None
+                if line is not None:
+                    return json.loads(line)
+                quick = time.monotonic() - started < deadline_s
                 self.stop()
-                return None
-            return json.loads(line)
+                if fresh or not quick or attempt == 2:
+                    return None
+            return None
 
     def _running(self) -> subprocess.Popen[bytes]:
         if self._process is not None and self._process.poll() is None:
             return self._process
         self.stop()
-        script = Path(__file__).with_name("_math_worker.py")
         boot = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')"
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-c", boot, str(script)],
+                [sys.executable, "-c", boot, str(self.script)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
