@@ -102,11 +102,13 @@ async def evaluate_async(
     todo = [plan for plan in plans if plan.episode_id not in done]
     episodes_path = run_dir / "episodes.jsonl"
     bar = _Progress(len(plans), len(plans) - len(todo)) if progress else None
+    written: list[str] = []
     try:
         with EpisodeWriter(episodes_path) as writer:
 
             def keep(record: EpisodeRecord, plan: EpisodePlan) -> None:
                 writer.write(record)
+                written.append(record.episode_id)
                 if bar:
                     bar.update(record)
 
@@ -120,7 +122,7 @@ async def evaluate_async(
                 on_record=keep,
             )
     except BaseException:
-        if not done:  # nothing of this run was kept: leave no half-made run directory behind
+        if not done and not written:  # nothing recorded: leave no half-made run directory
             _discard(run_dir, created)
         raise
     finally:
