@@ -45,6 +45,7 @@ from agentgym.backends.endpoint import EndpointClient, parse_spec
 from agentgym.backends.sampling import SamplingParams
 from agentgym.errors import UsageError
 from agentgym.ledger import TokenRecord
+from agentgym.task_env import clean_action, clean_text
 
 __all__ = ["OpenAIAgent", "openai_factory"]
 
@@ -78,7 +79,9 @@ class OpenAIAgent(ChatAgent):
         payload = await self.client.chat(body)
         choice = payload["choices"][0]
         message = choice["message"]
-        text = message.get("content") or ""
+        # Cleaned before the conversation keeps it: a lone surrogate (a server's "\ud800"
+        # escape) would make the next request unencodable and error the episode.
+        text = clean_text(str(message.get("content") or ""))
         call = _first_tool_call(message) if self.tools else None
         self.conversation.add_reply(text, call)
         if call is not None:
@@ -135,18 +138,23 @@ def _first_tool_call(message: dict[str, Any]) -> dict[str, Any] | None:
         return None
     function = calls[0].get("function") or {}
     arguments = function.get("arguments", "{}")
+    if not isinstance(arguments, str):
+        try:
+            arguments = json.dumps(arguments)
+        except (TypeError, ValueError, RecursionError):
+            arguments = str(arguments)
     return {
-        "id": str(calls[0].get("id") or "call_0"),
-        "name": str(function.get("name", "")),
-        "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+        "id": clean_text(str(calls[0].get("id") or "call_0")),
+        "name": clean_text(str(function.get("name", ""))),
+        "arguments": clean_text(arguments),
     }
 
 
 def _arguments(raw: str) -> Any:
     """Parsed tool-call arguments; the raw string when they are not JSON (the env explains)."""
     try:
-        return json.loads(raw)
-    except ValueError:
+        return clean_action(json.loads(raw))  # "\ud800" escapes decode to lone surrogates
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
         return raw
 
 

@@ -380,3 +380,18 @@ def test_an_llm_agent_can_use_the_math_tool_through_the_evaluator(tmp_path):
     steps = result.records[0].steps
     assert steps[0].action.startswith("Let me compute.\n```python")
     assert "Ran your code (exit code 0)" in steps[0].observation and "42" in steps[0].observation
+
+
+def test_a_reply_with_a_lone_surrogate_does_not_break_the_next_request():
+    """A server's "\\ud800" escape decodes to a lone surrogate; kept raw in the conversation,
+    it made the next request unencodable (an errored episode: the agent cannot lose so)."""
+    deep = "[" * 5000 + "]" * 5000
+    call = {"id": "c\ud800", "type": "function", "function": {"name": "add", "arguments": deep}}
+    replies = [completion("up\ud800"), completion(None, tool_calls=[call]), completion("down")]
+    with scripted(lambda body, i: (200, replies[i], {})) as server:
+        agent = OpenAIAgent(EndpointClient("m", server.url), PromptConfig(), "openai:m")
+        agent.reset(context(tools=[CALCULATOR]))
+        assert act(agent, "go").action == "up\ufffd"
+        assert act(agent, "again").action == {"name": "add", "arguments": deep}  # not parsed
+        assert act(agent, "5").action == "down"
+    assert server.requests[1]["messages"][-2]["content"] == "up\ufffd"
