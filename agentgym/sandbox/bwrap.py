@@ -42,7 +42,14 @@ from agentgym.sandbox.base import (
     SandboxSpec,
     check_host_paths,
 )
-from agentgym.sandbox.process import descendants, run_process
+from agentgym.sandbox.process import (
+    descendants,
+    kill_members,
+    kill_tree,
+    members,
+    new_group,
+    run_process,
+)
 from agentgym.sandbox.session import ShellSession
 from agentgym.sandbox.uids import UidLease, lease_uid
 
@@ -202,12 +209,16 @@ class BwrapSandbox(Sandbox):
         env.update(self.spec.env)
         return env
 
-    def _enter(self, cwd: str | None = None) -> list[str]:
-        """The argv prefix that puts a command inside the sandbox as its uid, with limits."""
+    def _enter(self, group: int, cwd: str | None = None) -> list[str]:
+        """The argv prefix that puts a command inside the sandbox as its uid, with limits.
+
+        ``group`` is a supplementary gid that marks the command's processes (see
+        :func:`~agentgym.sandbox.process.new_group`): a timeout kills all of them, detached or not.
+        """
         uid = str(self.uid)
         prefix = ["nsenter", "--target", str(self._pid), "--mount", "--uts", "--ipc", "--net"]
         prefix += ["--pid", "--root", "--wd", "--"]
-        prefix += ["/usr/bin/setpriv", "--reuid", uid, "--regid", uid, "--clear-groups"]
+        prefix += ["/usr/bin/setpriv", "--reuid", uid, "--regid", uid, "--groups", str(group)]
         prefix += ["--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
         prefix += ["/usr/bin/prlimit", *limit_args(self.spec.limits), "--"]
         if cwd is not None:
@@ -226,8 +237,19 @@ class BwrapSandbox(Sandbox):
         cwd: str | None,
     ) -> ExecResult:
         merged = {**self._env, **(env or {})}
+        group = new_group()
+
+        def kill(process: subprocess.Popen[bytes]) -> None:
+            kill_tree(process)
+            kill_members(self.uid, group)
+
         result = run_process(
-            [*self._enter(cwd), *argv], stdin=stdin, timeout=timeout, output_cap=output, env=merged
+            [*self._enter(group, cwd), *argv],
+            stdin=stdin,
+            timeout=timeout,
+            output_cap=output,
+            env=merged,
+            kill=kill,
         )
         if not self.alive():
             raise SandboxError("the sandbox's keeper process died while a command ran")
@@ -236,7 +258,13 @@ class BwrapSandbox(Sandbox):
     def session(self) -> ShellSession:
         self._ensure_open()
         shell = "/bin/bash" if os.path.exists(f"/proc/{self._pid}/root/bin/bash") else "/bin/sh"
-        return ShellSession([*self._enter(), shell], self._env, self.spec.limits)
+        group = new_group()
+        return ShellSession(
+            [*self._enter(group), shell],
+            self._env,
+            self.spec.limits,
+            members=lambda: members(self.uid, group),
+        )
 
     def alive(self) -> bool:
         return not self.closed and self._keeper.poll() is None

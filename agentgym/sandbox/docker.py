@@ -64,8 +64,11 @@ from agentgym.sandbox.images import SANDBOX_IMAGE
 from agentgym.sandbox.process import (
     descendants,
     is_running,
+    kill_members,
     kill_pids,
     kill_tree,
+    members,
+    new_group,
     parent_of,
     run_process,
     start_time,
@@ -299,8 +302,10 @@ class DockerSandbox(Sandbox):
             return ["prlimit", *limit_args(self.spec.limits), "--"]
         return []
 
-    def _exec_argv(self, marker: str, env: Mapping[str, str] | None, cwd: str | None) -> list[str]:
-        argv = [self._cli, "exec", "-i", "-u", f"{self.uid}:{self.uid}"]
+    def _exec_argv(
+        self, marker: str, group: int, env: Mapping[str, str] | None, cwd: str | None
+    ) -> list[str]:
+        argv = [self._cli, "exec", "-i", "-u", f"{self.uid}:{group}"]
         argv += ["-e", f"AGENTGYM_EXEC={marker}"]
         for key, value in (env or {}).items():
             if not isinstance(key, str) or not isinstance(value, str) or not key or "=" in key:
@@ -321,21 +326,26 @@ class DockerSandbox(Sandbox):
         env: Mapping[str, str] | None,
         cwd: str | None,
     ) -> ExecResult:
-        marker = secrets.token_hex(12)
+        marker, group = secrets.token_hex(12), new_group()
         inner = []
         if self._init_start is None and "timeout" in self._tools:  # remote: host can't kill
             inner = ["timeout", "-s", "KILL", f"{timeout + 1:.3f}"]
         result = run_process(
-            [*self._exec_argv(marker, env, cwd), *inner, *argv],
+            [*self._exec_argv(marker, group, env, cwd), *inner, *argv],
             stdin=stdin,
             timeout=timeout,
             output_cap=output,
             env=os.environ,
-            kill=lambda cli: self._kill_marked("AGENTGYM_EXEC", marker, cli),
+            kill=lambda cli: self._kill_command(group, cli),
         )
         if not self.alive():
             raise SandboxError("the sandbox's container stopped while a command ran")
         return result
+
+    def _kill_command(self, group: int, cli: subprocess.Popen[bytes]) -> None:
+        """SIGKILL every process of the command (its gid: detached ones too), then the CLI."""
+        kill_members(self.uid, group)
+        kill_tree(cli)
 
     def _kill_marked(self, name: str, marker: str, cli: subprocess.Popen[bytes] | None) -> None:
         """SIGKILL the container processes whose environment has ``name=marker``, and theirs."""
@@ -346,11 +356,16 @@ class DockerSandbox(Sandbox):
 
     def session(self) -> ShellSession:
         self._ensure_open()
-        marker = secrets.token_hex(12)
+        marker, group = secrets.token_hex(12), new_group()
         shell = "bash" if "bash" in self._tools else "sh"
-        argv = self._exec_argv(marker, {"AGENTGYM_SESSION": marker}, None)
+        argv = self._exec_argv(marker, group, {"AGENTGYM_SESSION": marker}, None)
         return DockerShellSession(
-            [*argv, shell], dict(os.environ), self.spec.limits, sandbox=self, marker=marker
+            [*argv, shell],
+            dict(os.environ),
+            self.spec.limits,
+            sandbox=self,
+            marker=marker,
+            members=lambda: members(self.uid, group),
         )
 
     def alive(self) -> bool:
@@ -400,9 +415,10 @@ class DockerShellSession(ShellSession):
         *,
         sandbox: DockerSandbox,
         marker: str,
+        members: Any = None,
     ) -> None:
         self._sandbox, self._marker = sandbox, marker
-        super().__init__(argv, env, limits)
+        super().__init__(argv, env, limits, members=members)
 
     def _shell_pid(self) -> int:
         roots = marked(self._sandbox.uid, f"AGENTGYM_SESSION={self._marker}".encode())

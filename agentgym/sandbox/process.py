@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -26,8 +27,11 @@ __all__ = [
     "CappedBuffer",
     "descendants",
     "is_running",
+    "kill_members",
     "kill_pids",
     "kill_tree",
+    "members",
+    "new_group",
     "parent_of",
     "proc_stat",
     "run_process",
@@ -103,6 +107,48 @@ def descendants(pid: int) -> list[int]:
             found.append(child)
             stack.append(child)
     return found
+
+
+# Supplementary (or, under docker, primary) gids that mark one command's processes: a process
+# without capabilities cannot leave its groups, so detaching (setsid, a double fork, env -i)
+# does not take it out of the command it belongs to. No file anywhere has these gids.
+GROUP_BASE = 1_700_000_000
+
+
+def new_group() -> int:
+    """A fresh gid to mark one command's (or one session's) processes with."""
+    return GROUP_BASE + secrets.randbelow(1 << 28)
+
+
+def members(uid: int, gid: int) -> list[int]:
+    """Host pids of the processes of ``uid`` that carry ``gid`` (real or supplementary)."""
+    found = []
+    wanted = str(gid).encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", "rb") as status:
+                fields = dict(
+                    line.split(b":", 1) for line in status.read().splitlines() if b":" in line
+                )
+        except OSError:
+            continue
+        if fields.get(b"Uid", b"").split()[:1] != [str(uid).encode()]:
+            continue
+        if fields.get(b"State", b"").split()[:1] == [b"Z"]:
+            continue
+        if wanted in fields.get(b"Groups", b"").split() or fields[b"Gid"].split()[0] == wanted:
+            found.append(int(entry))
+    return found
+
+
+def kill_members(uid: int, gid: int, wait: float = 2.0) -> None:
+    """SIGKILL every process of ``uid`` in ``gid`` until none is left (forks race the kill)."""
+    deadline = time.monotonic() + wait
+    while (pids := members(uid, gid)) and time.monotonic() < deadline:
+        kill_pids(pids)
+        time.sleep(0.002)
 
 
 def kill_pids(pids: list[int]) -> None:

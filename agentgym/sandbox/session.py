@@ -30,11 +30,17 @@ import selectors
 import shlex
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from agentgym.errors import SandboxClosedError, SandboxError, UsageError
 from agentgym.sandbox.base import ExecResult, Limits, Session, as_stdin, check_timeout
-from agentgym.sandbox.process import CappedBuffer, descendants, exit_code_of, kill_pids
+from agentgym.sandbox.process import (
+    CappedBuffer,
+    descendants,
+    exit_code_of,
+    is_running,
+    kill_pids,
+)
 
 __all__ = ["ShellSession"]
 
@@ -52,9 +58,12 @@ class ShellSession(Session):
         env: Mapping[str, str],
         limits: Limits,
         cwd: str | None = None,
+        members: Callable[[], list[int]] | None = None,
     ) -> None:
+        self._members = members
         self._argv, self._env, self._limits, self._cwd = list(argv), dict(env), limits, cwd
         self._shell: subprocess.Popen[bytes] | None = None
+        self._bash = os.path.basename(self._argv[-1]) == "bash"
         self.closed = False
         self.restarts = 0
         self._start()
@@ -70,9 +79,11 @@ class ShellSession(Session):
             start_new_session=True,
             close_fds=True,
         )
-        assert self._shell.stdout and self._shell.stderr
+        assert self._shell.stdout and self._shell.stderr and self._shell.stdin
         for stream in (self._shell.stdout, self._shell.stderr):
             os.set_blocking(stream.fileno(), False)
+        if self._bash:  # no DEBUG/RETURN/ERR traps, and no way to re-enable them
+            self._shell.stdin.write(b"enable -n trap enable\n")
 
     def run(
         self, command: str, timeout: float | None = None, stdin: bytes | str | None = None
@@ -92,25 +103,39 @@ class ShellSession(Session):
         nonce = secrets.token_hex(16)
         if "\0" in command:
             raise UsageError("a session command may not contain NUL bytes")
-        script = []
-        if data:
-            feed = f"/tmp/.agentgym-stdin-{nonce}"
-            chunks = base64.b64encode(data).decode()
-            script.append(f"printf %s '{chunks}' | base64 -d > {feed}")
-            redirect = f"<{feed}"
-        else:
-            redirect = "</dev/null"
-        script.append(f"eval {shlex.quote(command)} {redirect}")
-        script.append(f"printf '\\n{nonce} %d\\n' $?; printf '\\n{nonce}\\n' >&2")
-        if data:
-            script.append(f"rm -f {feed}")
+        script = self._script(command, nonce, data)
         started = time.monotonic()
         try:
-            self._shell.stdin.write(("\n".join(script) + "\n").encode())
+            self._shell.stdin.write(script.encode())
             self._shell.stdin.flush()
         except (BrokenPipeError, OSError):
             return self._shell_ended(started, CappedBuffer.of(0), CappedBuffer.of(0))
         return self._collect(nonce.encode(), started, timeout)
+
+    def _script(self, command: str, nonce: str, data: bytes) -> str:
+        """The one protocol line for ``command`` (see the module docstring for why each part)."""
+        bash = self._bash
+        guard = _POSIX_GUARD if bash else ""
+        before = [*guard, "\\set +xv", r"\unset -f -- " + " ".join(_PROTOCOL_WORDS[bash])]
+        if data:
+            feed = f"/tmp/.agentgym-stdin-{nonce}"
+            chunks = base64.b64encode(data).decode()
+            before.append(f"{_PRINTF[bash]} %s '{chunks}' | base64 -d >{feed}")
+            redirect = f"<{feed}"
+        else:
+            redirect = "</dev/null"
+        if bash:
+            before.append(r"\unset POSIXLY_CORRECT")
+        status = f"__agentgym_rc_{nonce}"
+        after = [f"{status}=$?", *guard, "\\set +xv", before[len(guard) + 1]]
+        after.append(f"{_PRINTF[bash]} '\\n%s %d\\n' {nonce} \"${status}\"")
+        after.append(f"{_PRINTF[bash]} '\\n%s\\n' {nonce} >&2")
+        after.append(r"\unset " + status + (" POSIXLY_CORRECT" if bash else ""))
+        if data:
+            after.append(f"\\command rm -f {feed}")
+        run = f"\\eval {'-- ' if bash else ''}{shlex.quote(command)} {redirect}"
+        line = [*before, run, *after]
+        return "; ".join(line) + "\n"
 
     def _collect(self, nonce: bytes, started: float, timeout: float) -> ExecResult:
         assert self._shell and self._shell.stdout and self._shell.stderr
@@ -172,8 +197,18 @@ class ShellSession(Session):
         )
 
     def _kill_command(self) -> None:
-        """Kill everything the shell started (its descendants), keeping the shell."""
-        kill_pids(descendants(self._shell_pid()))
+        """Kill everything the shell started, keeping the shell: its descendants, and every
+        process that carries the session's group (those that detached from the shell)."""
+        shell = self._shell_pid()
+        for _ in range(50):  # until no process of the session but the shell is left
+            others = descendants(shell)
+            if self._members is not None:
+                others += [pid for pid in self._members() if pid != shell]
+            others = [pid for pid in others if is_running(pid)]
+            if not others:
+                return
+            kill_pids(others)
+            time.sleep(0.002)
 
     def _shell_pid(self) -> int:
         """Host pid of the shell itself: the launcher (nsenter, prlimit...) may sit above it."""
@@ -209,6 +244,23 @@ class ShellSession(Session):
             self._shell.wait()
             self._release_pipes()
             self._shell = None
+
+
+# Words the protocol runs, unset as functions before it runs them (in POSIX mode ``unset`` is a
+# special builtin, which no function can shadow; a backslash stops alias expansion).
+_PROTOCOL_WORDS = {
+    True: ("eval", "printf", "builtin", "command", "base64", "rm", "command_not_found_handle"),
+    False: ("eval", "printf", "command", "base64", "rm"),
+}
+_PRINTF = {True: r"\builtin printf", False: r"\printf"}
+# bash: turn POSIX mode on by an assignment (no command a function could shadow), then check
+# it is on (SHELLOPTS is read-only); if not (a read-only POSIXLY_CORRECT), end the shell, or
+# at least the line, before anything is reported.
+_POSIX_GUARD = (
+    "POSIXLY_CORRECT=y",
+    "__agentgym_off=${SHELLOPTS##*posix*}",
+    "__agentgym_off=${__agentgym_off:+${__agentgym_tampered?session shell tampered}$((1/0))}",
+)
 
 
 class _MarkedStream:
