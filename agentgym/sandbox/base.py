@@ -327,19 +327,25 @@ class Sandbox(ABC):
         if not result.ok:
             raise OSError(f"could not unpack into {target} in the sandbox: {result.stderr}")
 
-    def get_dir(self, path: str, destination: str | Path) -> None:
+    def get_dir(self, path: str, destination: str | Path) -> list[str]:
         """Copy ``path`` from the sandbox into the host directory ``destination``.
 
-        Only regular files and directories inside ``destination`` are written (tarfile's
-        ``data`` filter): links and devices made by the code in the sandbox are refused.
+        Regular files (hard links kept as links), directories and nothing else are written,
+        all inside ``destination`` (tarfile's ``data`` filter): symlinks, FIFOs and devices made
+        by the code in the sandbox are not copied. Returns the paths (relative to ``path``)
+        that were left out for that reason, so a caller can tell a complete copy from one that
+        is not.
         """
         target = self.path(path)
         result = self._read_out(["/usr/bin/tar", "-c", "-f", "-", "-C", target, "."], target)
         destination = Path(destination)
         destination.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(result.stdout_bytes), mode="r") as archive:
-            members = [m for m in archive.getmembers() if m.isfile() or m.isdir()]
-            archive.extractall(destination, members=members, filter="data")
+            members = archive.getmembers()
+            kept = [m for m in members if m.isfile() or m.isdir() or m.islnk()]
+            archive.extractall(destination, members=kept, filter="data")
+        skipped = [m.name for m in members if not (m.isfile() or m.isdir() or m.islnk())]
+        return [posixpath.normpath(name) for name in skipped]
 
     def _read_out(self, argv: list[str], target: str) -> ExecResult:
         """Run a command that streams a path out; missing path and truncation are errors."""
