@@ -230,7 +230,7 @@ class MiniWoBEnv(WebEnv):
     terminates. ``passed`` is ``r > 0``, BrowserGym's and MiniWoB's success. The verdict's
     components carry ``raw_reward`` (``r``) and ``done``.
 
-    **Oracle.** Scripted solvers for 72 tasks, which read the instruction, the page
+    **Oracle.** Scripted solvers for 75 tasks, which read the instruction, the page
     and (where the page keeps the answer to itself) its JavaScript state, and act only through
     the action language; each reaches score 1 on every split. The other tasks declare
     ``metadata["oracle"] = False``. Tasks with an oracle:
@@ -239,16 +239,17 @@ class MiniWoBEnv(WebEnv):
     choose-list, click-button, click-button-sequence, click-checkboxes, click-checkboxes-large,
     click-checkboxes-soft, click-checkboxes-transfer, click-collapsible, click-collapsible-2,
     click-collapsible-2-nodelay, click-collapsible-nodelay, click-color, click-dialog,
-    click-dialog-2, click-link, click-menu, click-menu-2, click-option, click-shades, click-tab,
-    click-tab-2, click-tab-2-easy, click-tab-2-hard, click-tab-2-medium, click-test,
-    click-test-2, click-test-transfer, click-widget, copy-paste, copy-paste-2, enter-date,
-    enter-password, enter-text, enter-text-2, enter-text-dynamic, enter-time, find-greatest,
-    find-word, focus-text, focus-text-2, generate-number, grid-coordinate, guess-number,
-    identify-shape, login-user, login-user-popup, multi-layouts, multi-orderings, navigate-tree,
-    number-checkboxes, odd-or-even, read-table, read-table-2, scroll-text, scroll-text-2,
-    search-engine, sign-agreement, simple-algebra, simple-arithmetic, text-transform,
-    unicode-test, use-autocomplete, use-autocomplete-nodelay, use-slider, use-slider-2,
-    use-spinner, visual-addition.
+    click-dialog-2, click-link, click-menu, click-menu-2, click-option, click-shades,
+    click-shape, click-tab, click-tab-2, click-tab-2-easy, click-tab-2-hard, click-tab-2-medium,
+    click-test, click-test-2, click-test-transfer, click-widget, copy-paste, copy-paste-2,
+    count-shape, count-sides, enter-date, enter-password, enter-text, enter-text-2,
+    enter-text-dynamic, enter-time, find-greatest, find-word, focus-text, focus-text-2,
+    generate-number, grid-coordinate, guess-number, identify-shape, login-user,
+    login-user-popup, multi-layouts, multi-orderings, navigate-tree, number-checkboxes,
+    odd-or-even, read-table, read-table-2, scroll-text, scroll-text-2, search-engine,
+    sign-agreement, simple-algebra, simple-arithmetic, text-transform, unicode-test,
+    use-autocomplete, use-autocomplete-nodelay, use-slider, use-slider-2, use-spinner,
+    visual-addition.
 
     **Not registered** (all 130 pages load and generate seeded episodes headless and offline;
     these cannot be played through the action language, or not reproducibly; the reasons are
@@ -1075,3 +1076,86 @@ def _click_shades(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     if wrong < 0:
         return _click_css(world, "#submit")
     return _click_css(world, f"#area span:nth-of-type({wrong + 1})")
+
+
+_SHAPES_JS = """(words) => {
+  // MiniWoB's shapes.js draws each shape as one SVG element: a letter or digit as text, a
+  // shape as rect, circle or polygon, 20 px large or 10 px small. A description is
+  // "[size] [color] what", what being the text, the kind or "item".
+  const [size, color, what] = words;
+  const described = (e) => {
+    const tag = e.tagName;
+    const text = tag === 'text' ? e.textContent
+      : {rect: 'rectangle', circle: 'circle', polygon: 'triangle'}[tag];
+    const kind = tag !== 'text' ? 'shape' : /[0-9]/.test(text) ? 'digit' : 'letter';
+    const box = e.getBBox();
+    const px = tag === 'text' ? parseFloat(e.getAttribute('font-size')) : box.width;
+    return {text, kind, color: e.getAttribute('fill'), size: px > 15 ? 'large' : 'small'};
+  };
+  return [...document.querySelectorAll('#area_svg > *')].map((e, i) => [i, described(e)])
+    .filter(([, d]) => (!size || d.size === size) && (!color || d.color === color)
+      && (what === 'item' || d.text === what || d.kind === what))
+    .map(([i]) => i);
+}"""
+
+_SHAPE_COLORS = ("red", "green", "blue", "aqua", "black", "magenta", "yellow")
+
+
+def _shapes_matching(world: MiniWoBWorld, description: str) -> list[int]:
+    """The indexes (among the SVG's shapes) of those a shapes.js description fits."""
+    words = description.split()
+    size = words.pop(0) if words[0] in ("large", "small") and len(words) > 1 else ""
+    color = words.pop(0) if words[0] in _SHAPE_COLORS and len(words) > 1 else ""
+    return world.evaluate(_SHAPES_JS, [size, color, words[0]])
+
+
+@oracle("click-shape")
+def _click_shape(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    description = re.match(r"Click on a (.*)", world.utterance).group(1)
+    first = _shapes_matching(world, description)[0]
+    return _point_on(world, f"#area_svg > :nth-child({first + 1})")
+
+
+@oracle("count-shape")
+def _count_shape(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    description = re.match(r"How many (.*)s are there\?", world.utterance).group(1)
+    count = len(_shapes_matching(world, description))
+    return _click(world.snapshot.find("button", str(count)))
+
+
+_POLYGON_CORNERS_JS = """() => {
+  // The page draws a regular polygon around the canvas's middle, turned at random. Walking
+  // in from outside along each degree, the first inked pixel is farthest out at a corner:
+  // the corners are the peaks of that distance.
+  const c = document.getElementById('c');
+  const ink = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  const inked = (x, y) => ink[(Math.round(y) * c.width + Math.round(x)) * 4 + 3] > 100;
+  const reach = [];
+  for (let a = 0; a < 360; a++) {
+    const t = (a * Math.PI) / 180;
+    let r = 48;
+    while (r > 0 && !inked(75 + r * Math.cos(t), 50 + r * Math.sin(t))) r -= 0.25;
+    reach.push(r);
+  }
+  const at = (a) => reach[(a + 360) % 360];
+  const peaks = [];
+  for (let a = 0; a < 360; a++) {
+    let top = true, low = Infinity;
+    for (let k = -20; k <= 20; k++) {
+      top = top && at(a) >= at(a + k);
+      low = Math.min(low, at(a + k));
+    }
+    if (top && at(a) - low > 1.5) peaks.push(a);
+  }
+  // a flat top gives neighbouring peaks: count runs of them once
+  return peaks.filter((a, i) => {
+    const before = i > 0 ? peaks[i - 1] : peaks[peaks.length - 1] - 360;
+    return a - before > 20;
+  }).length;
+}"""
+
+
+@oracle("count-sides")
+def _count_sides(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    sides = world.evaluate(_POLYGON_CORNERS_JS)
+    return _click(world.snapshot.find("button", str(sides)))
