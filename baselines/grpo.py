@@ -2,9 +2,11 @@
 
 Each iteration plays ``groups`` tasks ``group_size`` times each from the same start. An
 episode's advantage is its return against its group's (GRPO, Shao et al. 2024):
-``A = (R - mean_group) / std_group``, and every token the policy wrote in that episode, in
-every turn, gets it. There is no critic. The loss is PPO's clipped surrogate on the ratio to
-the logprobs the rollout recorded.
+``A = (R - mean_group) / std_group``, ``std_group`` the sample standard deviation (as TRL
+and verl compute it), and every token the policy wrote in that episode, in every turn, gets
+it. There is no critic. The loss is PPO's clipped surrogate on the ratio to the logprobs the
+rollout recorded, averaged over tokens (``token-mean``, TRL's and verl's default; the
+paper's per-sequence mean is ``--aggregation seq-mean-token-mean``), with verl's dual clip.
 
 Switches (off by default; ``--dapo`` turns on DAPO's set, ``--dr-grpo`` Dr.GRPO's):
 

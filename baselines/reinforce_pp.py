@@ -33,8 +33,6 @@ from agentgym.baselines.update import PolicyGradientArgs, clipped_update
 
 @dataclasses.dataclass
 class Args(PolicyGradientArgs):
-    aggregation: str = "token-mean"
-    """token-mean, seq-mean-token-mean or seq-mean-token-sum-norm (see losses.py)."""
     baseline: bool = False
     """Subtract the group's mean return before whitening (REINFORCE++-baseline)."""
     kl_coef: float = 0.0

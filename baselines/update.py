@@ -41,8 +41,9 @@ class PolicyGradientArgs(TrainArgs):
     clip_ratio_c: float | None = 3.0
     """Dual-clip PPO: where the advantage is negative the loss is capped at -A * clip_ratio_c
     (> 1; verl's default 3.0; none: off). See losses.py."""
-    aggregation: str = "seq-mean-token-mean"
-    """token-mean, seq-mean-token-mean or seq-mean-token-sum-norm (see losses.py)."""
+    aggregation: str = "token-mean"
+    """token-mean (verl's and TRL's default), seq-mean-token-mean (GRPO as published) or
+    seq-mean-token-sum-norm (Dr.GRPO); see losses.py."""
     episode_weighting: bool = False
     """Weigh every episode equally in the loss, not every turn: each sample's advantage is
     scaled by the mean turns per episode over its episode's turns (advantages.episode_weights).
