@@ -230,7 +230,7 @@ class MiniWoBEnv(WebEnv):
     terminates. ``passed`` is ``r > 0``, BrowserGym's and MiniWoB's success. The verdict's
     components carry ``raw_reward`` (``r``) and ``done``.
 
-    **Oracle.** Scripted solvers for 75 tasks, which read the instruction, the page
+    **Oracle.** Scripted solvers for 85 tasks, which read the instruction, the page
     and (where the page keeps the answer to itself) its JavaScript state, and act only through
     the action language; each reaches score 1 on every split. The other tasks declare
     ``metadata["oracle"] = False``. Tasks with an oracle:
@@ -242,14 +242,16 @@ class MiniWoBEnv(WebEnv):
     click-dialog-2, click-link, click-menu, click-menu-2, click-option, click-shades,
     click-shape, click-tab, click-tab-2, click-tab-2-easy, click-tab-2-hard, click-tab-2-medium,
     click-test, click-test-2, click-test-transfer, click-widget, copy-paste, copy-paste-2,
-    count-shape, count-sides, enter-date, enter-password, enter-text, enter-text-2,
-    enter-text-dynamic, enter-time, find-greatest, find-word, focus-text, focus-text-2,
-    generate-number, grid-coordinate, guess-number, identify-shape, login-user,
-    login-user-popup, multi-layouts, multi-orderings, navigate-tree, number-checkboxes,
-    odd-or-even, read-table, read-table-2, scroll-text, scroll-text-2, search-engine,
-    sign-agreement, simple-algebra, simple-arithmetic, text-transform, unicode-test,
-    use-autocomplete, use-autocomplete-nodelay, use-slider, use-slider-2, use-spinner,
-    visual-addition.
+    count-shape, count-sides, email-inbox, email-inbox-delete, email-inbox-forward,
+    email-inbox-forward-nl, email-inbox-forward-nl-turk, email-inbox-important,
+    email-inbox-nl-turk, email-inbox-noscroll, email-inbox-reply, email-inbox-star-reply,
+    enter-date, enter-password, enter-text, enter-text-2, enter-text-dynamic, enter-time,
+    find-greatest, find-word, focus-text, focus-text-2, generate-number, grid-coordinate,
+    guess-number, identify-shape, login-user, login-user-popup, multi-layouts, multi-orderings,
+    navigate-tree, number-checkboxes, odd-or-even, read-table, read-table-2, scroll-text,
+    scroll-text-2, search-engine, sign-agreement, simple-algebra, simple-arithmetic,
+    text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay, use-slider,
+    use-slider-2, use-spinner, visual-addition.
 
     **Not registered** (all 130 pages load and generate seeded episodes headless and offline;
     these cannot be played through the action language, or not reproducibly; the reasons are
@@ -1159,3 +1161,63 @@ _POLYGON_CORNERS_JS = """() => {
 def _count_sides(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     sides = world.evaluate(_POLYGON_CORNERS_JS)
     return _click(world.snapshot.find("button", str(sides)))
+
+
+def _email_task(world: MiniWoBWorld) -> dict[str, str]:
+    """What an email-inbox page asks: ``task`` (reply, forward, delete or star), ``by`` and
+    ``message`` or ``to``; from the page's fields where it words the task in natural
+    language, else from its template."""
+    fields = world.evaluate(
+        "() => { const u = core.getUtterance(); return typeof u === 'string' ? null : u.fields; }"
+    )
+    if fields is not None:
+        return {"task": "forward", **fields}
+    text = world.utterance
+    by = re.search(r"Find the email by (.+?) and", text).group(1)
+    if "reply to them" in text:
+        return {"task": "reply", "by": by, "message": _quoted(text)[0]}
+    if "forward that email" in text:
+        return {"task": "forward", "by": by, "to": re.search(r"email to (.+)\.$", text).group(1)}
+    return {"task": "delete" if "trash" in text else "star", "by": by}
+
+
+@oracle(
+    "email-inbox",
+    "email-inbox-delete",
+    "email-inbox-forward",
+    "email-inbox-forward-nl",
+    "email-inbox-forward-nl-turk",
+    "email-inbox-important",
+    "email-inbox-nl-turk",
+    "email-inbox-noscroll",
+    "email-inbox-reply",
+    "email-inbox-star-reply",
+)
+def _email_inbox(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    wanted = _email_task(world)
+    view = world.evaluate(
+        """() => ['#reply', '#forward', '#email'].find((s) => $(s).is(':visible')) || '#main'"""
+    )
+    if view == "#main":
+        thread = world.evaluate(
+            """(by) => [...document.querySelectorAll('#main .email-thread')]
+              .find((t) => t.querySelector('.email-sender').textContent === by)
+              .getAttribute('data-agid')""",
+            wanted["by"],
+        )
+        if world.snapshot.get(thread) is None:  # below the fold: the inbox scrolls
+            return format_action("scroll", "down", 100)
+        return format_action("click", thread)
+    if view == "#email":
+        action = {"reply": ".email-reply", "forward": ".email-forward"}.get(wanted["task"])
+        if action is not None:
+            return _click_css(world, f"#email {action}")
+        icon = "trash" if wanted["task"] == "delete" else "star"
+        return _point_on(world, f"#email .email-actions .{icon}")
+    if view == "#reply":
+        return _fill_all(world, [("#reply-text", wanted["message"])]) or _point_on(
+            world, "#send-reply"
+        )
+    return _fill_all(world, [("#forward .forward-sender", wanted["to"])]) or _point_on(
+        world, "#send-forward"
+    )
