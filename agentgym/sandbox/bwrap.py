@@ -51,6 +51,7 @@ from agentgym.sandbox.process import (
     run_process,
 )
 from agentgym.sandbox.session import ShellSession
+from agentgym.sandbox.syscalls import filter_problem, filtered_popen, program_fd
 from agentgym.sandbox.uids import UidLease, lease_uid
 
 __all__ = ["BwrapSandbox", "bwrap_problem"]
@@ -78,7 +79,7 @@ def bwrap_problem() -> str | None:
     )
     if probe.returncode != 0:
         return f"bwrap cannot create namespaces here: {probe.stderr.decode().strip()}"
-    return None
+    return filter_problem()
 
 
 def limit_args(limits: Limits) -> list[str]:
@@ -146,9 +147,10 @@ class BwrapSandbox(Sandbox):
 
     def _start_keeper(self, root: Path) -> tuple[subprocess.Popen[bytes], int]:
         read_info, write_info = os.pipe()
+        seccomp = program_fd()
         argv = ["bwrap", "--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc"]
         argv += ["--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--new-session"]
-        argv += ["--hostname", "sandbox", "--info-fd", str(write_info)]
+        argv += ["--hostname", "sandbox", "--info-fd", str(write_info), "--seccomp", str(seccomp)]
         argv += self._root_args(root)
         argv += ["--chdir", self.spec.workdir, "--", "/bin/sleep", "infinity"]
         keeper = subprocess.Popen(
@@ -156,10 +158,11 @@ class BwrapSandbox(Sandbox):
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            pass_fds=(write_info,),
+            pass_fds=(write_info, seccomp),
             start_new_session=True,
         )
         os.close(write_info)
+        os.close(seccomp)
         with os.fdopen(read_info, "rb") as info:
             text = info.read()  # written as bwrap clones its child, before the mounts are made
         child = _child_pid(text)
@@ -250,6 +253,7 @@ class BwrapSandbox(Sandbox):
             output_cap=output,
             env=merged,
             kill=kill,
+            popen=filtered_popen,
         )
         if not self.alive():
             raise SandboxError("the sandbox's keeper process died while a command ran")
@@ -264,6 +268,7 @@ class BwrapSandbox(Sandbox):
             self._env,
             self.spec.limits,
             members=lambda: members(self.uid, group),
+            popen=filtered_popen,
         )
 
     def alive(self) -> bool:

@@ -74,6 +74,7 @@ from agentgym.sandbox.process import (
     start_time,
 )
 from agentgym.sandbox.session import ShellSession
+from agentgym.sandbox.syscalls import docker_profile
 from agentgym.sandbox.uids import UidLease, lease_uid, processes_of
 
 __all__ = ["DockerSandbox", "docker_client", "docker_problem", "reap_orphans"]
@@ -256,7 +257,7 @@ class DockerSandbox(Sandbox):
             "working_dir": spec.workdir,
             "environment": self._base_env(),
             "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
+            "security_opt": ["no-new-privileges", f"seccomp={docker_profile()}"],
             "ulimits": ulimits,
             "nano_cpus": int(cpus * 1e9),
             "detach": True,

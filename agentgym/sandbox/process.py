@@ -175,11 +175,12 @@ def run_process(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     kill: Callable[[subprocess.Popen[bytes]], None] = kill_tree,
+    popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen,
 ) -> ExecResult:
     """Run ``argv`` to completion or ``timeout``; see the module docstring for the guarantees."""
     started = time.monotonic()
     try:
-        process = subprocess.Popen(
+        process = popen(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

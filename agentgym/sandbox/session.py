@@ -59,8 +59,9 @@ class ShellSession(Session):
         limits: Limits,
         cwd: str | None = None,
         members: Callable[[], list[int]] | None = None,
+        popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen,
     ) -> None:
-        self._members = members
+        self._members, self._popen = members, popen
         self._argv, self._env, self._limits, self._cwd = list(argv), dict(env), limits, cwd
         self._shell: subprocess.Popen[bytes] | None = None
         self._bash = os.path.basename(self._argv[-1]) == "bash"
@@ -69,7 +70,7 @@ class ShellSession(Session):
         self._start()
 
     def _start(self) -> None:
-        self._shell = subprocess.Popen(
+        self._shell = self._popen(
             self._argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

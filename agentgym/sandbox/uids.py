@@ -9,7 +9,10 @@ The uids are numeric (no ``/etc/passwd`` entries are made) from a high range nob
 (``AGENTGYM_SANDBOX_UID_BASE``, default 1,500,000). A uid is held through an ``flock`` on a
 lock file, so concurrent evaluator processes never share one, and a crashed process frees its
 uids when the kernel drops its locks. Before a uid is handed out, any process still running
-under it (left by a crash) is killed.
+under it (left by a crash) is killed, and a uid that owns kernel keys is skipped: the user
+keyring of a uid outlives its processes, so a uid is recycled only once every process and
+key of its previous holder is gone (the sandboxes' syscall filters deny the keyring calls,
+so a sandbox cannot make one; a uid with keys was used by something else).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from agentgym.errors import SandboxError
 
-__all__ = ["UidLease", "lease_uid", "processes_of"]
+__all__ = ["UidLease", "holds_keys", "lease_uid", "processes_of"]
 
 SLOTS = 4096
 
@@ -65,6 +68,20 @@ def kill_all_of(uid: int, wait: float = 2.0) -> list[int]:
     return []
 
 
+def holds_keys(uid: int) -> bool:
+    """Whether ``uid`` owns kernel keys (``/proc/key-users``): a user keyring outlives every
+    process of its uid, so a uid whose keys are not gone is never handed out again."""
+    try:
+        with open("/proc/key-users") as users:
+            for line in users:
+                owner, _, counts = line.partition(":")
+                if owner.strip() == str(uid):
+                    return int(counts.split()[1].split("/")[0]) > 0
+    except (OSError, ValueError, IndexError):
+        return False
+    return False
+
+
 class UidLease:
     """One uid, held until :meth:`release`."""
 
@@ -94,7 +111,7 @@ def lease_uid() -> UidLease:
         except BlockingIOError:
             os.close(fd)
             continue
-        if kill_all_of(uid):
+        if kill_all_of(uid) or holds_keys(uid):
             os.close(fd)
             continue
         return UidLease(uid, fd)
