@@ -230,7 +230,7 @@ class MiniWoBEnv(WebEnv):
     terminates. ``passed`` is ``r > 0``, BrowserGym's and MiniWoB's success. The verdict's
     components carry ``raw_reward`` (``r``) and ``done``.
 
-    **Oracle.** Scripted solvers for 85 tasks, which read the instruction, the page
+    **Oracle.** Scripted solvers for 91 tasks, which read the instruction, the page
     and (where the page keeps the answer to itself) its JavaScript state, and act only through
     the action language; each reaches score 1 on every split. The other tasks declare
     ``metadata["oracle"] = False``. Tasks with an oracle:
@@ -246,12 +246,13 @@ class MiniWoBEnv(WebEnv):
     email-inbox-forward-nl, email-inbox-forward-nl-turk, email-inbox-important,
     email-inbox-nl-turk, email-inbox-noscroll, email-inbox-reply, email-inbox-star-reply,
     enter-date, enter-password, enter-text, enter-text-2, enter-text-dynamic, enter-time,
-    find-greatest, find-word, focus-text, focus-text-2, generate-number, grid-coordinate,
-    guess-number, identify-shape, login-user, login-user-popup, multi-layouts, multi-orderings,
-    navigate-tree, number-checkboxes, odd-or-even, read-table, read-table-2, scroll-text,
-    scroll-text-2, search-engine, sign-agreement, simple-algebra, simple-arithmetic,
-    text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay, use-slider,
-    use-slider-2, use-spinner, visual-addition.
+    find-greatest, find-word, focus-text, focus-text-2, form-sequence, form-sequence-2,
+    form-sequence-3, generate-number, grid-coordinate, guess-number, identify-shape, login-user,
+    login-user-popup, multi-layouts, multi-orderings, navigate-tree, number-checkboxes,
+    odd-or-even, read-table, read-table-2, scroll-text, scroll-text-2, search-engine,
+    sign-agreement, simple-algebra, simple-arithmetic, social-media, social-media-all,
+    social-media-some, text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay,
+    use-slider, use-slider-2, use-spinner, visual-addition.
 
     **Not registered** (all 130 pages load and generate seeded episodes headless and offline;
     these cannot be played through the action language, or not reproducibly; the reasons are
@@ -1221,3 +1222,135 @@ def _email_inbox(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     return _fill_all(world, [("#forward .forward-sender", wanted["to"])]) or _point_on(
         world, "#send-forward"
     )
+
+
+@oracle("form-sequence")
+def _form_sequence(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    number, nth = re.search(
+        r"Select (-?\d+) with the slider, click the (\d)", world.utterance
+    ).groups()
+    now = world.evaluate("() => $('#slider').slider('value')")
+    if now != int(number):
+        handle = "#slider .ui-slider-handle"
+        if not world.evaluate(f"() => document.activeElement === $('{handle}')[0]"):
+            return _click_css(world, handle)
+        return format_action("press", _slider_key(now, int(number), -10, 10))
+    wrong = world.evaluate(
+        """(n) => { const boxes = [...document.querySelectorAll('#area input[type=checkbox]')];
+          const i = boxes.findIndex((b, i) => b.checked !== (i === n - 1));
+          return i < 0 ? null : [boxes[i].getAttribute('data-agid'), i === n - 1]; }""",
+        int(nth),
+    )
+    if wrong is not None:
+        return format_action("check" if wrong[1] else "uncheck", wrong[0])
+    return _click_css(world, "#subbtn")
+
+
+@oracle("form-sequence-2")
+def _form_sequence_2(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    radio, number, box = re.search(
+        r"Check the (\d)\w\w radio button and enter the number \"(-?\d+)\" into the (\d)",
+        world.utterance,
+    ).groups()
+    button = _agid(world, f'#area input[type=radio][value="{radio}"]')
+    if not world.snapshot.get(button).checked:
+        return format_action("check", button)
+    return _fill_all(world, [(f"#input-{box}", number)]) or _click_css(world, "#subbtn")
+
+
+@oracle("form-sequence-3")
+def _form_sequence_3(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    choice = re.search(r"Choose (.+) from the dropdown", world.utterance).group(1)
+    button = _quoted(world.utterance)[0]
+    if world.evaluate("() => $('#dropdown').val()") == choice:
+        return _click(world.snapshot.find("button", button))
+    # The list is drawn by jQuery's selectric over a hidden select: open it, pick the item.
+    if not world.evaluate("() => $('.selectric-wrapper').hasClass('selectric-open')"):
+        return _click_css(world, ".selectric")
+    return _click(world.snapshot.find("listitem", choice))
+
+
+def _reach(world: MiniWoBWorld, find_js: str, argument: Any = None) -> str:
+    """``mouse_click`` on the element ``find_js`` (a JS function of ``argument``) returns,
+    once it is in view; until then, turn the wheel toward it (for icons, which have no line
+    in the text and so no id to click, in a list longer than the viewport)."""
+    x, y, top, bottom, height = world.evaluate(
+        f"""(a) => {{ const r = ({find_js})(a).getBoundingClientRect();
+          return [Math.round(r.left + r.width / 2), Math.round(r.top + r.height / 2),
+                  r.top, r.bottom, window.innerHeight]; }}""",
+        argument,
+    )
+    if top < 0 or bottom > height:
+        if not world.evaluate("() => document.getElementById('area').matches(':hover')"):
+            # the wheel turns what is under the mouse: put it over the task's area first
+            inside = world.evaluate(
+                "() => [...document.querySelectorAll('#area [data-agid]')].map((e) =>"
+                " e.getAttribute('data-agid'))"
+            )
+            return format_action("hover", next(i for i in inside if world.snapshot.get(i)))
+        distance = max(40, int(abs(y - height / 2)))
+        return format_action("scroll", "down" if y > height / 2 else "up", distance)
+    return format_action("mouse_click", x, y)
+
+
+def _social_media_posts(world: MiniWoBWorld, action: str, wanted: int | None) -> str:
+    """The next step of setting ``action`` active on the first ``wanted`` posts of the
+    utterance's user (all of them where ``wanted`` is None) and on nothing else, then
+    Submit."""
+    user = re.search(r" by (@\S+?)\.? and then", world.utterance).group(1)
+    found = world.evaluate(
+        """([user, action, wanted]) => {
+          let mine = 0;
+          const posts = [...document.querySelectorAll('#area .media')];
+          for (const [p, post] of posts.entries()) {
+            const by = post.querySelector('.username').textContent === user;
+            const take = by && (wanted === null || mine < wanted);
+            if (by) mine++;
+            for (const kind of ['reply', 'retweet', 'like', 'share']) {
+              const icon = post.querySelector('.' + kind);
+              if (icon && icon.classList.contains('active') !== (take && kind === action))
+                return [p, kind];
+            }
+          }
+          return null;
+        }""",
+        [user, action, wanted],
+    )
+    if found is None:
+        return _click(world.snapshot.find("button", "Submit"))
+    return _reach(
+        world,
+        "([p, k]) => document.querySelectorAll('#area .media')[p].querySelector('.' + k)",
+        found,
+    )
+
+
+def _social_media_action(world: MiniWoBWorld) -> str:
+    label = re.search(r'[Cc]lick(?: on)? the "(.+?)" button', world.utterance).group(1)
+    return next(k for k, v in world.evaluate("() => ACTIONS").items() if v == label)
+
+
+@oracle("social-media")
+def _social_media(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    user = re.search(r"For the user (@\S+),", world.utterance).group(1)
+    action = _social_media_action(world)
+    post = (
+        "(u) => [...document.querySelectorAll('#area .media')]"
+        ".find((m) => m.querySelector('.username').textContent === u)"
+    )
+    if action in ("reply", "retweet", "like"):
+        return _reach(world, f"(u) => ({post})(u).querySelector('.{action}')", user)
+    if world.evaluate(f"(u) => ({post})(u).querySelector('ul').classList.contains('hide')", user):
+        return _reach(world, f"(u) => ({post})(u).querySelector('.more')", user)
+    return _reach(world, f"(u) => ({post})(u).querySelector('li.{action}')", user)
+
+
+@oracle("social-media-all")
+def _social_media_all(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    return _social_media_posts(world, _social_media_action(world), None)
+
+
+@oracle("social-media-some")
+def _social_media_some(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    wanted = int(re.search(r"button on (\d+) post", world.utterance).group(1))
+    return _social_media_posts(world, _social_media_action(world), wanted)
