@@ -311,6 +311,9 @@ class WebWorld:
             if dx is None:
                 raise InvalidAction("scroll direction must be 'up', 'down', 'left' or 'right'")
             await page.mouse.wheel(dx * args["pixels"], dy * args["pixels"])
+            # The wheel scrolls after the event is handled, frames later: wait until the
+            # page's scroll positions stand still, so the next look shows where it stopped.
+            await page.evaluate(SCROLL_SETTLE_JS)
         elif name == "mouse_click":
             await page.mouse.click(args["x"], args["y"])
         elif name == "goto":
@@ -504,6 +507,21 @@ INFEASIBLE_HINT = "If the site cannot do what the task asks, say so with report_
 infeasible tasks read the same, so the wording gives nothing away."""
 
 _SCROLL = {"down": (0, 1), "up": (0, -1), "right": (1, 0), "left": (-1, 0)}
+
+SCROLL_SETTLE_JS = """() => new Promise((done) => {
+  const positions = () => JSON.stringify([window.scrollX, window.scrollY, ...[...document.all]
+    .filter((e) => e.scrollTop || e.scrollLeft).map((e) => [e.scrollTop, e.scrollLeft])]);
+  let last = null, still = 0, frames = 0;
+  const look = () => {
+    const now = positions();
+    still = now === last ? still + 1 : 0;
+    last = now;
+    if (still >= 3 || ++frames > 120) done(); else requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+})"""
+"""After a wheel turn: resolves once the scroll positions of the page and of its elements
+have stood still for three frames (two seconds at most)."""
 
 
 class WebTask(Task[WebWorld]):

@@ -83,6 +83,10 @@ LAUNCH_ARGS = (
     "--disable-dev-shm-usage",
     "--disable-extensions",
     "--mute-audio",
+    # A wheel turn scrolls at once: smooth scrolling animates it, and what the next look
+    # showed depended on how far the animation had got (a check of one seed saw two replays
+    # of a scroll differ).
+    "--disable-smooth-scrolling",
     # Nothing but the loopback resolves: a page cannot reach another host by name.
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
 )

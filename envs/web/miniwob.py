@@ -230,29 +230,30 @@ class MiniWoBEnv(WebEnv):
     terminates. ``passed`` is ``r > 0``, BrowserGym's and MiniWoB's success. The verdict's
     components carry ``raw_reward`` (``r``) and ``done``.
 
-    **Oracle.** Scripted solvers for 91 tasks, which read the instruction, the page
+    **Oracle.** Scripted solvers for 94 tasks, which read the instruction, the page
     and (where the page keeps the answer to itself) its JavaScript state, and act only through
     the action language; each reaches score 1 on every split. The other tasks declare
     ``metadata["oracle"] = False``. Tasks with an oracle:
 
-    ascending-numbers, choose-date, choose-date-easy, choose-date-medium, choose-date-nodelay,
-    choose-list, click-button, click-button-sequence, click-checkboxes, click-checkboxes-large,
-    click-checkboxes-soft, click-checkboxes-transfer, click-collapsible, click-collapsible-2,
-    click-collapsible-2-nodelay, click-collapsible-nodelay, click-color, click-dialog,
-    click-dialog-2, click-link, click-menu, click-menu-2, click-option, click-shades,
-    click-shape, click-tab, click-tab-2, click-tab-2-easy, click-tab-2-hard, click-tab-2-medium,
-    click-test, click-test-2, click-test-transfer, click-widget, copy-paste, copy-paste-2,
-    count-shape, count-sides, email-inbox, email-inbox-delete, email-inbox-forward,
-    email-inbox-forward-nl, email-inbox-forward-nl-turk, email-inbox-important,
-    email-inbox-nl-turk, email-inbox-noscroll, email-inbox-reply, email-inbox-star-reply,
-    enter-date, enter-password, enter-text, enter-text-2, enter-text-dynamic, enter-time,
-    find-greatest, find-word, focus-text, focus-text-2, form-sequence, form-sequence-2,
-    form-sequence-3, generate-number, grid-coordinate, guess-number, identify-shape, login-user,
-    login-user-popup, multi-layouts, multi-orderings, navigate-tree, number-checkboxes,
-    odd-or-even, read-table, read-table-2, scroll-text, scroll-text-2, search-engine,
-    sign-agreement, simple-algebra, simple-arithmetic, social-media, social-media-all,
-    social-media-some, text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay,
-    use-slider, use-slider-2, use-spinner, visual-addition.
+    ascending-numbers, buy-ticket, choose-date, choose-date-easy, choose-date-medium,
+    choose-date-nodelay, choose-list, click-button, click-button-sequence, click-checkboxes,
+    click-checkboxes-large, click-checkboxes-soft, click-checkboxes-transfer, click-collapsible,
+    click-collapsible-2, click-collapsible-2-nodelay, click-collapsible-nodelay, click-color,
+    click-dialog, click-dialog-2, click-link, click-menu, click-menu-2, click-option,
+    click-shades, click-shape, click-tab, click-tab-2, click-tab-2-easy, click-tab-2-hard,
+    click-tab-2-medium, click-test, click-test-2, click-test-transfer, click-widget, copy-paste,
+    copy-paste-2, count-shape, count-sides, email-inbox, email-inbox-delete,
+    email-inbox-forward, email-inbox-forward-nl, email-inbox-forward-nl-turk,
+    email-inbox-important, email-inbox-nl-turk, email-inbox-noscroll, email-inbox-reply,
+    email-inbox-star-reply, enter-date, enter-password, enter-text, enter-text-2,
+    enter-text-dynamic, enter-time, find-greatest, find-word, focus-text, focus-text-2,
+    form-sequence, form-sequence-2, form-sequence-3, generate-number, grid-coordinate,
+    guess-number, identify-shape, login-user, login-user-popup, multi-layouts, multi-orderings,
+    navigate-tree, number-checkboxes, odd-or-even, phone-book, read-table, read-table-2,
+    scroll-text, scroll-text-2, search-engine, sign-agreement, simple-algebra,
+    simple-arithmetic, social-media, social-media-all, social-media-some, terminal,
+    text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay, use-slider,
+    use-slider-2, use-spinner, visual-addition.
 
     **Not registered** (all 130 pages load and generate seeded episodes headless and offline;
     these cannot be played through the action language, or not reproducibly; the reasons are
@@ -1354,3 +1355,47 @@ def _social_media_all(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 def _social_media_some(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     wanted = int(re.search(r"button on (\d+) post", world.utterance).group(1))
     return _social_media_posts(world, _social_media_action(world), wanted)
+
+
+@oracle("terminal")
+def _terminal(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    extension = re.search(r"extension \.(\S+)", world.utterance)
+    files = world.evaluate("() => currentFiles")
+    if extension is None:  # "a file that has no file extension"
+        target = next(f for f in files if "." not in f)
+    else:
+        target = next(f for f in files if f.endswith("." + extension.group(1)))
+    command = f"rm {target}"
+    if not world.evaluate("() => document.activeElement.id === 'terminal-target'"):
+        return _click_css(world, "#terminal")
+    typed = world.evaluate("() => $('#active-input').text()")
+    if typed == command:
+        return format_action("press", "Enter")
+    if command.startswith(typed):
+        return format_action("type", command[len(typed) :])
+    return format_action("press", "Backspace")
+
+
+@oracle("buy-ticket")
+def _buy_ticket(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    wanted = re.search(r"ticket with the (.+)\.", world.utterance).group(1)
+    field = "data-price" if "cost" in wanted else "data-duration"
+    best = max if wanted.split()[0] in ("longest", "most") else min
+    flights = world.evaluate(
+        """(field) => [...document.querySelectorAll('#area .flight')].map((f) =>
+          [Number(f.querySelector('[' + field + ']').getAttribute(field)),
+           f.querySelector('.buy-ticket').getAttribute('data-agid')])""",
+        field,
+    )
+    return format_action("click", best(flights)[1])
+
+
+@oracle("phone-book")
+def _phone_book(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    name, field = re.search(
+        r"Find (.+) in the contact book and click on their (\w+)", world.utterance
+    ).groups()
+    # One contact a page: page on with ">" until it is theirs.
+    if world.evaluate("() => $('#contact .name').text()") != name:
+        return _click(world.snapshot.find("link", ">"))
+    return _click_css(world, f"#contact a.{field}")

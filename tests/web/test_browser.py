@@ -77,6 +77,17 @@ def test_a_late_request_is_waited_for_not_slept_on(env):
     assert time.perf_counter() - start < LOAD_TIMEOUT_MS / 1000 / 2
 
 
+def test_a_scroll_is_observed_where_it_stopped(env):
+    goto(env, "/testbed/long")
+    env.step(f'hover("{world(env).snapshot.find("text", "Line 0").id}")')
+    env.step('scroll("down", 700)')
+    # The wheel scrolls frames after its event: the step waits until the box stands still.
+    where = "() => document.getElementById('box').scrollTop"
+    assert world(env).evaluate(where) == 700
+    time.sleep(0.3)
+    assert world(env).evaluate(where) == 700
+
+
 @pytest.mark.parametrize(
     ("action", "says"),
     [

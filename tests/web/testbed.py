@@ -55,6 +55,7 @@ class TestbedSite(Site):
             Route("/popup", self.popup),
             Route("/late", self.late),
             Route("/late-data", self.late_data),
+            Route("/long", self.long),
         ]
 
     def form(self, request):
@@ -106,6 +107,10 @@ class TestbedSite(Site):
             ".then(d => { document.getElementById('out').textContent = d.text })\">Load</button>"
             "<span id='out'>empty</span>",
         )
+
+    def long(self, request):
+        lines = "".join(f"<p style='height: 100px'>Line {i}</p>" for i in range(50))
+        return page("Long", f"<div id='box' style='height: 200px; overflow: auto'>{lines}</div>")
 
     async def late_data(self, request):
         await asyncio.sleep(0.3)
