@@ -9,7 +9,15 @@ with create() as box:                      # bwrap when usable, else docker
         print(shell.run("pwd; echo $X").stdout)
 """
 
-from agentgym.sandbox.base import ExecResult, Limits, Mount, Sandbox, SandboxSpec, Session
+from agentgym.sandbox.base import (
+    ExecResult,
+    Limits,
+    Mount,
+    ResourceLimitError,
+    Sandbox,
+    SandboxSpec,
+    Session,
+)
 from agentgym.sandbox.factory import BACKENDS, available_backends, create
 from agentgym.sandbox.pool import SandboxPool
 
@@ -18,6 +26,7 @@ __all__ = [
     "ExecResult",
     "Limits",
     "Mount",
+    "ResourceLimitError",
     "Sandbox",
     "SandboxPool",
     "SandboxSpec",

@@ -34,7 +34,15 @@ from agentgym.errors import (
     UsageError,
 )
 
-__all__ = ["ExecResult", "Limits", "Mount", "Sandbox", "SandboxSpec", "Session"]
+__all__ = [
+    "ExecResult",
+    "Limits",
+    "Mount",
+    "ResourceLimitError",
+    "Sandbox",
+    "SandboxSpec",
+    "Session",
+]
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -43,25 +51,35 @@ GiB = 1 << 30
 MAX_STDIN_BYTES = 256 * MiB
 
 
+class ResourceLimitError(SandboxClosedError):
+    """The sandbox was killed for holding more than ``Limits.memory`` in all (its processes
+    and its files): what its code did, not a failure of the machinery. The command running
+    then returned with ``ExecResult.limit_exceeded`` set; any later call raises this."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of one sandbox. Every limit is on by default; ``None`` turns one off.
 
     Attributes:
         timeout: seconds of wall time a command may run before it is killed (``exec`` default).
-        memory: bytes of address space per process (``RLIMIT_AS``).
+        memory: bytes the whole sandbox may hold: the resident memory of all its processes
+            plus the files in its ``/tmp`` and work dir (bwrap: a watchdog that kills the
+            sandbox, see ``docs/sandbox.md``; docker: the container's cgroup). Each process's
+            address space (``RLIMIT_AS``) is capped at the same number.
         cpu_seconds: CPU seconds per process (``RLIMIT_CPU``); a spinning process is killed.
         processes: processes and threads the sandbox may have at once (``RLIMIT_NPROC`` on the
             sandbox's own uid, so one sandbox's fork bomb does not starve another).
         file_size: bytes one written file may reach (``RLIMIT_FSIZE``).
         open_files: file descriptors per process (``RLIMIT_NOFILE``).
-        disk: bytes the work directory may hold, and ``/tmp`` the same (each a tmpfs).
+        disk: bytes the work directory may hold, and ``/tmp`` the same (each a tmpfs, so
+            memory: what they hold counts toward ``memory`` too).
         output: bytes of stdout and of stderr kept per command; the rest is counted, dropped,
             and the result says ``truncated``.
     """
 
     timeout: float = 60.0
-    memory: int | None = 4 * GiB
+    memory: int | None = 2 * GiB
     cpu_seconds: int | None = 600
     processes: int | None = 256
     file_size: int | None = 256 * MiB
@@ -138,6 +156,9 @@ class ExecResult:
     timed_out: bool
     duration: float
     truncated: bool
+    limit_exceeded: str | None = None
+    """Set when the sandbox was killed during this command for going over a limit of the
+    whole sandbox (``Limits.memory``): what it held, against which limit."""
 
     @property
     def stdout(self) -> str:
@@ -234,6 +255,8 @@ class Sandbox(ABC):
     backend: str
     spec: SandboxSpec
     closed: bool = False
+    limit_exceeded: str | None = None
+    """Why the sandbox was killed for going over ``Limits.memory`` (then it is dead)."""
     own_user: bool = True
     """Commands run as a user of their own (no host process shares it), so killing every
     process of that user inside is safe: False only for the local backend."""
@@ -288,6 +311,10 @@ class Sandbox(ABC):
             self._close()
 
     def _ensure_open(self) -> None:
+        if self.limit_exceeded:
+            raise ResourceLimitError(
+                f"this {self.backend} sandbox was killed: {self.limit_exceeded}"
+            )
         if self.closed:
             raise SandboxClosedError(f"this {self.backend} sandbox is closed; create a new one")
 

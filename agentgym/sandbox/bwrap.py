@@ -3,12 +3,15 @@
 One sandbox is one ``bwrap`` process that builds the namespaces and then idles as their
 keeper: new PID, network (loopback only), IPC, UTS and cgroup namespaces; a root made of the
 host's (or a given rootfs's) ``/usr`` and ``/etc`` read-only; a private ``/tmp`` and a
-writable work directory, each a size-capped tmpfs; all capabilities dropped. Commands enter
-those namespaces with ``nsenter``, drop to the sandbox's own uid with ``setpriv`` (no
-capabilities, ``no_new_privs``, no supplementary groups) and get their rlimits from
-``prlimit``. Closing kills the keeper, which is PID 1 of the sandbox, so the kernel kills
-every process left inside, double-forked daemons included; then any process still under the
-sandbox's uid is killed before the uid goes back to the pool.
+writable work directory, each a size-capped tmpfs; all capabilities dropped; a syscall filter
+(:mod:`agentgym.sandbox.syscalls`). Commands enter those namespaces with ``nsenter`` (started
+from the filtered thread), drop to the sandbox's own uid with ``setpriv`` (no capabilities,
+``no_new_privs``, one supplementary gid per command that a timeout kills by) and get their
+rlimits from ``prlimit``. A watchdog (:mod:`agentgym.sandbox.watchdog`) holds the whole
+sandbox, processes and files, to ``Limits.memory``. Closing kills the keeper, which is PID 1
+of the sandbox, so the kernel kills every process left inside, double-forked daemons
+included; then any process still under the sandbox's uid is killed before the uid goes back
+to the pool.
 
 Why nsenter into a live namespace rather than a new ``bwrap`` per command: files written by
 one command are there for the next (the work dir is the sandbox's, not the host's), background
@@ -31,7 +34,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from agentgym.errors import SandboxError, SandboxUnavailableError
@@ -52,11 +56,21 @@ from agentgym.sandbox.process import (
 )
 from agentgym.sandbox.session import ShellSession
 from agentgym.sandbox.syscalls import filter_problem, filtered_popen, program_fd
-from agentgym.sandbox.uids import UidLease, lease_uid
+from agentgym.sandbox.uids import UidLease, kill_all_of, lease_uid
+from agentgym.sandbox.watchdog import Usage, Watched, unwatch, watch
 
 __all__ = ["BwrapSandbox", "bwrap_problem"]
 
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+# The keeper sets its IPC namespace's SysV limits, then becomes ``sleep``: shared memory
+# segments need no process to stay alive, so they are capped (64 MiB in all, 64 segments)
+# instead of counted, and so are message queues (32 queues of 16 KiB).
+IPC_LIMITS = (
+    "echo 16384 >/proc/sys/kernel/shmall && echo 67108864 >/proc/sys/kernel/shmmax && "
+    "echo 64 >/proc/sys/kernel/shmmni && echo 32 >/proc/sys/kernel/msgmni && "
+    "exec /bin/sleep infinity"
+)
 
 
 @functools.cache
@@ -123,6 +137,8 @@ class BwrapSandbox(Sandbox):
     """A sandbox made with bubblewrap. Create through :func:`agentgym.sandbox.create`."""
 
     backend = "bwrap"
+    syscall_filter = True
+    """False only to measure what the filter costs (``tests/perf/bench_sandbox.py``)."""
 
     def __init__(self, spec: SandboxSpec) -> None:
         problem = bwrap_problem()
@@ -142,17 +158,37 @@ class BwrapSandbox(Sandbox):
             self._lease.release()
             raise
         self._env = self._base_env()
+        self._watched: Watched | None = None
+        if spec.limits.memory is not None:
+            mounts = (f"/proc/{self._pid}/root/tmp", f"/proc/{self._pid}/root{spec.workdir}")
+            self._watched = Watched(self.uid, mounts, spec.limits.memory, self._over_limit)
+            watch(self._watched)
+
+    @property
+    def _popen(self) -> Callable[..., subprocess.Popen[bytes]]:
+        return filtered_popen if self.syscall_filter else subprocess.Popen
+
+    def _over_limit(self, usage: Usage) -> None:
+        """Called by the watchdog's thread: kill everything in the sandbox, say why."""
+        limit = self.spec.limits.memory or 0
+        self.limit_exceeded = (
+            f"memory: the sandbox held {usage.describe()}, over its limit of "
+            f"{limit >> 20} MiB (Limits.memory counts all its processes and files)"
+        )
+        self._keeper.kill()  # PID 1 inside: the kernel kills the rest of the namespace
+        kill_all_of(self.uid)
 
     # ------------------------------------------------------------------ setup
 
     def _start_keeper(self, root: Path) -> tuple[subprocess.Popen[bytes], int]:
         read_info, write_info = os.pipe()
-        seccomp = program_fd()
+        seccomp = program_fd() if self.syscall_filter else os.open(os.devnull, os.O_RDONLY)
         argv = ["bwrap", "--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc"]
         argv += ["--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--new-session"]
-        argv += ["--hostname", "sandbox", "--info-fd", str(write_info), "--seccomp", str(seccomp)]
+        argv += ["--hostname", "sandbox", "--info-fd", str(write_info)]
+        argv += ["--seccomp", str(seccomp)] if self.syscall_filter else []
         argv += self._root_args(root)
-        argv += ["--chdir", self.spec.workdir, "--", "/bin/sleep", "infinity"]
+        argv += ["--chdir", self.spec.workdir, "--", "/bin/sh", "-c", IPC_LIMITS]
         keeper = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -253,8 +289,16 @@ class BwrapSandbox(Sandbox):
             output_cap=output,
             env=merged,
             kill=kill,
-            popen=filtered_popen,
+            popen=self._popen,
         )
+        if self.limit_exceeded:
+            note = f"\n[sandbox killed: {self.limit_exceeded}]\n".encode()
+            return replace(
+                result,
+                stderr_bytes=result.stderr_bytes + note,
+                exit_code=137,
+                limit_exceeded=self.limit_exceeded,
+            )
         if not self.alive():
             raise SandboxError("the sandbox's keeper process died while a command ran")
         return result
@@ -268,13 +312,16 @@ class BwrapSandbox(Sandbox):
             self._env,
             self.spec.limits,
             members=lambda: members(self.uid, group),
-            popen=filtered_popen,
+            popen=self._popen,
+            ensure=self._ensure_open,
         )
 
     def alive(self) -> bool:
         return not self.closed and self._keeper.poll() is None
 
     def _close(self) -> None:
+        if self._watched is not None:
+            unwatch(self._watched)
         self._keeper.kill()  # --die-with-parent takes PID 1 inside, and the kernel the rest
         self._keeper.wait()
         self._lease.release()

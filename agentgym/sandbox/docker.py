@@ -3,8 +3,9 @@
 Each sandbox is a container of ``spec.image`` (default :data:`~agentgym.sandbox.images.
 SANDBOX_IMAGE`, built offline by ``agentgym containers build``) with ``network_mode="none"``,
 a read-only root, a size-capped tmpfs for ``/tmp`` and for the work dir, every capability
-dropped, ``no-new-privileges``, cgroup limits on memory (no swap), processes and CPU, and
-rlimits (``ulimits``) on CPU time, file size, open files and processes. Commands run as an
+dropped, ``no-new-privileges``, the bwrap backend's syscall list as seccomp profile, cgroup
+limits on memory (no swap, tmpfs pages included), processes and CPU, and rlimits
+(``ulimits``) on CPU time, file size, open files and processes. Commands run as an
 unprivileged uid leased from :mod:`agentgym.sandbox.uids`, one per live sandbox, exactly as
 under bwrap: the process limit is per sandbox, and from the host the sandbox's processes are
 the processes of that uid (``processes_of(box.uid)``).
@@ -19,10 +20,11 @@ Why commands go through ``docker exec -i`` (the CLI) driven by :func:`run_proces
 SDK's exec socket: the CLI path was measured as fast as the SDK's (about 0.1 s, nearly all of
 it runc's own exec), the SDK reports the exec's host pid only after the process has often
 already exited, and ``run_process`` already gives capped output, stdin of any size without
-deadlock and a timeout that kills. Timeouts really kill, SWE-bench's way twice over: every
-command carries an ``AGENTGYM_EXEC`` marker in its environment; on timeout the host finds the
-exec's processes by that marker (they are host processes of the sandbox's uid) and SIGKILLs
-them and all their descendants, then the CLI. When the host cannot see the daemon's processes
+deadlock and a timeout that kills. Timeouts really kill: every command runs with a primary
+gid of its own (``docker exec -u uid:gid``), which a process without capabilities cannot
+leave (``env -i`` and ``setsid`` do not help); on timeout the host finds the exec's processes
+by that gid (they are host processes of the sandbox's uid) and SIGKILLs them and all their
+descendants, then the CLI. When the host cannot see the daemon's processes
 (a remote ``DOCKER_HOST``), the command runs under ``timeout -s KILL`` (a second later) inside
 instead; not otherwise, as that ``timeout`` would be a same-uid parent the command could
 ptrace or signal.

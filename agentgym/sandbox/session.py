@@ -4,10 +4,12 @@ Why: a fresh ``exec`` builds a process tree (tens of milliseconds under bwrap, h
 docker); an agent that runs many small commands wants state (``cd``, ``export``, a server
 started with ``&``) kept and each command to cost a few milliseconds.
 
-The protocol, per command, on the shell's stdin::
+The protocol, per command, is one line on the shell's stdin (bash; ``sh`` has no guard)::
 
-    eval '<the command, single-quoted>' </dev/null      # or < a file holding its stdin
-    printf '\\n<nonce> %d\\n' $? ; printf '\\n<nonce>\\n' >&2
+    POSIXLY_CORRECT=y; <guard>; \\set +xv; \\unset -f -- eval printf builtin ...;
+    \\unset POSIXLY_CORRECT; \\eval -- '<the command, single-quoted>' </dev/null;
+    __agentgym_rc_<nonce>=$?; POSIXLY_CORRECT=y; <guard>; \\set +xv; \\unset -f -- ...;
+    \\builtin printf '\\n%s %d\\n' <nonce> "$__agentgym_rc_<nonce>"; ... >&2
 
 * The command travels as one single-quoted word (nothing inside is interpreted) and runs
   through ``eval``: an unbalanced quote or a heredoc without its end is a syntax error of that
@@ -15,9 +17,18 @@ The protocol, per command, on the shell's stdin::
 * Its stdin is ``/dev/null`` (or a file holding the caller's stdin), never the protocol stream.
 * The end of its output is found by a random nonce per command, on stdout (with the exit code)
   and on stderr; a command cannot print the nonce before it exists.
-* On timeout the command's processes (the shell's descendants) are killed and the shell
-  reports exit code 137 and goes on; if the command ends the shell (``exit``), the result says
-  so and the next command starts a new shell (state is lost, and ``restarts`` counts it).
+* The result cannot be forged by an earlier command that redefined what the protocol runs:
+  POSIX mode comes back by assignment (no command a function could shadow) and the guard
+  checks it through the read-only ``SHELLOPTS`` (else a fatal expansion error: the shell or the
+  line ends, the result is an ended shell or a timeout, never a forged code); in POSIX mode
+  ``unset`` is a special builtin no function can shadow, so the protocol's words are unset as
+  functions before they run; a backslash keeps aliases off; ``set +xv`` stops a ``PS4`` hook
+  before the nonce appears; bash starts with ``enable -n trap enable`` (no DEBUG trap, no
+  builtin disabled or re-enabled). ``docs/sandbox.md`` says what this does not cover.
+* On timeout the command's processes (the shell's descendants, and every process carrying the
+  session's gid: detached ones too) are killed and the shell reports exit code 137 and goes
+  on; if the command ends the shell (``exit``), the result says so and the next command starts
+  a new shell (state is lost, and ``restarts`` counts it).
 """
 
 from __future__ import annotations
@@ -60,8 +71,9 @@ class ShellSession(Session):
         cwd: str | None = None,
         members: Callable[[], list[int]] | None = None,
         popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen,
+        ensure: Callable[[], None] | None = None,
     ) -> None:
-        self._members, self._popen = members, popen
+        self._members, self._popen, self._ensure = members, popen, ensure
         self._argv, self._env, self._limits, self._cwd = list(argv), dict(env), limits, cwd
         self._shell: subprocess.Popen[bytes] | None = None
         self._bash = os.path.basename(self._argv[-1]) == "bash"
@@ -95,6 +107,8 @@ class ShellSession(Session):
             )
         if not isinstance(command, str):
             raise TypeError(f"a session command is a str, got {type(command).__name__}")
+        if self._ensure is not None:
+            self._ensure()  # the sandbox is still there (not closed, not killed)
         timeout = check_timeout(timeout if timeout is not None else self._limits.timeout)
         data = as_stdin(stdin)
         if self._shell is None or self._shell.poll() is not None:

@@ -9,7 +9,11 @@ which the variants alternate:
 * sandbox creation + close per backend;
 * pool hand-out (``acquire`` of a ready sandbox) vs creating one;
 * with ``--backend docker``: a docker ``exec`` vs a bwrap session command (the cost of a
-  container's fresh process tree against the fastest path we have).
+  container's fresh process tree against the fastest path we have);
+* with ``--backend bwrap``: fresh ``exec``, session command and create + close without and
+  with the syscall filter and the memory watchdog (issue 16), all four variants alternating in
+  each round, and the ratios of each against the variant with neither (goal: the filter adds
+  <= 10 % to a fresh exec; a session command stays >= 5x faster than a fresh exec).
 
     python tests/perf/bench_sandbox.py [--rounds N] [--backend bwrap|docker]
 
@@ -28,6 +32,13 @@ import time
 from collections.abc import Callable, Iterator
 
 from agentgym.sandbox import SandboxPool, SandboxSpec, create
+from agentgym.sandbox.bwrap import BwrapSandbox
+
+
+class UnfilteredSandbox(BwrapSandbox):
+    """bwrap without the syscall filter: only to measure what the filter costs."""
+
+    syscall_filter = False
 
 
 def seconds(call: Callable[[], object], repeat: int) -> float:
@@ -68,6 +79,7 @@ def main() -> None:
             run(args)
     else:
         run(args)
+        hardening(args)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -127,3 +139,38 @@ def run(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def hardening(args: argparse.Namespace) -> None:
+    """What the syscall filter and the memory watchdog cost, side by side in one run."""
+    accounted, unaccounted = SandboxSpec(), SandboxSpec().with_limits(memory=None)
+    variants = {
+        "neither": (UnfilteredSandbox, unaccounted),
+        "filter": (BwrapSandbox, unaccounted),
+        "watchdog": (UnfilteredSandbox, accounted),
+        "both": (BwrapSandbox, accounted),
+    }
+    boxes = {name: kind(spec) for name, (kind, spec) in variants.items()}
+    shells = {name: box.session() for name, box in boxes.items()}
+    rows: dict[str, list[float]] = {}
+    for _ in range(args.rounds):
+        for name, (kind, spec) in variants.items():
+            box, shell = boxes[name], shells[name]
+            fresh = seconds(lambda: box.exec(["true"]), args.repeat)  # noqa: B023
+            session = seconds(lambda: shell.run("true"), args.repeat)  # noqa: B023
+            made = seconds(lambda: kind(spec).close(), 5)  # noqa: B023
+            rows.setdefault(f"{name}: fresh exec (ms)", []).append(fresh * 1e3)
+            rows.setdefault(f"{name}: session command (ms)", []).append(session * 1e3)
+            rows.setdefault(f"{name}: create + close (ms)", []).append(made * 1e3)
+            rows.setdefault(f"{name}: exec / session", []).append(fresh / session)
+    for name in variants:
+        shells[name].close()
+        boxes[name].close()
+    medians = {name: statistics.median(values) for name, values in rows.items()}
+    print(f"hardening (bwrap), median of {args.rounds} rounds, variants alternating")
+    for name, value in medians.items():
+        print(f"  {name:<34} {value:10.3f}")
+    for name in ("filter", "watchdog", "both"):
+        for what in ("fresh exec", "session command", "create + close"):
+            ratio = medians[f"{name}: {what} (ms)"] / medians[f"neither: {what} (ms)"]
+            print(f"  {name} / neither, {what:<17} {ratio:10.3f}")

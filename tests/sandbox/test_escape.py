@@ -7,7 +7,9 @@ attack did not reach the host or another sandbox, and (where it spawns processes
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shlex
 import socket
 import subprocess
 import threading
@@ -18,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from agentgym.errors import SandboxFileNotFoundError
-from agentgym.sandbox.uids import processes_of
+from agentgym.sandbox.process import is_running
+from agentgym.sandbox.uids import holds_keys, processes_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -280,3 +283,286 @@ def test_dotdot_paths_stay_inside_the_sandbox(box, tmp_path):
     (source / "inner").symlink_to("/etc")
     box.put_dir(source, "copied")
     assert box.exec("readlink copied/inner").stdout == "/etc\n"  # a link inside, harmless
+
+
+# ----------------------------------------------------------------------------- issue 16
+
+
+def held_bytes(box) -> int:
+    """What the sandbox holds now, seen from the host: its processes' private and shared
+    resident memory, the memory files (memfd) they hold, and what its /tmp and work dir hold
+    (0 once it is dead)."""
+    total = 0
+    for pid in processes_of(box.uid):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith(("RssAnon:", "RssShmem:")):
+                total += int(line.split()[1]) * 1024
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                if os.readlink(fd).startswith("/memfd:"):
+                    total += fd.stat().st_blocks * 512
+    if box.alive():
+        df = box.exec("df -B1 --output=used /tmp /work | tail -n +2", timeout=10).stdout.split()
+        total += sum(int(used) for used in df)
+    return total
+
+
+HOLD_MEMORY = (
+    "import time; b = bytearray(400 << 20); b[::4096] = b'x' * len(b[::4096]); time.sleep(60)"
+)
+HOLD_MEMFD = (  # written, never mapped: in no process's RSS
+    "import os, time; fd = os.memfd_create('m'); "
+    "[os.write(fd, b'x' * (1 << 20)) for _ in range(300)]; time.sleep(60)"
+)
+
+
+def test_a_sandbox_cannot_hold_more_memory_than_its_limit_by_any_mix(backend):
+    from agentgym.sandbox import Limits, SandboxSpec, create
+
+    limits = Limits(timeout=30, memory=1 << 30, disk=1 << 30, file_size=1 << 30)
+    box = create(SandboxSpec(limits=limits), backend=backend)
+    try:  # 2 x 400 MiB of processes, a 300 MiB memfd, 500 MiB of files: 1.6 GiB
+        for code in (HOLD_MEMORY, HOLD_MEMORY, HOLD_MEMFD):
+            box.exec(f"python -c {shlex.quote(code)} >/dev/null 2>&1 &", timeout=10)
+        box.exec("head -c 500M /dev/zero > /tmp/fill", timeout=20)
+        peak = 0
+        for _ in range(30):
+            time.sleep(0.2)
+            peak = max(peak, held_bytes(box))
+        assert peak < 1.5 * (1 << 30), f"the sandbox held {peak >> 20} MiB"
+    finally:
+        box.close()
+    assert left_behind(box) == []
+
+
+@pytest.mark.parametrize("backend", ["bwrap"], indirect=True)  # docker: its cgroup's OOM kill
+def test_the_sandbox_over_its_memory_limit_is_killed_with_a_typed_error(backend):
+    from agentgym.sandbox import Limits, ResourceLimitError, SandboxSpec, create
+
+    limits = Limits(timeout=30, memory=256 << 20, disk=1 << 30, file_size=1 << 30)
+    with create(SandboxSpec(limits=limits), backend="bwrap") as box:
+        result = box.exec("head -c 300M /dev/zero > /tmp/fill; sleep 5", timeout=20)
+        assert result.exit_code == 137 and "memory" in (result.limit_exceeded or "")
+        assert not box.alive()
+        with pytest.raises(ResourceLimitError, match="memory"):
+            box.exec("true")
+        assert left_behind(box) == []
+
+
+SECRET_WRITER = r"""
+import ctypes, os, socket, time
+libc = ctypes.CDLL(None, use_errno=True)
+secret = b"TOPSECRET-%s"
+for ring in (-4, -3, -5):  # the user, session and user-session keyrings
+    libc.syscall(248, b"user", b"agentgym-secret", secret, len(secret), ring)  # add_key
+open("/tmp/agentgym-secret", "wb").write(secret)
+try:
+    open("/dev/shm/agentgym-secret", "wb").write(secret)
+except OSError:
+    pass
+libc.shmat.restype = ctypes.c_void_p
+shm = libc.shmget(0x5EC12E7, 4096, 0o1666)  # IPC_CREAT | 0666
+if shm >= 0:
+    ctypes.memmove(libc.shmat(shm, None, 0), secret, len(secret))
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(b"\0agentgym-secret")
+server.listen()
+print("ready", flush=True)
+while True:
+    conn, _ = server.accept()
+    conn.sendall(secret)
+    conn.close()
+"""
+
+SECRET_READER = r"""
+import ctypes, socket
+libc = ctypes.CDLL(None, use_errno=True)
+found = []
+for ring in (-4, -3, -5):
+    key = libc.syscall(250, 10, ring, b"user", b"agentgym-secret", 0)  # KEYCTL_SEARCH
+    if key >= 0:
+        buf = ctypes.create_string_buffer(256)
+        libc.syscall(250, 11, key, buf, 256)  # KEYCTL_READ
+        found.append(buf.value)
+for path in ("/tmp/agentgym-secret", "/dev/shm/agentgym-secret"):
+    try:
+        found.append(open(path, "rb").read())
+    except OSError:
+        pass
+libc.shmat.restype = ctypes.c_void_p
+shm = libc.shmget(0x5EC12E7, 0, 0)
+if shm >= 0:
+    found.append(ctypes.string_at(libc.shmat(shm, None, 0), 32))
+try:
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(b"\0agentgym-secret")
+    found.append(client.recv(64))
+except OSError:
+    pass
+print(found)
+"""
+
+
+def test_no_state_crosses_sandboxes(backend, spec):
+    from agentgym.sandbox import create
+
+    token = uuid.uuid4().hex
+    writer = create(spec, backend=backend)
+    with writer.session() as shell:
+        shell.run(f"python -c {shlex.quote(SECRET_WRITER % token)} >/tmp/w.log 2>&1 &")
+        for _ in range(100):
+            if "ready" in writer.exec("cat /tmp/w.log").stdout:
+                break
+            time.sleep(0.05)
+        assert "ready" in writer.exec("cat /tmp/w.log").stdout, writer.exec("cat /tmp/w.log")
+        neighbour = create(spec, backend=backend)  # at the same time
+        try:
+            assert token not in python(neighbour, SECRET_READER).stdout
+        finally:
+            neighbour.close()
+    writer.close()
+    later = create(spec, backend=backend)  # after: the freed uid, unless it kept keys
+    try:
+        assert later.uid == writer.uid or holds_keys(writer.uid)
+        result = python(later, SECRET_READER)
+        assert result.ok and token not in result.stdout, result
+    finally:
+        later.close()
+
+
+SYSCALLS = {  # name: (x86_64 number, arguments)
+    "keyctl": (250, (0, -3, 0, 0, 0)),  # KEYCTL_GET_KEYRING_ID of the session keyring
+    "add_key": (248, (b"user", b"k", b"v", 1, -3)),
+    "request_key": (249, (b"user", b"k", 0, 0, 0)),
+    "io_uring_setup": (425, (1, 0, 0, 0, 0)),
+    "unshare(CLONE_NEWUSER)": (272, (0x10000000, 0, 0, 0, 0)),
+    "mount": (165, (b"none", b"/tmp", b"tmpfs", 0, 0)),
+    "bpf": (321, (0, 0, 0, 0, 0)),
+    "perf_event_open": (298, (0, 0, -1, -1, 0)),
+    "kexec_load": (246, (0, 0, 0, 0, 0)),
+    "userfaultfd": (323, (0, 0, 0, 0, 0)),
+}
+
+
+def test_the_syscall_filter_denies_what_dockers_profile_denies(box):
+    code = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        f"for name, (number, args) in {SYSCALLS!r}.items():\n"
+        "    r = libc.syscall(number, *args)\n"
+        "    print(name, r, os.strerror(ctypes.get_errno()) if r < 0 else '')\n"
+        "r = libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)  # clone(CLONE_NEWUSER)\n"
+        "if r == 0:\n"
+        "    os._exit(0)\n"
+        "print('clone(CLONE_NEWUSER)', r, os.strerror(ctypes.get_errno()) if r < 0 else '')\n"
+    )
+    result = python(box, code)
+    lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
+    assert len(lines) == len(SYSCALLS) + 1, result
+    for name, outcome in lines.items():
+        assert outcome.startswith("-1 "), f"{name} was allowed: {outcome}"
+    for name in ("keyctl", "add_key", "request_key", "io_uring_setup", "unshare(CLONE_NEWUSER)"):
+        assert "Operation not permitted" in lines[name] or "not implemented" in lines[name], (
+            name,
+            lines[name],
+        )
+    assert not box.exec("unshare --user --map-root-user true").ok
+    assert "Seccomp:\t2" in box.exec("cat /proc/self/status").stdout
+
+
+DETACHING = {
+    "setsid": "setsid sleep 1000 & sleep 1000",
+    "double fork": "(sleep 1000 &); sleep 1000",
+    "env -i": "env -i /bin/sh -c 'setsid sleep 1000 &'; sleep 1000",
+}
+
+
+def running(box) -> set[int]:
+    """Processes of the sandbox that run (an exited one its init has not reaped yet is not)."""
+    return {pid for pid in processes_of(box.uid) if is_running(pid)}
+
+
+@pytest.mark.parametrize("how", DETACHING)
+def test_a_timeout_kills_detached_processes_too(box, how):
+    before = running(box)
+    result = box.exec(DETACHING[how], timeout=1.5)
+    assert result.timed_out
+    time.sleep(0.2)
+    assert running(box) <= before, box.exec("ps -eo pid,pgid,sid,args").stdout
+    with box.session() as shell:
+        assert shell.run(DETACHING[how], timeout=1.5).timed_out
+        time.sleep(0.2)
+        survivors = running(box) - before
+        assert len(survivors) == 1  # the session's shell, nothing it started
+        assert shell.run("echo alive").stdout == "alive\n"
+
+
+# Every word the session protocol runs, and the shell machinery a command could use to hook it.
+PROTOCOL_WORDS = [
+    *("eval", "printf", "builtin", "command", "unset", "set", "base64", "rm", "exit", "echo"),
+    *("shopt", "declare", "export", "readonly", "local", "read", "trap", "enable", "source"),
+    "command_not_found_handle",
+]
+
+
+def test_session_results_cannot_be_forged_by_redefining_the_shell(box):
+    functions = "; ".join(f"{word}() {{ return 0; }}" for word in PROTOCOL_WORDS)
+    aliases = "; ".join(f"alias {word}=true" for word in PROTOCOL_WORDS)
+    poisons = [
+        f"set +o posix; {functions}",
+        f"shopt -s expand_aliases; {aliases}",
+        "readonly POSIXLY_CORRECT=; set +o posix; printf() { builtin printf '\\n%s 0\\n' $2; }",
+        "PS4='$(echo forged >&2)'; set -x",
+        "trap 'return 0' DEBUG; shopt -s extdebug",
+        "enable -n printf builtin",
+    ]
+    for poison in poisons:
+        with box.session() as shell:
+            shell.run(poison, timeout=3)
+            result = shell.run("sh -c 'exit 3'", timeout=3)
+            assert result.exit_code != 0, (poison, result)  # 3, or the shell ended / timed out
+            if not result.timed_out and shell.restarts == 0:
+                assert result.exit_code == 3, (poison, result)
+
+
+# ----------------------------------------------------------------------------- file transfer
+
+
+def test_get_dir_and_put_dir_keep_hard_links(box, tmp_path):
+    box.exec("mkdir -p d/sub && echo shared > d/a && ln d/a d/sub/b && mkfifo d/pipe")
+    skipped = box.get_dir("d", tmp_path / "out")
+    a, b = tmp_path / "out" / "a", tmp_path / "out" / "sub" / "b"
+    assert a.read_text() == b.read_text() == "shared\n"
+    assert a.stat().st_ino == b.stat().st_ino  # still one file
+    assert skipped == ["pipe"]  # what could not be copied is reported
+    box.put_dir(tmp_path / "out", "back")
+    inodes = box.exec("stat -c %i back/a back/sub/b").stdout.split()
+    assert len(inodes) == 2 and inodes[0] == inodes[1]
+
+
+def test_mountinfo_shows_only_the_documented_host_paths(box):
+    from agentgym.sandbox.bwrap import python_binds
+
+    mountinfo = box.exec("cat /proc/self/mountinfo").stdout
+    roots = {line.split()[3] for line in mountinfo.splitlines()}
+    if box.backend == "bwrap":
+        allowed = {"/", "/usr", "/etc"} | {host for host, _ in python_binds()}
+        allowed |= {f"/{name}" for name in ("null", "zero", "full", "random", "urandom", "tty")}
+        assert roots <= allowed | {"/irq", "/bus", "/newroot"}, roots - allowed
+    else:  # docker: its overlay layers and the files it binds sit in its data root
+        from agentgym.sandbox.docker import docker_client
+
+        mountinfo = mountinfo.replace(docker_client().info()["DockerRootDir"], "")
+    assert str(REPO) not in mountinfo.replace(f"{REPO}/.venv", "")
+    assert "/root/" not in mountinfo.replace(sys_prefix_base(), "")
+
+
+def sys_prefix_base() -> str:
+    import sys
+
+    return os.path.realpath(sys.base_prefix)
