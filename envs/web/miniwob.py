@@ -230,7 +230,7 @@ class MiniWoBEnv(WebEnv):
     terminates. ``passed`` is ``r > 0``, BrowserGym's and MiniWoB's success. The verdict's
     components carry ``raw_reward`` (``r``) and ``done``.
 
-    **Oracle.** Scripted solvers for 94 tasks, which read the instruction, the page
+    **Oracle.** Scripted solvers for 96 tasks, which read the instruction, the page
     and (where the page keeps the answer to itself) its JavaScript state, and act only through
     the action language; each reaches score 1 on every split. The other tasks declare
     ``metadata["oracle"] = False``. Tasks with an oracle:
@@ -252,8 +252,8 @@ class MiniWoBEnv(WebEnv):
     navigate-tree, number-checkboxes, odd-or-even, phone-book, read-table, read-table-2,
     scroll-text, scroll-text-2, search-engine, sign-agreement, simple-algebra,
     simple-arithmetic, social-media, social-media-all, social-media-some, terminal,
-    text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay, use-slider,
-    use-slider-2, use-spinner, visual-addition.
+    text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay, use-colorwheel,
+    use-colorwheel-2, use-slider, use-slider-2, use-spinner, visual-addition.
 
     **Not registered** (all 130 pages load and generate seeded episodes headless and offline;
     these cannot be played through the action language, or not reproducibly; the reasons are
@@ -1399,3 +1399,21 @@ def _phone_book(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     if world.evaluate("() => $('#contact .name').text()") != name:
         return _click(world.snapshot.find("link", ">"))
     return _click_css(world, f"#contact a.{field}")
+
+
+@oracle("use-colorwheel", "use-colorwheel-2")
+def _use_colorwheel(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    # The picker's field takes the colour as hex text too.
+    wanted = world.evaluate(
+        """() => { const shown = document.querySelector('#query .cc');
+          if (!shown) return ui_utils.colorNameToHex(
+            document.getElementById('query').textContent.match(/Select (\\S+) with/)[1]);
+          const [r, g, b] = getComputedStyle(shown).backgroundColor.match(/\\d+/g).map(Number);
+          return '#' + [r, g, b].map((v) => v.toString(16).padStart(2, '0')).join(''); }"""
+    )
+    box = _agid(world, "#col")
+    if (world.snapshot.get(box).value or "").lower() != wanted.lstrip("#").lower():
+        return format_action("fill", box, wanted.lstrip("#").upper())
+    if world.evaluate("() => document.activeElement.id === 'col'"):
+        return format_action("press", "Tab")  # leaving the field closes the picker
+    return _click_css(world, "#subbtn")
