@@ -513,7 +513,12 @@ PROTOCOL_WORDS = [
 def test_session_results_cannot_be_forged_by_redefining_the_shell(box):
     functions = "; ".join(f"{word}() {{ return 0; }}" for word in PROTOCOL_WORDS)
     aliases = "; ".join(f"alias {word}=true" for word in PROTOCOL_WORDS)
+    forge = 'if (($# > 1)); then set -- "${@:1:$#-1}" 0; fi'  # report the last argument as 0
     poisons = [
+        f'printf() {{ {forge}; command builtin printf "$@"; }}',
+        f'builtin() {{ {forge}; command builtin "$@"; }}',
+        f'forge() {{ {forge}; command builtin printf "$@"; }}; shopt -s expand_aliases; '
+        "alias printf=forge builtin=forge",
         f"set +o posix; {functions}",
         f"shopt -s expand_aliases; {aliases}",
         "readonly POSIXLY_CORRECT=; set +o posix; printf() { builtin printf '\\n%s 0\\n' $2; }",
