@@ -420,34 +420,45 @@ class Progress:
         )
 
 
+BARELY_VALID = 0.95
+"""The share of invalid actions (with no episode passed) past which an iteration is warned
+about as having almost no learning signal."""
+
+
 def signal_warning(rollouts: Rollouts, metrics: dict[str, float]) -> str | None:
     """Why an iteration taught the policy nothing, or None when it had something to learn.
 
     A policy-gradient update learns only from differences: when every group's episodes tie
     (every episode failed alike, typically), every advantage is 0 and the loss has no
     gradient; an expert-iteration update with no episode kept has no data. Such an
-    iteration still costs its full time, so it is said out loud with the likely cause.
+    iteration still costs its full time, so it is said out loud with the likely cause. So
+    is an iteration where no episode passed and almost every action (``BARELY_VALID``) was
+    one the env rejected: the few accidents that differ are too little to learn from.
     """
     samples = metrics.get("train/samples")
-    spread = metrics.get("train/advantage_std")
-    if samples is None or (samples > 0 and (spread is None or spread > 0)):
+    if samples is None:
         return None
+    spread = metrics.get("train/advantage_std")
     records = rollouts.records
     steps = [step for record in records for step in record.steps]
     invalid = sum(1 for step in steps if step.info.get("invalid_action"))
     passed = sum(1 for r in records if r.verdict is not None and r.verdict.passed)
     seen = f"{passed}/{len(records)} episodes passed, {invalid}/{len(steps)} actions were invalid"
     if samples == 0:
-        what = "no step sample to train on (no episode was kept)"
+        what = "no learning signal: no step sample to train on (no episode was kept)"
+    elif spread is not None and spread == 0:
+        what = "no learning signal: every advantage is 0 (in every group all episodes tied)"
+    elif passed == 0 and steps and invalid >= BARELY_VALID * len(steps):
+        what = "almost no learning signal: nearly every action was invalid"
     else:
-        what = "every advantage is 0: in every group all episodes had the same return"
+        return None
     hint = (
-        "the policy cannot yet write an action the env accepts: start from a format warm "
+        "the policy can barely write an action the env accepts: start from a format warm "
         "start (docs/baselines.md, Usage)"
-        if steps and invalid == len(steps)
+        if steps and invalid >= BARELY_VALID * len(steps)
         else "try an easier task, larger groups or a warm start (docs/baselines.md, Usage)"
     )
-    return f"no learning signal: {what} ({seen}), so this update learned nothing; {hint}"
+    return f"{what} ({seen}); {hint}"
 
 
 def rollout_metrics(rollouts: Rollouts) -> dict[str, float]:

@@ -29,7 +29,7 @@ import torch
 from agentgym.agents import PromptConfig, SharedBackendFactory
 from agentgym.baselines.common import Run, Session, TrainArgs, minibatches, optimizer_step, setup
 from agentgym.baselines.losses import aggregate
-from agentgym.baselines.rollouts import DemoAgent, Rollouts, counter, keep_finished
+from agentgym.baselines.rollouts import DemoAgent, Rollouts, keep_finished, play_counted
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch
 from agentgym.errors import UsageError
 from agentgym.eval.engine import run_episodes
@@ -68,14 +68,15 @@ def demonstrations(args: Args, session: Session, iteration: int) -> Rollouts:
     )
     started = time.monotonic()
     session.progress.start(iteration)
-    play = run_episodes(
-        plans,
-        factory,
-        factory.name,
-        num_envs=args.num_envs,
-        on_record=counter(session.progress, len(plans)),
+    records = asyncio.run(
+        play_counted(
+            lambda on_record: run_episodes(
+                plans, factory, factory.name, num_envs=args.num_envs, on_record=on_record
+            ),
+            session.progress,
+            len(plans),
+        )
     )
-    records = asyncio.run(play)
     return keep_finished(records, groups, time.monotonic() - started)
 
 

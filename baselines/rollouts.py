@@ -24,8 +24,9 @@ and machines.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,10 +47,10 @@ __all__ = [
     "LocalRollouts",
     "Rollouts",
     "VLLMRollouts",
-    "counter",
     "keep_finished",
     "make_rollouts",
     "plan_groups",
+    "play_counted",
 ]
 
 
@@ -121,20 +122,44 @@ class Rollouts:
         )
 
 
-def counter(
-    progress: Callable[[str, int, int], None] | None, total: int
-) -> Callable[[EpisodeRecord, EpisodePlan], None] | None:
-    """An engine ``on_record`` hook that reports each finished episode to ``progress``."""
+class EpisodeCounter:
+    """Counts a collection's finished episodes for ``progress`` (an engine ``on_record``
+    hook), and while :meth:`beat` runs reports the count every second even when none
+    finished (the episodes of a collection tend to finish together, at its end); the
+    progress printer decides which reports it prints."""
+
+    def __init__(self, progress: Callable[[str, int, int], None], total: int) -> None:
+        self.progress = progress
+        self.total = total
+        self.done = 0
+
+    def __call__(self, _record: EpisodeRecord, _plan: EpisodePlan) -> None:
+        self.done += 1
+        self.progress("episodes", self.done, self.total)
+
+    async def beat(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            self.progress("episodes", self.done, self.total)
+
+
+async def play_counted(
+    play: Callable[[EpisodeCounter | None], Awaitable[list[EpisodeRecord]]],
+    progress: Callable[[str, int, int], None] | None,
+    total: int,
+) -> list[EpisodeRecord]:
+    """``play(on_record)``, with ``progress`` told of the episodes as they finish and every
+    second while they run (no counting when ``progress`` is None)."""
     if progress is None:
-        return None
-    done = 0
-
-    def finished(_record: EpisodeRecord, _plan: EpisodePlan) -> None:
-        nonlocal done
-        done += 1
-        progress("episodes", done, total)
-
-    return finished
+        return await play(None)
+    counter = EpisodeCounter(progress, total)
+    heartbeat = asyncio.ensure_future(counter.beat())
+    try:
+        return await play(counter)
+    finally:
+        heartbeat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await heartbeat
 
 
 def keep_finished(records: list[EpisodeRecord], groups: list[str], seconds: float) -> Rollouts:
@@ -180,15 +205,18 @@ class EngineRollouts:
         return asyncio.run(play)
 
     async def _play(self, plans: list[EpisodePlan]) -> list[EpisodeRecord]:
-        return await run_episodes(
-            plans,
-            self.factory,
-            self.factory.name,
-            num_envs=self.num_envs,
-            limits=self.limits,
-            sampling=self.sampling,
-            on_record=counter(self.progress, len(plans)),
-        )
+        def play(on_record: EpisodeCounter | None) -> Awaitable[list[EpisodeRecord]]:
+            return run_episodes(
+                plans,
+                self.factory,
+                self.factory.name,
+                num_envs=self.num_envs,
+                limits=self.limits,
+                sampling=self.sampling,
+                on_record=on_record,
+            )
+
+        return await play_counted(play, self.progress, len(plans))
 
     def weights_changed(self) -> None:
         """The policy was updated: the source must sample from the new weights."""

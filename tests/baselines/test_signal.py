@@ -20,13 +20,23 @@ def test_tied_groups_are_no_signal_and_the_warning_names_the_likely_cause():
     rollouts = Rollouts([_record(True, True), _record(True, True)], ["g", "g"])
     warning = signal_warning(rollouts, {"train/samples": 4, "train/advantage_std": 0.0})
     assert warning is not None
-    assert "every advantage is 0" in warning
+    assert warning.startswith("no learning signal: every advantage is 0")
     assert "0/2 episodes passed, 4/4 actions were invalid" in warning
     assert "format warm start" in warning  # nothing the env can read: the likely cause
 
 
+def test_an_accident_or_two_among_invalid_actions_is_warned_about_too():
+    # the untrained tiny model: 1 readable move in 320, no episode passes
+    records = [_record(*([True] * 10)) for _ in range(31)] + [_record(*([True] * 9), False)]
+    rollouts = Rollouts(records, ["g"] * 32)
+    warning = signal_warning(rollouts, {"train/samples": 320, "train/advantage_std": 0.18})
+    assert warning is not None
+    assert warning.startswith("almost no learning signal: nearly every action was invalid")
+    assert "0/32 episodes passed, 319/320 actions were invalid" in warning
+
+
 def test_an_update_with_spread_or_without_advantages_is_not_warned_about():
-    rollouts = Rollouts([_record(False)], ["g"])
+    rollouts = Rollouts([_record(False), _record(True, False)], ["g", "g"])
     assert signal_warning(rollouts, {"train/samples": 4, "train/advantage_std": 0.3}) is None
     # expert iteration: no advantages, but samples to imitate
     assert signal_warning(rollouts, {"train/samples": 4}) is None
@@ -55,7 +65,7 @@ def test_a_random_policy_trains_on_nothing_and_the_trainer_says_so(tmp_path, cap
     args.max_steps = 2
     run = grpo.train(args)
     out = capsys.readouterr().out
-    assert "[grpo] iter 0: warning: no learning signal: every advantage is 0" in out
+    assert "[grpo] iter 0: warning: no learning signal: every advantage is 0" in out, out
     assert run.metrics()[0]["train/advantage_std"] == 0.0
 
 
