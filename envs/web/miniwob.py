@@ -230,30 +230,31 @@ class MiniWoBEnv(WebEnv):
     terminates. ``passed`` is ``r > 0``, BrowserGym's and MiniWoB's success. The verdict's
     components carry ``raw_reward`` (``r``) and ``done``.
 
-    **Oracle.** Scripted solvers for 96 tasks, which read the instruction, the page
+    **Oracle.** Scripted solvers for 99 tasks, which read the instruction, the page
     and (where the page keeps the answer to itself) its JavaScript state, and act only through
     the action language; each reaches score 1 on every split. The other tasks declare
     ``metadata["oracle"] = False``. Tasks with an oracle:
 
-    ascending-numbers, buy-ticket, choose-date, choose-date-easy, choose-date-medium,
-    choose-date-nodelay, choose-list, click-button, click-button-sequence, click-checkboxes,
-    click-checkboxes-large, click-checkboxes-soft, click-checkboxes-transfer, click-collapsible,
-    click-collapsible-2, click-collapsible-2-nodelay, click-collapsible-nodelay, click-color,
-    click-dialog, click-dialog-2, click-link, click-menu, click-menu-2, click-option,
-    click-shades, click-shape, click-tab, click-tab-2, click-tab-2-easy, click-tab-2-hard,
-    click-tab-2-medium, click-test, click-test-2, click-test-transfer, click-widget, copy-paste,
-    copy-paste-2, count-shape, count-sides, email-inbox, email-inbox-delete,
-    email-inbox-forward, email-inbox-forward-nl, email-inbox-forward-nl-turk,
-    email-inbox-important, email-inbox-nl-turk, email-inbox-noscroll, email-inbox-reply,
-    email-inbox-star-reply, enter-date, enter-password, enter-text, enter-text-2,
-    enter-text-dynamic, enter-time, find-greatest, find-word, focus-text, focus-text-2,
-    form-sequence, form-sequence-2, form-sequence-3, generate-number, grid-coordinate,
-    guess-number, identify-shape, login-user, login-user-popup, multi-layouts, multi-orderings,
-    navigate-tree, number-checkboxes, odd-or-even, phone-book, read-table, read-table-2,
-    scroll-text, scroll-text-2, search-engine, sign-agreement, simple-algebra,
-    simple-arithmetic, social-media, social-media-all, social-media-some, terminal,
-    text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay, use-colorwheel,
-    use-colorwheel-2, use-slider, use-slider-2, use-spinner, visual-addition.
+    ascending-numbers, book-flight, book-flight-nodelay, buy-ticket, choose-date,
+    choose-date-easy, choose-date-medium, choose-date-nodelay, choose-list, click-button,
+    click-button-sequence, click-checkboxes, click-checkboxes-large, click-checkboxes-soft,
+    click-checkboxes-transfer, click-collapsible, click-collapsible-2,
+    click-collapsible-2-nodelay, click-collapsible-nodelay, click-color, click-dialog,
+    click-dialog-2, click-link, click-menu, click-menu-2, click-option, click-shades,
+    click-shape, click-tab, click-tab-2, click-tab-2-easy, click-tab-2-hard, click-tab-2-medium,
+    click-test, click-test-2, click-test-transfer, click-widget, copy-paste, copy-paste-2,
+    count-shape, count-sides, email-inbox, email-inbox-delete, email-inbox-forward,
+    email-inbox-forward-nl, email-inbox-forward-nl-turk, email-inbox-important,
+    email-inbox-nl-turk, email-inbox-noscroll, email-inbox-reply, email-inbox-star-reply,
+    enter-date, enter-password, enter-text, enter-text-2, enter-text-dynamic, enter-time,
+    find-greatest, find-word, focus-text, focus-text-2, form-sequence, form-sequence-2,
+    form-sequence-3, generate-number, grid-coordinate, guess-number, identify-shape, login-user,
+    login-user-popup, multi-layouts, multi-orderings, navigate-tree, number-checkboxes,
+    odd-or-even, order-food, phone-book, read-table, read-table-2, scroll-text, scroll-text-2,
+    search-engine, sign-agreement, simple-algebra, simple-arithmetic, social-media,
+    social-media-all, social-media-some, terminal, text-transform, unicode-test,
+    use-autocomplete, use-autocomplete-nodelay, use-colorwheel, use-colorwheel-2, use-slider,
+    use-slider-2, use-spinner, visual-addition.
 
     **Not registered** (all 130 pages load and generate seeded episodes headless and offline;
     these cannot be played through the action language, or not reproducibly; the reasons are
@@ -608,9 +609,14 @@ def _choose_date(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     month, day, year = (
         int(x) for x in re.search(r"(\d\d)/(\d\d)/(\d{4})", world.utterance).groups()
     )
-    box = world.snapshot.find("textbox")
+    return _pick_date(world, world.snapshot.find("textbox"), month, day, year) or _submit(world)
+
+
+def _pick_date(world: MiniWoBWorld, box: Node, month: int, day: int, year: int) -> str | None:
+    """The next step of choosing a date in a jQuery UI date picker opened by ``box`` (None
+    once the box shows it): open the calendar, page to the month, click the day."""
     if box.value == f"{month:02d}/{day:02d}/{year}":
-        return _submit(world)
+        return None
     shown = world.evaluate(
         "() => { const d = $('.ui-datepicker-calendar:visible').length"
         " && $('#datepicker').datepicker('widget').find('.ui-datepicker-title').text();"
@@ -750,9 +756,12 @@ def _click_color(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 def _click_css(world: MiniWoBWorld, selector: str) -> str:
     """Click the first element a CSS selector names: by its id where the agent sees it, else
-    at its middle (an element without a line in the text, such as an SVG shape)."""
+    at its middle (an element without a line in the text, such as an SVG shape), scrolled
+    into view first."""
     found = _agid(world, selector)
-    return format_action("click", found) if found is not None else _point_on(world, selector)
+    if found is not None:
+        return format_action("click", found)
+    return _reach(world, "(s) => document.querySelector(s)", selector)
 
 
 def _fill_all(world: MiniWoBWorld, wanted: list[tuple[str, str]]) -> str | None:
@@ -1417,3 +1426,53 @@ def _use_colorwheel(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     if world.evaluate("() => document.activeElement.id === 'col'"):
         return format_action("press", "Tab")  # leaving the field closes the picker
     return _click_css(world, "#subbtn")
+
+
+@oracle("order-food")
+def _order_food(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    menu = world.evaluate("() => MENU")
+    named = re.search(r"Order one of each item: (.+)", world.utterance)
+    if named is not None:
+        names = set(named.group(1).split(", "))
+        wanted = {m["id"]: 1 for m in menu if m["name"].strip() in names}
+    else:
+        count, kind = re.search(r"Order (\d+) items that are (\S+)", world.utterance).groups()
+        wanted = {next(m["id"] for m in menu if kind in m["types"]): int(count)}
+    have = world.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('.food-item')].map((f) =>
+          [f.getAttribute('data-id'), Number(f.getAttribute('data-quantity'))]))"""
+    )
+    for item, quantity in have.items():
+        if quantity != wanted.get(int(item), 0):
+            button = ".add" if quantity < wanted.get(int(item), 0) else ".remove"
+            return _click_css(world, f'.food-item[data-id="{item}"] {button}')
+    return _click_css(world, "#submit-order button")
+
+
+@oracle("book-flight", "book-flight-nodelay")
+def _book_flight(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    wanted, origin, destination, date = re.search(
+        r"Book the (\w+) one-way flight from: (.+) to: (.+) on (\d\d/\d\d/\d{4})", world.utterance
+    ).groups()
+    if world.evaluate("() => !$('#results').hasClass('hide')"):
+        field = "data-price" if wanted == "cheapest" else "data-duration"
+        flights = world.evaluate(
+            """(field) => [...document.querySelectorAll('#results .flight')].map((f) =>
+              [Number(f.querySelector('[' + field + ']').getAttribute(field)),
+               f.querySelector('.flight-price').getAttribute('data-agid')])""",
+            field,
+        )
+        return format_action("click", min(flights)[1])
+    # The airports are typed as the list names them ("Austin, TX (AUS)").
+    airports = world.evaluate(
+        "(places) => places.map((p) => DOMESTIC_FLIGHTS.find((f) => f.includes(p)))",
+        [origin, destination],
+    )
+    filled = _fill_all(world, [("#flight-from", airports[0]), ("#flight-to", airports[1])])
+    if filled is not None:
+        return filled
+    if world.evaluate("() => $('.ui-autocomplete:visible').length > 0"):
+        return format_action("press", "Escape")  # the suggestions would cover the form
+    month, day, year = (int(x) for x in date.split("/"))
+    box = world.snapshot.get(_agid(world, "#datepicker"))
+    return _pick_date(world, box, month, day, year) or _click_css(world, "#search")
