@@ -61,6 +61,10 @@ def test_bad_options_name_the_value(capsys):
     assert "--aggregation 'mean': use one of" in capsys.readouterr().err
     assert main(["train", "rloo", "--group-size", "0"]) == 2
     assert "--group-size must be a positive int, got 0" in capsys.readouterr().err
+    assert main(["train", "ppo", "--clip-ratio-c", "0.5"]) == 2
+    assert "--clip-ratio-c must be > 1 (dual-clip PPO; none: off), got 0.5" in (
+        capsys.readouterr().err
+    )
 
 
 def test_a_training_run_is_a_run_directory_with_its_episodes(tmp_path, capsys):
