@@ -10,6 +10,7 @@ lift the episode clock, seed ``Math.random`` and start the episode (see :data:`S
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -230,7 +231,7 @@ class MiniWoBEnv(WebEnv):
     terminates. ``passed`` is ``r > 0``, BrowserGym's and MiniWoB's success. The verdict's
     components carry ``raw_reward`` (``r``) and ``done``.
 
-    **Oracle.** Scripted solvers for 99 tasks, which read the instruction, the page
+    **Oracle.** Scripted solvers for 101 tasks, which read the instruction, the page
     and (where the page keeps the answer to itself) its JavaScript state, and act only through
     the action language; each reaches score 1 on every split. The other tasks declare
     ``metadata["oracle"] = False``. Tasks with an oracle:
@@ -240,21 +241,21 @@ class MiniWoBEnv(WebEnv):
     click-button-sequence, click-checkboxes, click-checkboxes-large, click-checkboxes-soft,
     click-checkboxes-transfer, click-collapsible, click-collapsible-2,
     click-collapsible-2-nodelay, click-collapsible-nodelay, click-color, click-dialog,
-    click-dialog-2, click-link, click-menu, click-menu-2, click-option, click-shades,
-    click-shape, click-tab, click-tab-2, click-tab-2-easy, click-tab-2-hard, click-tab-2-medium,
-    click-test, click-test-2, click-test-transfer, click-widget, copy-paste, copy-paste-2,
-    count-shape, count-sides, email-inbox, email-inbox-delete, email-inbox-forward,
-    email-inbox-forward-nl, email-inbox-forward-nl-turk, email-inbox-important,
-    email-inbox-nl-turk, email-inbox-noscroll, email-inbox-reply, email-inbox-star-reply,
-    enter-date, enter-password, enter-text, enter-text-2, enter-text-dynamic, enter-time,
-    find-greatest, find-word, focus-text, focus-text-2, form-sequence, form-sequence-2,
-    form-sequence-3, generate-number, grid-coordinate, guess-number, identify-shape, login-user,
-    login-user-popup, multi-layouts, multi-orderings, navigate-tree, number-checkboxes,
-    odd-or-even, order-food, phone-book, read-table, read-table-2, scroll-text, scroll-text-2,
-    search-engine, sign-agreement, simple-algebra, simple-arithmetic, social-media,
-    social-media-all, social-media-some, terminal, text-transform, unicode-test,
-    use-autocomplete, use-autocomplete-nodelay, use-colorwheel, use-colorwheel-2, use-slider,
-    use-slider-2, use-spinner, visual-addition.
+    click-dialog-2, click-link, click-menu, click-menu-2, click-option, click-scroll-list,
+    click-shades, click-shape, click-tab, click-tab-2, click-tab-2-easy, click-tab-2-hard,
+    click-tab-2-medium, click-test, click-test-2, click-test-transfer, click-widget, copy-paste,
+    copy-paste-2, count-shape, count-sides, email-inbox, email-inbox-delete,
+    email-inbox-forward, email-inbox-forward-nl, email-inbox-forward-nl-turk,
+    email-inbox-important, email-inbox-nl-turk, email-inbox-noscroll, email-inbox-reply,
+    email-inbox-star-reply, enter-date, enter-password, enter-text, enter-text-2,
+    enter-text-dynamic, enter-time, find-greatest, find-word, focus-text, focus-text-2,
+    form-sequence, form-sequence-2, form-sequence-3, generate-number, grid-coordinate,
+    guess-number, identify-shape, login-user, login-user-popup, multi-layouts, multi-orderings,
+    navigate-tree, number-checkboxes, odd-or-even, order-food, phone-book, read-table,
+    read-table-2, scroll-text, scroll-text-2, search-engine, sign-agreement, simple-algebra,
+    simple-arithmetic, social-media, social-media-all, social-media-some, terminal, text-editor,
+    text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay, use-colorwheel,
+    use-colorwheel-2, use-slider, use-slider-2, use-spinner, visual-addition.
 
     **Not registered** (all 130 pages load and generate seeded episodes headless and offline;
     these cannot be played through the action language, or not reproducibly; the reasons are
@@ -1476,3 +1477,86 @@ def _book_flight(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     month, day, year = (int(x) for x in date.split("/"))
     box = world.snapshot.get(_agid(world, "#datepicker"))
     return _pick_date(world, box, month, day, year) or _click_css(world, "#search")
+
+
+@oracle("click-scroll-list")
+def _click_scroll_list(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    wanted = re.match(r"Select (.+) from the scroll list", world.utterance).group(1).split(", ")
+    names = [n.name for n in world.snapshot.find_all("option")]
+    chosen = world.evaluate(
+        "() => [...document.getElementById('options').selectedOptions].map((o) => o.textContent)"
+    )
+    if sorted(chosen) == sorted(wanted):
+        return _submit(world)
+    box = world.snapshot.find("listbox")
+    if len(wanted) == 1:
+        return format_action("select", box.id, wanted[0])
+    # Two: click the first (it alone is selected, and the list has the focus), move the
+    # list's focus down to the second without selecting (Ctrl+Down, counted in the
+    # history since that click), and add it with Ctrl+Space.
+    first, second = sorted(wanted, key=names.index)
+    if chosen != [first]:
+        return _click(world.snapshot.find("option", first))
+    down = format_action("press", "Control+ArrowDown")
+    moved = len(list(itertools.takewhile(lambda a: a == down, reversed(world.history))))
+    if moved < names.index(second) - names.index(first):
+        return down
+    return format_action("press", "Control+Space")
+
+
+_QUILL_STYLES = {
+    "bold": ("bold", "b"),
+    "italics": ("italic", "i"),
+    "underlined": ("underline", "u"),
+}
+
+
+@oracle("text-editor")
+def _text_editor(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
+    kind, value = re.search(r"the (style|color) (\w+)", world.utterance).groups()
+    text = world.evaluate("() => editor.getText()").rstrip("\n")
+    if "everything" in world.utterance:
+        start, end = 0, len(text)
+    else:
+        word = re.search(r"give the text (.+?) the (?:style|color)", world.utterance).group(1)
+        start = next(m.start() for m in re.finditer(r"\S+", text) if m.group() == word)
+        end = start + len(word)
+    shades = world.evaluate("(c) => COLOR_MAP[c] || []", value)
+    done = world.evaluate(
+        """([s, n, key, shades]) => { const f = editor.getFormat(s, n);
+          return shades.length ? shades.includes(f.color) : f[key] === true; }""",
+        [start, end - start, _QUILL_STYLES.get(value, ("color", ""))[0], shades],
+    )
+    if done:
+        return _click_css(world, "#subbtn")
+    if world.evaluate("() => $('.ql-color').hasClass('ql-expanded')"):
+        # opened on the selection (the editor keeps it while its toolbar has the focus)
+        return _click_css(world, f'.ql-color .ql-picker-item[data-value="{shades[0]}"]')
+    selected = world.evaluate("() => editor.getSelection()")
+    if selected is None:
+        return _click_css(world, ".ql-editor")
+    at, length = selected["index"], selected["length"]
+    if (at, at + length) == (start, end) or (start == 0 and end == len(text) and length >= end):
+        if kind == "style":
+            return format_action("press", f"Control+{_QUILL_STYLES[value][1]}")
+        return _click_css(world, ".ql-color .ql-picker-label")
+    return format_action("press", _caret_key(text, at, length, start, end))
+
+
+def _caret_key(text: str, at: int, length: int, start: int, end: int) -> str:
+    """The key that brings a text selection ``[at, at + length)`` toward ``[start, end)``:
+    the caret to ``start`` by words, then by characters, then the selection out to ``end``."""
+    if start == 0 and end == len(text):
+        return "Control+a"
+    if length and at != start:
+        return "ArrowLeft"  # collapse to the selection's start
+    if length == 0 and at < start:
+        return "Control+ArrowRight" if " " in text[at : start - 1] else "ArrowRight"
+    if length == 0 and at > start:
+        return "Control+ArrowLeft" if " " in text[start + 1 : at] else "ArrowLeft"
+    reach = at + length
+    if reach > end:
+        return "Shift+ArrowLeft"
+    return (
+        "Control+Shift+ArrowRight" if re.fullmatch(r"\w+", text[reach:end]) else "Shift+ArrowRight"
+    )
