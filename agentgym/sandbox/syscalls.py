@@ -67,8 +67,10 @@ DENIED = (
     *("nfsservctl", "vm86", "vm86old"),
 )
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
-NAMESPACE_FLAGS = (0x20000, 0x2000000, 0x4000000, 0x8000000, 0x10000000, 0x20000000, 0x40000000)
-NAMESPACE_FLAGS += (0x80,)
+NAMESPACE_FLAGS = (
+    *(0x20000, 0x2000000, 0x4000000, 0x8000000),
+    *(0x10000000, 0x20000000, 0x40000000, 0x80),
+)
 
 # Run by a Python that has libseccomp's binding; prints the BPF program on stdout.
 GENERATOR = """
@@ -197,4 +199,9 @@ def filtered_popen(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
     is unsafe in a threaded program (the evaluator) and forces a full ``fork`` of this process.
     The thread only ever starts processes, so the filter changes nothing else in this process.
     """
-    return _spawner().submit(subprocess.Popen, argv, **options).result()
+    return _spawner().submit(_popen, argv, options).result()
+
+
+def _popen(argv: list[str], options: dict[str, Any]) -> subprocess.Popen[bytes]:
+    process: subprocess.Popen[bytes] = subprocess.Popen(argv, **options)
+    return process

@@ -137,10 +137,6 @@ def run(args: argparse.Namespace) -> None:
         print(f"  {name:<28} {statistics.median(values):10.3f}")
 
 
-if __name__ == "__main__":
-    main()
-
-
 def hardening(args: argparse.Namespace) -> None:
     """What the syscall filter and the memory watchdog cost, side by side in one run."""
     accounted, unaccounted = SandboxSpec(), SandboxSpec().with_limits(memory=None)
@@ -174,3 +170,7 @@ def hardening(args: argparse.Namespace) -> None:
         for what in ("fresh exec", "session command", "create + close"):
             ratio = medians[f"{name}: {what} (ms)"] / medians[f"neither: {what} (ms)"]
             print(f"  {name} / neither, {what:<17} {ratio:10.3f}")
+
+
+if __name__ == "__main__":
+    main()
