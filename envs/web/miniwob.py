@@ -1,5 +1,5 @@
 """MiniWoB++ through our browser layer: the ``miniwob`` wheel's task pages, seeded and scored
-by the page's own reward, with scripted oracles for a representative subset.
+by the page's own reward, with scripted oracles for all but seven of them.
 
 The wheel is used for its files only (its ``__init__`` registers Selenium envs): the site
 server serves its ``html`` folder at ``/miniwob/``, so a task page is
@@ -257,6 +257,21 @@ class MiniWoBEnv(WebEnv):
     text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay, use-colorwheel,
     use-colorwheel-2, use-slider, use-slider-2, use-spinner, visual-addition.
 
+    **Tasks without an oracle** (7; no script reaches score 1 on every seed):
+
+    * bisect-angle, circle-center, find-midpoint, right-angle: scored continuously by how
+      far a click is from a point (or angle) the page computes in fractions of a pixel,
+      while a click lands on a whole pixel (the page reads ``pageX``/``pageY``). For any
+      agent, 1 is out of reach on every seed of circle-center (the best is about 0.98) and
+      on about three seeds in four of find-midpoint; bisect-angle and right-angle score an
+      angle the same way (not measured seed by seed). A close click passes.
+    * click-pie, click-pie-nodelay: the wheel's first item starts selected, and wheelnav
+      ignores clicks on the selected item; when the page asks for it (one seed in four to
+      eight), no action scores.
+    * tic-tac-toe: the opponent starts half the games and, on 45% of its moves, takes a
+      win or blocks one, so a win cannot be forced; a draw or a loss scores 0. An oracle
+      would have to search the page's seeded draws (not tried).
+
     **Not registered** (all 130 pages load and generate seeded episodes headless and offline;
     these cannot be played through the action language, or not reproducibly; the reasons are
     in :data:`EXCLUDED`):
@@ -279,7 +294,10 @@ class MiniWoBEnv(WebEnv):
     * stock-market: the price moves every 100 ms of the page's own timer, so what the agent
       sees depends on when it looks and an episode is not reproducible.
 
-    **Versions.** v0: first version (miniwob 1.1.0's pages).
+    **Versions.** v0: first version (miniwob 1.1.0's pages). Within v0: oracles for 51 more
+    pages (none of which changes what the agent sees or how it is scored); a scroll step now
+    returns once the page has stopped scrolling, so its observation no longer depends on
+    timing.
     """
 
     action_names = (

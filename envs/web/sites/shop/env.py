@@ -30,12 +30,13 @@ class ShopEnv(WebEnv):
     ends the episode; so do ``answer`` and ``report_infeasible``, which buy nothing.
 
     **Scoring.** The WebShop reward of the first order, read from the shop's database:
-    ``(attributes matched + options chosen right + price under the cap) / (attributes +
-    options + 1) * r_type``, where ``r_type`` is 1 for the asked type of product, 0.5 for
-    another type of its category, 0.1 for a product whose title shares a word with the asked
-    type, else 0. An order of several lines scores its worst line; no order scores 0. The
-    verdict's components are ``attributes``, ``options``, ``price`` and ``type``; the task is
-    passed at score 1. See :mod:`agentgym.envs.web.sites.shop.reward`.
+    ``(attributes matched + options chosen right + price within the cap) / (attributes +
+    options + 1) * r_type`` (a price equal to the cap is within it, as in WebShop), where
+    ``r_type`` is 1 for the asked type of product, 0.5 for another type of its category, 0.1
+    for a product whose title shares a word with the asked type, else 0. An order of several
+    lines scores its worst line; no order scores 0. The verdict's components are
+    ``attributes``, ``options``, ``price`` and ``type``; the task is passed at score 1. See
+    :mod:`agentgym.envs.web.sites.shop.reward`.
 
     **Levels.** ``easy`` (one attribute, one option, no price cap, the product on the first
     result page), ``medium`` (two attributes, two options, a loose cap, three look-alikes on
@@ -48,7 +49,10 @@ class ShopEnv(WebEnv):
     options, *Buy now*, fills name and address and places the order. From any other state it
     recovers (a different search is redone, a cart with anything else in it is emptied).
 
-    **Version history.** v0: first release.
+    **Version history.** v0: first release. Changed within v0, not yet bumped (the id is
+    pinned by the ``web-v0`` suite): a price equal to the cap counts as within it
+    (WebShop's ``price <= price_upper``; it had scored as over); the instructions end with
+    the line every web task's instructions end with, on ``report_infeasible``.
     """
 
     def __init__(self, **kwargs: Any) -> None:

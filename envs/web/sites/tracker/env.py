@@ -59,7 +59,10 @@ class TrackerEnv(WebEnv):
     drop-downs, fills the issue and member forms, presses the buttons, and answers with the
     gold. It reaches 1 on every template.
 
-    **Version history.** v0: first release.
+    **Version history.** v0: first release. Changed within v0, not yet bumped (the id is
+    pinned by the ``web-v0`` suite): the sentence on ``report_infeasible`` moved from the
+    goals of infeasible tasks, where it gave the answer away, to the end of every task's
+    instructions.
     """
 
     def __init__(self, **kwargs: Any) -> None:
