@@ -574,23 +574,7 @@ def _use_spinner(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 @oracle("use-slider")
 def _use_slider(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     wanted = int(re.search(r"Select (-?\d+)", world.utterance).group(1))
-    value, low, high = world.evaluate(
-        "() => { const s = $('#slider');"
-        " return [s.slider('value'), s.slider('option', 'min'), s.slider('option', 'max')]; }"
-    )
-    if value == wanted:
-        return _submit(world)
-    handle = world.snapshot.find("clickable")
-    if not handle.focused:
-        return _click(handle)
-    page = (high - low) / 5  # what PageUp/PageDown move the handle by
-    if wanted in (low, high):
-        key = "Home" if wanted == low else "End"
-    elif abs(wanted - value) >= page:
-        key = "PageUp" if wanted > value else "PageDown"
-    else:
-        key = "ArrowUp" if wanted > value else "ArrowDown"
-    return format_action("press", key)
+    return _slide(world, "#slider", wanted) or _submit(world)
 
 
 @oracle("guess-number")
@@ -1037,15 +1021,25 @@ def _click_menu(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 def _use_slider_2(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     wanted = [int(v) for v in re.search(r"\[([-\d, ]+)\]", world.utterance).group(1).split(",")]
     for index, value in enumerate(wanted, start=1):
-        slider = f"#slider-{index}"
-        now = world.evaluate(f"() => $('{slider}').slider('value')")
-        if now == value:
-            continue
-        handle = f"{slider} .ui-slider-handle"
-        if not world.evaluate(f"() => document.activeElement === $('{handle}')[0]"):
-            return _click_css(world, handle)
-        return format_action("press", _slider_key(now, value, 0, 20))
+        step = _slide(world, f"#slider-{index}", value)
+        if step is not None:
+            return step
     return _click_css(world, "#subbtn")
+
+
+def _slide(world: MiniWoBWorld, slider: str, wanted: int) -> str | None:
+    """The next step of setting the jQuery UI slider ``slider`` (a CSS selector) to
+    ``wanted`` with the keyboard; None once it is there."""
+    value, low, high = world.evaluate(
+        "(s) => [$(s).slider('value'), $(s).slider('option', 'min'), $(s).slider('option', 'max')]",
+        slider,
+    )
+    if value == wanted:
+        return None
+    handle = f"{slider} .ui-slider-handle"
+    if not world.evaluate(f"() => document.activeElement === $('{handle}')[0]"):
+        return _click_css(world, handle)
+    return format_action("press", _slider_key(value, wanted, low, high))
 
 
 def _slider_key(value: int, wanted: int, low: int, high: int) -> str:
@@ -1258,12 +1252,9 @@ def _form_sequence(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     number, nth = re.search(
         r"Select (-?\d+) with the slider, click the (\d)", world.utterance
     ).groups()
-    now = world.evaluate("() => $('#slider').slider('value')")
-    if now != int(number):
-        handle = "#slider .ui-slider-handle"
-        if not world.evaluate(f"() => document.activeElement === $('{handle}')[0]"):
-            return _click_css(world, handle)
-        return format_action("press", _slider_key(now, int(number), -10, 10))
+    step = _slide(world, "#slider", int(number))
+    if step is not None:
+        return step
     wrong = world.evaluate(
         """(n) => { const boxes = [...document.querySelectorAll('#area input[type=checkbox]')];
           const i = boxes.findIndex((b, i) => b.checked !== (i === n - 1));
