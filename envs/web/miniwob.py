@@ -69,7 +69,14 @@ SETUP_JS = """(seed) => {
   Math.seedrandom(seed);
   core.startEpisodeReal();
   return new Promise((resolve) => {
-    const ready = () => (WOB_TASK_READY ? resolve(core.getUtterance()) : setTimeout(ready, 10));
+    // Pages worded in natural language return {utterance, fields}: the fields are the
+    // parse of the sentence (the task, the sender, the message), for scoring, not for the
+    // agent, who gets the sentence alone (as MiniWoB's and BrowserGym's agents do).
+    const said = () => {
+      const u = core.getUtterance();
+      return typeof u === 'string' ? u : u.utterance;
+    };
+    const ready = () => (WOB_TASK_READY ? resolve(said()) : setTimeout(ready, 10));
     ready();
   });
 }""".replace("EPISODE_MAX_MS", str(EPISODE_MAX_MS)).replace("CLOCK_START_MS", str(CLOCK_START_MS))
@@ -297,7 +304,9 @@ class MiniWoBEnv(WebEnv):
     **Versions.** v0: first version (miniwob 1.1.0's pages). Within v0: oracles for 51 more
     pages (none of which changes what the agent sees or how it is scored); a scroll step now
     returns once the page has stopped scrolling, so its observation no longer depends on
-    timing.
+    timing; the instruction of the pages worded in natural language (email-inbox-nl-turk,
+    email-inbox-forward-nl, -nl-turk) is their sentence, where it was the text of a dict
+    that also held its parse (the task, the sender, the message).
     """
 
     action_names = (

@@ -43,6 +43,16 @@ def test_the_oracle_scores_one_on_a_train_and_a_test_task(task):
         env.close()
 
 
+def test_a_page_worded_in_natural_language_gives_the_agent_its_sentence_not_its_parse():
+    env = MiniWoBEnv(task="email-inbox-nl-turk")  # its page returns {utterance, fields}
+    try:
+        _, info = env.reset(seed=0)
+        assert "fields" not in info["goal"] and not info["goal"].startswith("{")
+        assert info["goal"] == env.unwrapped._world.evaluate("() => core.getUtterance().utterance")
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("task", ["click-button", "enter-text", "choose-date"])
 def test_doing_nothing_scores_zero_and_the_episode_goes_on(task):
     env = MiniWoBEnv(task=task)
