@@ -310,12 +310,23 @@ class WebWorld:
             dx, dy = _SCROLL.get(args["direction"], (None, None))
             if dx is None:
                 raise InvalidAction("scroll direction must be 'up', 'down', 'left' or 'right'")
+            before = await page.evaluate(SCROLL_POSITIONS_JS)
             await page.mouse.wheel(dx * args["pixels"], dy * args["pixels"])
             # The wheel scrolls after the event is handled, frames later: wait until the
-            # page's scroll positions stand still, so the next look shows where it stopped.
-            await page.evaluate(SCROLL_SETTLE_JS)
+            # page has moved and its scroll positions stand still, so the next look (and
+            # the next click) finds the page where the scroll stopped.
+            await page.evaluate(SCROLL_SETTLE_JS, before)
         elif name == "mouse_click":
-            await page.mouse.click(args["x"], args["y"])
+            # The pointer arrives, the page reacts to the hover (styles, an image it swaps
+            # in and loads), then the button goes down and up. Pressed at once, a hover that
+            # resized the target between the press and the release sent the click to its
+            # parent (social-media's "more" icon, on a context's first episode).
+            await page.mouse.move(args["x"], args["y"])
+            await page.evaluate(FRAMES_JS)
+            await self._settle()
+            await page.evaluate(FRAMES_JS)
+            await page.mouse.down()
+            await page.mouse.up()
         elif name == "goto":
             await page.goto(self._on_sites(args["url"]), timeout=LOAD_TIMEOUT_MS)
         elif name == "go_back":
@@ -508,20 +519,32 @@ infeasible tasks read the same, so the wording gives nothing away."""
 
 _SCROLL = {"down": (0, 1), "up": (0, -1), "right": (1, 0), "left": (-1, 0)}
 
-SCROLL_SETTLE_JS = """() => new Promise((done) => {
-  const positions = () => JSON.stringify([window.scrollX, window.scrollY, ...[...document.all]
-    .filter((e) => e.scrollTop || e.scrollLeft).map((e) => [e.scrollTop, e.scrollLeft])]);
-  let last = null, still = 0, frames = 0;
+FRAMES_JS = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+"""Resolves after the page has drawn two frames (style and layout caught up)."""
+
+SCROLL_POSITIONS_JS = """() => JSON.stringify([window.scrollX, window.scrollY, ...[...document.all]
+  .filter((e) => e.scrollTop || e.scrollLeft).map((e) => [e.scrollTop, e.scrollLeft])])"""
+"""The scroll positions of a page and of its scrolled elements, as one string."""
+
+SCROLL_SETTLE_JS = (
+    """(before) => new Promise((done) => {
+  const positions = POSITIONS;
+  let last = before, still = 0, frames = 0, moved = false;
   const look = () => {
     const now = positions();
+    moved = moved || now !== before;
     still = now === last ? still + 1 : 0;
     last = now;
-    if (still >= 3 || ++frames > 120) done(); else requestAnimationFrame(look);
+    // moved and still for 3 frames; or never moved in 20 (the wheel had nowhere to go)
+    if ((moved && still >= 3) || (!moved && still >= 20) || ++frames > 120) done();
+    else requestAnimationFrame(look);
   };
   requestAnimationFrame(look);
 })"""
-"""After a wheel turn: resolves once the scroll positions of the page and of its elements
-have stood still for three frames (two seconds at most)."""
+).replace("POSITIONS", SCROLL_POSITIONS_JS)
+"""After a wheel turn (given the positions from before it): resolves once the page has
+scrolled and its positions have stood still for three frames, or after twenty frames
+without a move (a wheel at the end of a list scrolls nothing), two seconds at most."""
 
 
 class WebTask(Task[WebWorld]):

@@ -303,10 +303,11 @@ class MiniWoBEnv(WebEnv):
 
     **Versions.** v0: first version (miniwob 1.1.0's pages). Within v0: oracles for 51 more
     pages (none of which changes what the agent sees or how it is scored); a scroll step now
-    returns once the page has stopped scrolling, so its observation no longer depends on
-    timing; the instruction of the pages worded in natural language (email-inbox-nl-turk,
-    email-inbox-forward-nl, -nl-turk) is their sentence, where it was the text of a dict
-    that also held its parse (the task, the sender, the message).
+    returns once the page has stopped scrolling, and a ``mouse_click`` lets the page react
+    to the pointer before pressing, so neither depends on timing; the instruction of the
+    pages worded in natural language (email-inbox-nl-turk, email-inbox-forward-nl, -nl-turk)
+    is their sentence, where it was the text of a dict that also held its parse (the task,
+    the sender, the message).
     """
 
     action_names = (
