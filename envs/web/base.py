@@ -310,21 +310,21 @@ class WebWorld:
             dx, dy = _SCROLL.get(args["direction"], (None, None))
             if dx is None:
                 raise InvalidAction("scroll direction must be 'up', 'down', 'left' or 'right'")
-            before = await page.evaluate(SCROLL_POSITIONS_JS)
+            before = await self._wait_in_page(SCROLL_POSITIONS_JS)
             await page.mouse.wheel(dx * args["pixels"], dy * args["pixels"])
             # The wheel scrolls after the event is handled, frames later: wait until the
             # page has moved and its scroll positions stand still, so the next look (and
             # the next click) finds the page where the scroll stopped.
-            await page.evaluate(SCROLL_SETTLE_JS, before)
+            await self._wait_in_page(SCROLL_SETTLE_JS, before)
         elif name == "mouse_click":
             # The pointer arrives, the page reacts to the hover (styles, an image it swaps
             # in and loads), then the button goes down and up. Pressed at once, a hover that
             # resized the target between the press and the release sent the click to its
             # parent (social-media's "more" icon, on a context's first episode).
             await page.mouse.move(args["x"], args["y"])
-            await page.evaluate(FRAMES_JS)
+            await self._wait_in_page(FRAMES_JS)
             await self._settle()
-            await page.evaluate(FRAMES_JS)
+            await self._wait_in_page(FRAMES_JS)
             await page.mouse.down()
             await page.mouse.up()
         elif name == "goto":
@@ -468,6 +468,18 @@ class WebWorld:
         self._inflight = max(0, self._inflight - 1)
         if self._inflight == 0:
             self._idle.set()
+
+    async def _wait_in_page(self, script: str, argument: Any = None) -> Any:
+        """Run a waiting script in the page; a page that navigated meanwhile ends the wait
+        (None), a page that died raises."""
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            return await self.page.evaluate(script, argument)
+        except PlaywrightError as error:
+            if await self._broke(error):
+                raise died(error) from None
+            return None
 
     async def _settle(self) -> None:
         """Wait for the real signals of a settled page: loaded, and no request in flight."""
