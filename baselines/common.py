@@ -311,7 +311,11 @@ class Run:
 
         target = self.dir / "checkpoints" / f"iter-{iteration}"
         policy.save(target / "policy")
-        prompt = {"format_hint": self.args.format_hint, "history_window": self.args.history_window}
+        prompt = {
+            "format_hint": self.args.format_hint,
+            "history_window": self.args.history_window,
+            "sampling": self.args.sampling(),  # evaluated as trained where a benchmark is silent
+        }
         (target / "policy" / TRAINED_PROMPT_FILE).write_text(json.dumps(prompt) + "\n")
         state = {
             "iteration": iteration,

@@ -78,7 +78,7 @@ def benchmark_mismatch(runs: list[Run]) -> str | None:
     """A warning when ``runs`` come from different benchmarks (or one has no hash); None when
     they all ran the same suite."""
     hashes = {str(run.manifest.get("benchmark_hash", "")) for run in runs}
-    if len(hashes) <= 1 and "" not in hashes:
+    if len(runs) < 2 or (len(hashes) == 1 and "" not in hashes):
         return None
     listed = ", ".join(
         f"{run.label} ({run.manifest.get('benchmark', {}).get('name', '?')} "

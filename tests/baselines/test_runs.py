@@ -30,7 +30,9 @@ def test_train_then_evaluate_the_checkpoint(tmp_path, capsys):
     assert len(rows) == 3
     assert list(out.glob("events.out.tfevents.*")), "no TensorBoard events"
     policy = out / "checkpoints" / "iter-1" / "policy"
-    assert json.loads((policy / "agentgym-prompt.json").read_text())["history_window"] == 1
+    saved = json.loads((policy / "agentgym-prompt.json").read_text())
+    assert saved["history_window"] == 1
+    assert saved["sampling"] == {"temperature": 1.0, "max_tokens": fast.get("max_tokens", 16)}
 
     # `hf:RUN_DIR` evaluates the latest checkpoint with the prompt it was trained with.
     runs = tmp_path / "eval"
@@ -41,6 +43,14 @@ def test_train_then_evaluate_the_checkpoint(tmp_path, capsys):
     assert len(records) == 2 and all(r["status"] != "errored" for r in records)
     first = records[0]["steps"][0]
     assert first["tokens"]["completion_ids"], "the checkpoint's episodes carry their tokens"
+    # ... and its sampling where the run sets none (the tokens cap is the trained one).
+    manifest = json.loads(next(runs.rglob("manifest.json")).read_text())
+    assert manifest["agent_prompt"]["default_sampling"] == saved["sampling"]
+    assert all(
+        len(s["tokens"]["completion_ids"]) <= saved["sampling"]["max_tokens"]
+        for r in records
+        for s in r["steps"]
+    )
 
 
 def test_the_old_name_of_iterations_still_works_and_says_its_new_name(capsys):
