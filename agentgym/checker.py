@@ -14,8 +14,8 @@ check                       what it proves
 ``oracle``                  on sampled tasks of every split and difficulty the oracle reaches
                             the maximum score: each task is solvable and its verifier says so
 ``random_agent``            a random agent (valid actions where listed) scores below the oracle
-                            (both skipped, and reported so, for an env whose ``metadata``
-                            says ``"oracle": False``)
+                            (an env whose ``metadata`` says ``"oracle": False`` fails
+                            ``oracle``: every task must be proven solvable)
 ``determinism``             same seed, same task, same actions: identical episode, replaying
                             the oracle's actions and random valid ones with global randomness
                             and the clock drawn apart (:func:`check_determinism`)
@@ -240,9 +240,9 @@ def check_env(
     if has_oracle:
         run("oracle", oracle)
         run("random_agent", random_agent)
-    else:  # an env wrapping a benchmark whose tasks we have no solver for yet (MiniWoB++)
-        for name in ("oracle", "random_agent"):
-            report.skipped.setdefault(name, "the env declares no oracle (metadata['oracle'])")
+    else:
+        run("oracle", lambda: _no_oracle(env_id))
+        report.skipped.setdefault("random_agent", "no oracle to compare a random agent with")
     run("determinism", lambda: check_determinism(factory, env_id, tasks[0], seed, has_oracle))
     run("bad_actions", lambda: check_bad_actions(factory, env_id, seed))
     if declares_snapshot:
@@ -326,6 +326,14 @@ def check_info_contract(factory: EnvFactory, env_id: str, seed: int) -> None:
                 f"{env_id}: step() info must carry 'invalid_action' (bool), got "
                 f"{info.get('invalid_action')!r}"
             )
+
+
+def _no_oracle(env_id: str) -> None:
+    raise OracleError(
+        f"{env_id}: the env declares no oracle (metadata['oracle'] is False). Every task needs "
+        f"one: it proves the task solvable and its verifier able to say so. Write its "
+        f"oracle_action(), or do not register the env until it has one"
+    )
 
 
 def check_oracle(factory: EnvFactory, env_id: str, tasks: Sequence[str], seed: int) -> float:

@@ -1,7 +1,7 @@
 """The web family: real Chromium through Playwright over sites served on 127.0.0.1.
 
-* ``web/Shop-v0`` — find and buy a product in a generated shop (WebShop's reward);
-* ``web/Forum-v0``, ``web/Tracker-v0`` — WebArena-style tasks on a forum and an issue tracker
+* ``web/Shop-v1`` — find and buy a product in a generated shop (WebShop's reward);
+* ``web/Forum-v1``, ``web/Tracker-v1`` — WebArena-style tasks on a forum and an issue tracker
   with state, scored by answer, URL or a program over the final database;
 * ``miniwob/<task>-v0`` — MiniWoB++'s tasks, scored by the page's own reward.
 
@@ -15,21 +15,21 @@ from agentgym.registry import register
 _SITES = "agentgym.envs.web.sites"
 
 register(
-    "web/Shop-v0",
+    "web/Shop-v1",
     entry_point=f"{_SITES}.shop:ShopEnv",
     max_episode_steps=40,
     extra="web",
     description="find the product an instruction describes in a shop, choose its options, buy it",
 )
 register(
-    "web/Forum-v0",
+    "web/Forum-v1",
     entry_point=f"{_SITES}.forum:ForumEnv",
     max_episode_steps=40,
     extra="web",
     description="answer questions, navigate and post on a Reddit-like forum",
 )
 register(
-    "web/Tracker-v0",
+    "web/Tracker-v1",
     entry_point=f"{_SITES}.tracker:TrackerEnv",
     max_episode_steps=40,
     extra="web",

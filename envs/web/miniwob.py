@@ -238,10 +238,10 @@ class MiniWoBEnv(WebEnv):
     terminates. ``passed`` is ``r > 0``, BrowserGym's and MiniWoB's success. The verdict's
     components carry ``raw_reward`` (``r``) and ``done``.
 
-    **Oracle.** Scripted solvers for 101 tasks, which read the instruction, the page
-    and (where the page keeps the answer to itself) its JavaScript state, and act only through
-    the action language; each reaches score 1 on every split. The other tasks declare
-    ``metadata["oracle"] = False``. Tasks with an oracle:
+    **Oracle.** Scripted solvers for every registered task (101), which read the instruction,
+    the page and (where the page keeps the answer to itself) its JavaScript state, and act
+    only through the action language; each reaches score 1 on every split. Tasks with an
+    oracle:
 
     ascending-numbers, book-flight, book-flight-nodelay, buy-ticket, choose-date,
     choose-date-easy, choose-date-medium, choose-date-nodelay, choose-list, click-button,
@@ -264,7 +264,7 @@ class MiniWoBEnv(WebEnv):
     text-transform, unicode-test, use-autocomplete, use-autocomplete-nodelay, use-colorwheel,
     use-colorwheel-2, use-slider, use-slider-2, use-spinner, visual-addition.
 
-    **Tasks without an oracle** (7; no script reaches score 1 on every seed):
+    **Not registered for want of an oracle** (7; no script reaches score 1 on every seed):
 
     * bisect-angle, circle-center, find-midpoint, right-angle: scored continuously by how
       far a click is from a point (or angle) the page computes in fractions of a pixel,
@@ -279,9 +279,9 @@ class MiniWoBEnv(WebEnv):
       win or blocks one, so a win cannot be forced; a draw or a loss scores 0. An oracle
       would have to search the page's seeded draws (not tried).
 
-    **Not registered** (all 130 pages load and generate seeded episodes headless and offline;
-    these cannot be played through the action language, or not reproducibly; the reasons are
-    in :data:`EXCLUDED`):
+    **Not registered for other reasons** (all 130 pages load and generate seeded episodes
+    headless and offline; these cannot be played through the action language, or not
+    reproducibly; the reasons are in :data:`EXCLUDED`):
 
     * button-delay: scores how closely the wait between two clicks matches a delay in
       seconds; a step-wise agent cannot time its actions.
@@ -304,10 +304,11 @@ class MiniWoBEnv(WebEnv):
     **Versions.** v0: first version (miniwob 1.1.0's pages). Within v0: oracles for 51 more
     pages (none of which changes what the agent sees or how it is scored); a scroll step now
     returns once the page has stopped scrolling, and a ``mouse_click`` lets the page react
-    to the pointer before pressing, so neither depends on timing; the instruction of the
-    pages worded in natural language (email-inbox-nl-turk, email-inbox-forward-nl, -nl-turk)
-    is their sentence, where it was the text of a dict that also held its parse (the task,
-    the sender, the message).
+    to the pointer before pressing, so neither depends on timing; the seven pages without
+    an oracle are no longer registered. v1 of the pages worded in natural language
+    (``email_inbox_nl_turk-v1``, ``email_inbox_forward_nl-v1``, ``-nl_turk-v1``, 2026-11):
+    the instruction is their sentence, where it was the text of a dict that also held its
+    parse (the task, the sender, the message).
     """
 
     action_names = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from agentgym.registry import register
 
-__all__ = ["EXCLUDED", "PAGES", "TASKS", "register_all"]
+__all__ = ["EXCLUDED", "PAGES", "TASKS", "VERSIONS", "register_all"]
 
 _PAGE_LIST = """
     ascending-numbers bisect-angle book-flight book-flight-nodelay button-delay buy-ticket
@@ -43,6 +43,15 @@ PAGES: tuple[str, ...] = tuple(_PAGE_LIST.split())
 
 _DRAG = "needs a mouse drag (press, move, release); the action language has no drag"
 _SELECT = "needs a text selection made by dragging the mouse; the action language has no drag"
+_PIXEL = (
+    "no oracle: scored by the distance of a click from a point the page computes in fractions "
+    "of a pixel, while a click lands on a whole pixel, so score 1 is out of reach on many "
+    "seeds for any agent"
+)
+_PIE = (
+    "no oracle: when the page asks for the wheel's first item, which starts selected and "
+    "ignores clicks, no action scores (one seed in four to eight)"
+)
 _REAL_TIME = (
     "real time: the page moves and scores on its own clock while the agent thinks, so the "
     "outcome depends on how fast the agent acts and an episode is not reproducible"
@@ -88,20 +97,39 @@ EXCLUDED: dict[str, str] = {
         "the price moves every 100 ms of the page's own timer, so what the agent sees depends "
         "on when it looks and an episode is not reproducible"
     ),
+    **dict.fromkeys(("bisect-angle", "circle-center", "find-midpoint", "right-angle"), _PIXEL),
+    "click-pie": _PIE,
+    "click-pie-nodelay": _PIE,
+    "tic-tac-toe": (
+        "no oracle: the opponent starts half the games and often takes or blocks a win, so a "
+        "win cannot be forced and no solver reaches score 1 on every seed"
+    ),
 }
 """Task pages of the wheel that are not registered, with the reason. All 130 pages load,
 render and generate a seeded episode headless and offline; these are left out because the
-agent cannot play them through the action language, or not reproducibly."""
+agent cannot play them through the action language, or not reproducibly, or because no
+solver reaches score 1 on every seed (every registered task has an oracle, and the
+conformance checker proves it)."""
 
 TASKS: tuple[str, ...] = tuple(t for t in PAGES if t not in EXCLUDED)
 """The registered task names."""
 
 
+VERSIONS: dict[str, int] = {
+    # v1 (2026-11): the instruction is the page's sentence, no longer the text of a dict that
+    # also held its parse (the task, the sender, the message: the answer).
+    "email-inbox-nl-turk": 1,
+    "email-inbox-forward-nl": 1,
+    "email-inbox-forward-nl-turk": 1,
+}
+"""Pages whose id is past v0 (what the agent sees or how it is scored changed)."""
+
+
 def register_all() -> None:
-    """Register ``miniwob/<task_with_underscores>-v0`` for every task of :data:`TASKS`."""
+    """Register ``miniwob/<task_with_underscores>-v<N>`` for every task of :data:`TASKS`."""
     for name in TASKS:
         register(
-            f"miniwob/{name.replace('-', '_')}-v0",
+            f"miniwob/{name.replace('-', '_')}-v{VERSIONS.get(name, 0)}",
             entry_point="agentgym.envs.web.miniwob:MiniWoBEnv",
             kwargs={"task": name},
             max_episode_steps=30,

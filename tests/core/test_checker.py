@@ -79,14 +79,12 @@ def test_a_verifier_that_always_passes_is_caught_by_the_random_agent():
         check_env(factory(AlwaysPassEnv), skip=["gymnasium"])
 
 
-def test_an_env_that_declares_no_oracle_has_oracle_and_random_checks_skipped_and_said():
+def test_an_env_that_declares_no_oracle_fails_conformance():
     class NoOracleEnv(WrongOracleEnv):
         metadata = {**WrongOracleEnv.metadata, "oracle": False}
 
-    report = check_env(factory(NoOracleEnv), leak_cycles=5)
-    reason = "the env declares no oracle (metadata['oracle'])"
-    assert report.skipped["oracle"] == reason and report.skipped["random_agent"] == reason
-    assert "oracle" not in report.passed and "leaks" in report.passed
+    with pytest.raises(errors.ConformanceError, match=r"declares no oracle.*Every task needs"):
+        check_env(factory(NoOracleEnv), leak_cycles=5)
 
 
 @pytest.mark.parametrize(

@@ -91,7 +91,7 @@ def test_the_web_shop_takes_a_lone_surrogate_as_text(tmp_path):
     benchmark, out = tmp_path / "bench.yaml", tmp_path / "run"
     benchmark.write_text(
         "name: shop\nseed: 0\nepisodes_per_task: 1\nenvs:\n"
-        "  - {id: web/Shop-v0, split: test, tasks: 1, max_steps: 2}\n"
+        "  - {id: web/Shop-v1, split: test, tasks: 1, max_steps: 2}\n"
     )
 
     class Typist(Agent):

@@ -21,7 +21,7 @@ references measured in the same run, interleaved so that drift hits both sides a
 * **episodes per minute** — the oracle through the evaluator on ``--env`` with 4 episodes at
   once (4 contexts of one browser) vs 1.
 
-    python tests/perf/bench_web.py [--rounds 30] [--env web/Shop-v0] [--episodes 16]
+    python tests/perf/bench_web.py [--rounds 30] [--env web/Shop-v1] [--episodes 16]
         [--miniwob miniwob/click_option-v0]
 """
 
@@ -209,7 +209,7 @@ def bench_throughput(env_id: str, episodes: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--env", default="web/Shop-v0", help="the env of the throughput part")
+    parser.add_argument("--env", default="web/Shop-v1", help="the env of the throughput part")
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--miniwob", default="miniwob/click_option-v0")
     args = parser.parse_args()

@@ -221,7 +221,7 @@ def test_reporting_a_feasible_task_infeasible_scores_zero(state):
 # ---------------------------------------------------------------------------- the wording
 
 
-@pytest.mark.parametrize("env_id", ["web/Forum-v0", "web/Tracker-v0"])
+@pytest.mark.parametrize("env_id", ["web/Forum-v1", "web/Tracker-v1"])
 def test_the_report_infeasible_wording_does_not_tell_which_tasks_are_infeasible(env_id):
     """An agent that reports infeasible exactly when its instructions mention
     report_infeasible scores no more than the share of infeasible tasks: the wording is in
@@ -243,7 +243,7 @@ def test_the_report_infeasible_wording_does_not_tell_which_tasks_are_infeasible(
 
 
 def test_every_web_site_env_says_how_to_report_an_infeasible_task():
-    for env_id in ("web/Shop-v0", "web/Forum-v0", "web/Tracker-v0"):
+    for env_id in ("web/Shop-v1", "web/Forum-v1", "web/Tracker-v1"):
         env = agentgym.make(env_id).unwrapped
         assert env.instructions("a goal").endswith(INFEASIBLE_HINT), env_id
         env.close()

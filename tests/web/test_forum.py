@@ -1,4 +1,4 @@
-"""The forum site and web/Forum-v0: the site over HTTP (no browser), its tasks, and the
+"""The forum site and web/Forum-v1: the site over HTTP (no browser), its tasks, and the
 oracle end to end in Chromium."""
 
 import hashlib
@@ -296,7 +296,7 @@ def forum_env():
     import agentgym
     import agentgym.envs.web
 
-    env = agentgym.make("web/Forum-v0")
+    env = agentgym.make("web/Forum-v1")
     yield env
     env.close()
 

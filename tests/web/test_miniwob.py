@@ -10,6 +10,7 @@ import pytest
 
 from agentgym.envs.web import miniwob
 from agentgym.envs.web.miniwob import EXCLUDED, ORACLES, PAGES, TASKS, MiniWoBEnv
+from agentgym.envs.web.miniwob_ids import VERSIONS
 from agentgym.envs.web.server import miniwob_html
 from agentgym.errors import UsageError
 from agentgym.registry import spec
@@ -146,9 +147,10 @@ def test_a_wrong_action_is_feedback_not_a_crash(action):
         env.close()
 
 
-def test_tasks_without_an_oracle_say_so_in_metadata():
-    assert MiniWoBEnv(task="tic-tac-toe").metadata["oracle"] is False
-    assert MiniWoBEnv(task="click-test").metadata["oracle"] is True
+def test_every_registered_task_has_an_oracle_and_the_others_say_why_not():
+    assert set(TASKS) <= set(ORACLES)
+    for page in ("tic-tac-toe", "click-pie", "circle-center"):
+        assert page not in TASKS and EXCLUDED[page].startswith("no oracle")
 
 
 def test_an_unknown_or_excluded_task_is_a_clear_error():
@@ -162,9 +164,9 @@ def test_every_page_of_the_wheel_is_registered_or_excluded_with_a_reason():
     assert sorted(PAGES) == sorted(p.stem for p in (miniwob_html() / "miniwob").glob("*.html"))
     assert set(TASKS) | set(EXCLUDED) == set(PAGES) and not set(TASKS) & set(EXCLUDED)
     assert all(reason for reason in EXCLUDED.values())
-    assert set(ORACLES) <= set(TASKS) and len(ORACLES) >= 20
+    assert set(ORACLES) == set(TASKS)  # every registered page has an oracle
     for task in TASKS:
-        registered = spec(f"miniwob/{task.replace('-', '_')}-v0")
+        registered = spec(f"miniwob/{task.replace('-', '_')}-v{VERSIONS.get(task, 0)}")
         assert registered.kwargs == {"task": task} and registered.extra == "web"
 
 

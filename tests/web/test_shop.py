@@ -1,4 +1,4 @@
-"""The shop: its catalogue, search, pages, the WebShop reward, its tasks and web/Shop-v0.
+"""The shop: its catalogue, search, pages, the WebShop reward, its tasks and web/Shop-v1.
 
 Site tests drive the real Starlette app with Starlette's TestClient over real episode databases
 (no browser); the env tests at the end run real Chromium through ``agentgym.make``.
@@ -427,12 +427,12 @@ def test_the_hard_price_cap_is_tight():
         assert task.target.price < task.goal_spec.price_cap <= task.target.price + 4
 
 
-# ---------------------------------------------------------------------- web/Shop-v0 (Chromium)
+# ---------------------------------------------------------------------- web/Shop-v1 (Chromium)
 
 
 @pytest.fixture(scope="module")
 def env():
-    env = agentgym.make("web/Shop-v0")
+    env = agentgym.make("web/Shop-v1")
     yield env
     env.close()
 

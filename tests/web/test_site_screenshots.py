@@ -16,9 +16,9 @@ IMAGES = Path(__file__).parents[2] / "docs" / "envs" / "img"
 @pytest.mark.parametrize(
     ("env_id", "oracle_steps", "picture"),
     [
-        ("web/Shop-v0", 2, "shop.png"),  # the search results
-        ("web/Forum-v0", 0, "forum.png"),
-        ("web/Tracker-v0", 0, "tracker.png"),
+        ("web/Shop-v1", 2, "shop.png"),  # the search results
+        ("web/Forum-v1", 0, "forum.png"),
+        ("web/Tracker-v1", 0, "tracker.png"),
         ("miniwob/login_user-v0", 0, "miniwob-login-user.png"),
     ],
 )

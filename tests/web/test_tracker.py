@@ -1,4 +1,4 @@
-"""The tracker site and web/Tracker-v0: the site over HTTP (no browser), its tasks, and the
+"""The tracker site and web/Tracker-v1: the site over HTTP (no browser), its tasks, and the
 oracle end to end in Chromium."""
 
 import sqlite3
@@ -243,7 +243,7 @@ def tracker_env():
     import agentgym
     import agentgym.envs.web
 
-    env = agentgym.make("web/Tracker-v0")
+    env = agentgym.make("web/Tracker-v1")
     yield env
     env.close()
 

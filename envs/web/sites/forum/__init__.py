@@ -1,4 +1,4 @@
-"""The forum site (a small Postmill/Reddit) and its env, ``web/Forum-v0``.
+"""The forum site (a small Postmill/Reddit) and its env, ``web/Forum-v1``.
 
 ``ForumSite`` is what the site server mounts; ``ForumEnv`` is loaded on first use, so the
 server process never imports the browser side.

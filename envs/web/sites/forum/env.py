@@ -1,4 +1,4 @@
-"""``web/Forum-v0``: WebArena-style tasks on a Reddit-like forum with state."""
+"""``web/Forum-v1``: WebArena-style tasks on a Reddit-like forum with state."""
 
 from __future__ import annotations
 
@@ -53,10 +53,10 @@ class ForumEnv(WebEnv):
     answer or the form, fills and submits it, and answers with the gold. It reaches 1 on
     every template.
 
-    **Version history.** v0: first release. Changed within v0, not yet bumped (the id is
-    pinned by the ``web-v0`` suite): the sentence on ``report_infeasible`` moved from the
-    goals of infeasible tasks, where it gave the answer away, to the end of every task's
-    instructions.
+    **Version history.** v0: first release. v1 (2026-11): the sentence on
+    ``report_infeasible`` moved from the goals of infeasible tasks, where it gave the answer
+    away (an agent reporting infeasible whenever it read it scored 0.29 with no skill), to the
+    end of every task's instructions.
     """
 
     def __init__(self, **kwargs: Any) -> None:

@@ -1,7 +1,7 @@
 """The shop: a WebShop-style store with a generated catalogue, and its shopping tasks.
 
 :class:`ShopSite` is the web application (served at ``/shop/`` by the web family's server);
-:class:`ShopEnv` is ``web/Shop-v0``, the env whose tasks are shopping instructions scored with
+:class:`ShopEnv` is ``web/Shop-v1``, the env whose tasks are shopping instructions scored with
 the WebShop reward. ``ShopEnv`` is imported on first use, so the site server, which needs only
 the site, never loads the browser side of the family.
 """

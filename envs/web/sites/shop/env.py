@@ -1,4 +1,4 @@
-"""``web/Shop-v0``: find, configure and buy the product an instruction describes (WebShop)."""
+"""``web/Shop-v1``: find, configure and buy the product an instruction describes (WebShop)."""
 
 from __future__ import annotations
 
@@ -49,10 +49,9 @@ class ShopEnv(WebEnv):
     options, *Buy now*, fills name and address and places the order. From any other state it
     recovers (a different search is redone, a cart with anything else in it is emptied).
 
-    **Version history.** v0: first release. Changed within v0, not yet bumped (the id is
-    pinned by the ``web-v0`` suite): a price equal to the cap counts as within it
-    (WebShop's ``price <= price_upper``; it had scored as over); the instructions end with
-    the line every web task's instructions end with, on ``report_infeasible``.
+    **Version history.** v0: first release. v1 (2026-11): a price equal to the cap counts as
+    within it (WebShop's ``price <= price_upper``; it had scored as over); the instructions
+    end with the line every web task's instructions end with, on ``report_infeasible``.
     """
 
     def __init__(self, **kwargs: Any) -> None:

@@ -1,4 +1,4 @@
-"""The issue tracker site (a small GitLab) and its env, ``web/Tracker-v0``.
+"""The issue tracker site (a small GitLab) and its env, ``web/Tracker-v1``.
 
 ``TrackerSite`` is what the site server mounts; ``TrackerEnv`` is loaded on first use, so
 the server process never imports the browser side.

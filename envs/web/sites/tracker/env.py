@@ -1,4 +1,4 @@
-"""``web/Tracker-v0``: WebArena-style tasks on a GitLab-like issue tracker with state."""
+"""``web/Tracker-v1``: WebArena-style tasks on a GitLab-like issue tracker with state."""
 
 from __future__ import annotations
 
@@ -59,10 +59,10 @@ class TrackerEnv(WebEnv):
     drop-downs, fills the issue and member forms, presses the buttons, and answers with the
     gold. It reaches 1 on every template.
 
-    **Version history.** v0: first release. Changed within v0, not yet bumped (the id is
-    pinned by the ``web-v0`` suite): the sentence on ``report_infeasible`` moved from the
-    goals of infeasible tasks, where it gave the answer away, to the end of every task's
-    instructions.
+    **Version history.** v0: first release. v1 (2026-11): the sentence on
+    ``report_infeasible`` moved from the goals of infeasible tasks, where it gave the answer
+    away (an agent reporting infeasible whenever it read it scored 0.29 with no skill), to the
+    end of every task's instructions.
     """
 
     def __init__(self, **kwargs: Any) -> None:
