@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgym.spaces import ToolCall
-from agentgym.task_env import InvalidAction, parse_tool_call
+from agentgym.task_env import InvalidAction, clean_action, parse_tool_call
 
 __all__ = ["ACTIONS", "TOOLS", "Action", "Param", "describe_actions", "format_action", "parse"]
 
@@ -230,6 +230,8 @@ def _parse_call(body: str) -> tuple[str, dict[str, Any]]:
         tree = ast.parse(body, mode="eval")
     except SyntaxError as error:
         raise InvalidAction(f"{body[:80]!r} is not a call ({error.msg}); write {example}") from None
+    except (RecursionError, MemoryError, ValueError):  # nested past the parser's stack; NUL
+        raise InvalidAction(f"{body[:80]!r} is not a call; write {example}") from None
     node = tree.body
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         raise InvalidAction(f"{body[:80]!r} is not a call; write {example}")
@@ -237,9 +239,10 @@ def _parse_call(body: str) -> tuple[str, dict[str, Any]]:
     if name not in ACTIONS:
         raise InvalidAction(f"unknown action {name!r}; the actions are: {', '.join(ACTIONS)}")
     try:
-        args = [ast.literal_eval(a) for a in node.args]
-        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-    except (ValueError, SyntaxError):
+        # Cleaned: a "\ud800" escape in a literal decodes to a lone surrogate.
+        args = [clean_action(ast.literal_eval(a)) for a in node.args]
+        kwargs = {k.arg: clean_action(ast.literal_eval(k.value)) for k in node.keywords if k.arg}
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):  # {[1]: 2}
         raise InvalidAction(
             f"the arguments of {name} must be literal values (strings, numbers): {body[:80]!r}"
         ) from None

@@ -62,6 +62,9 @@ def test_valid_actions_parse_to_a_name_and_checked_arguments(text, expected):
         ('{"name": "click"}', "missing required argument 'id'"),
         ('{"name": "rm", "arguments": {}}', "unknown tool 'rm'"),
         ("{not json", "is not valid JSON"),
+        ('fill({[1]: 2}, "x")', "literal values"),  # an unhashable literal: a TypeError
+        ("click(" + "[" * 400 + "]" * 400 + ")", "not a call"),  # nested past the parser
+        ("click(" * 2000 + ")" * 2000, "is not a call"),  # past the parser's stack
     ],
 )
 def test_anything_else_is_an_invalid_action_that_says_what_would_work(text, message):
@@ -90,3 +93,7 @@ def test_every_action_is_a_json_schema_tool_and_a_line_of_the_prompt():
     assert fill["parameters"]["additionalProperties"] is False
     described = actions.describe_actions()
     assert "fill(id, text)" in described and "scroll(direction, pixels=400)" in described
+
+
+def test_an_escaped_lone_surrogate_in_an_argument_is_cleaned():
+    assert actions.parse('fill("12", "up\\ud800")') == actions.parse('fill("12", "up\ufffd")')
