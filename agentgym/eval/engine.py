@@ -54,6 +54,22 @@ class EngineLimits:
     episode_timeout: float | None = 3600.0
     retries: int = 2
 
+    def __post_init__(self) -> None:
+        # A negative timeout would error every episode: the caller's mistake, not theirs.
+        for name in ("step_timeout", "episode_timeout"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not value > 0):
+                raise UsageError(f"{name} must be a positive number of seconds, got {value!r}")
+        retries = self.retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise UsageError(f"retries must be a count (0 or more), got {retries!r}")
+
+
+def check_num_envs(num_envs: Any) -> None:
+    """How many episodes play at once: a positive int, or a :class:`UsageError`."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise UsageError(f"num_envs must be a positive int, got {num_envs!r}")
+
 
 class EpisodeFailed(Exception):
     """An infrastructure failure inside one episode (carried to the retry logic)."""
@@ -80,8 +96,7 @@ async def run_episodes(
     run directory appends it to the ledger there, so a crash loses only unfinished episodes.
     ``make_env(plan)`` builds the env (default: ``agentgym.make`` with the plan's kwargs).
     """
-    if not isinstance(num_envs, int) or num_envs < 1:
-        raise UsageError(f"num_envs must be a positive int, got {num_envs!r}")
+    check_num_envs(num_envs)
     run = _Run(
         agent_factory,
         agent_name,

@@ -28,12 +28,12 @@ from typing import Any
 
 from agentgym.agents import resolve_agent
 from agentgym.errors import LedgerError, UsageError
-from agentgym.eval.engine import EngineLimits, run_episodes
+from agentgym.eval.engine import EngineLimits, check_num_envs, run_episodes
 from agentgym.eval.plan import Benchmark, EpisodePlan
 from agentgym.eval.stats import episode_tokens, summarize
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 
-__all__ = ["RunResult", "check_limits", "evaluate", "read_manifest"]
+__all__ = ["RunResult", "evaluate", "read_manifest"]
 
 MANIFEST_VERSION = "1.1"  # 1.1: agent_prompt
 
@@ -76,10 +76,7 @@ async def evaluate_async(
         limits: step and episode timeouts, retries.
         progress: draw a status line on stderr.
     """
-    limits = limits or EngineLimits()
-    check_limits(limits)
-    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-        raise UsageError(f"num_envs must be a positive int, got {num_envs!r}")
+    check_num_envs(num_envs)  # before the run directory and the progress bar appear
     factory, agent_name = resolve_agent(agent, agent_options)
     run_dir = Path(out)
     plans = benchmark.plan()
@@ -206,18 +203,6 @@ def _discard(run_dir: Path, created: bool) -> None:
         path = run_dir / name
         if name == "manifest.json" or (path.exists() and path.stat().st_size == 0):
             path.unlink(missing_ok=True)
-
-
-def check_limits(limits: EngineLimits) -> None:
-    """Timeouts must be positive (or None) and retries a count: a negative timeout would
-    error every episode, which is the caller's mistake, not the episodes'."""
-    for name in ("step_timeout", "episode_timeout"):
-        value = getattr(limits, name)
-        if value is not None and (isinstance(value, bool) or not value > 0):
-            raise UsageError(f"{name} must be a positive number of seconds, got {value!r}")
-    retries = limits.retries
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise UsageError(f"retries must be a count (0 or more), got {retries!r}")
 
 
 def _in_plan_order(path: Path, plans: list[EpisodePlan]) -> list[EpisodeRecord]:
