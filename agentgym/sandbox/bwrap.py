@@ -33,6 +33,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -60,6 +61,10 @@ from agentgym.sandbox.uids import UidLease, kill_all_of, lease_uid
 from agentgym.sandbox.watchdog import Usage, Watched, unwatch, watch
 
 __all__ = ["BwrapSandbox", "bwrap_problem"]
+
+KILL_WAIT = 10.0
+"""Seconds a memory kill may take to leave no process behind: a SIGKILLed process that is
+freeing a large address space on a loaded machine can take more than a second to go."""
 
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
@@ -158,6 +163,7 @@ class BwrapSandbox(Sandbox):
             self._lease.release()
             raise
         self._env = self._base_env()
+        self._killed = threading.Event()  # set once the watchdog's kill has left nothing running
         self._watched: Watched | None = None
         if spec.limits.memory is not None:
             mounts = (f"/proc/{self._pid}/root/tmp", f"/proc/{self._pid}/root{spec.workdir}")
@@ -175,8 +181,11 @@ class BwrapSandbox(Sandbox):
             f"memory: the sandbox held {usage.describe()}, over its limit of "
             f"{limit >> 20} MiB (Limits.memory counts all its processes and files)"
         )
-        self._keeper.kill()  # PID 1 inside: the kernel kills the rest of the namespace
-        kill_all_of(self.uid)
+        try:
+            self._keeper.kill()  # PID 1 inside: the kernel kills the rest of the namespace
+            kill_all_of(self.uid, wait=KILL_WAIT)
+        finally:
+            self._killed.set()
 
     # ------------------------------------------------------------------ setup
 
@@ -292,6 +301,9 @@ class BwrapSandbox(Sandbox):
             popen=self._popen,
         )
         if self.limit_exceeded:
+            # The watchdog kills from its own thread: return once it is done, so that a caller
+            # who sees the kill never sees a process of the sandbox still dying.
+            self._killed.wait(KILL_WAIT)
             note = f"\n[sandbox killed: {self.limit_exceeded}]\n".encode()
             return replace(
                 result,
@@ -322,6 +334,8 @@ class BwrapSandbox(Sandbox):
     def _close(self) -> None:
         if self._watched is not None:
             unwatch(self._watched)
+            if self._watched.fired:
+                self._killed.wait(KILL_WAIT)
         self._keeper.kill()  # --die-with-parent takes PID 1 inside, and the kernel the rest
         self._keeper.wait()
         self._lease.release()
