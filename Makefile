@@ -16,16 +16,19 @@ QUICK    := tests/core tests/games tests/verifiers tests/eval tests/agents agent
 install: $(STAMP)
 
 # System packages (only when running as root and something is missing), then a virtualenv
-# with the project and its extras installed under the pinned constraints.
+# with the project and its extras installed under the pinned constraints. Debian puts
+# PostgreSQL's initdb in /usr/lib/postgresql/N/bin, off PATH; the leaderboard's tests start a
+# throwaway cluster with it (tests/leaderboard/conftest.py).
 $(STAMP): pyproject.toml setup.py constraints.txt
 	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v bwrap >/dev/null \
 		&& command -v dockerd >/dev/null && command -v debootstrap >/dev/null \
 		&& command -v chromium >/dev/null && command -v ip >/dev/null \
+		&& (command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1) \
 		&& $(PYTHON) -c 'import ensurepip' 2>/dev/null \
 		&& /usr/bin/python3 -c 'import seccomp' 2>/dev/null); then \
 		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
 		bubblewrap util-linux iproute2 docker.io debootstrap chromium fonts-liberation \
-		python3-seccomp; fi
+		python3-seccomp postgresql; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
