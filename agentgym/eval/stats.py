@@ -11,10 +11,13 @@ benchmark's number generalizes over.
   reliability metric), each estimated without bias from a task's n episodes with c successes:
   ``1 - C(n-c, k) / C(n, k)`` and ``C(c, k) / C(n, k)``, averaged over tasks having n >= k.
 * Errored episodes are excluded from every rate and counted on their own.
+* A benchmark of several envs: a **stratified** bootstrap (tasks resampled within each env)
+  of the mean of env means, for many rows at once that share the draws (a leaderboard).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from math import comb
@@ -33,6 +36,8 @@ __all__ = [
     "iteration_curve",
     "pass_at_k",
     "pass_hat_k",
+    "stratified_bootstrap_ci",
+    "stratified_bootstrap_rows",
     "summarize",
 ]
 
@@ -78,6 +83,123 @@ def bootstrap_ci(
     alpha = (1 - confidence) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return mean, float(low), float(high)
+
+
+def stratified_bootstrap_ci(
+    strata: Sequence[Sequence[Sequence[float]]],
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of the mean of stratum means, resampling clusters within each
+    stratum (a benchmark of several envs: the tasks of each env).
+
+    Each stratum's mean weights its episodes equally, as :func:`bootstrap_ci` does; the
+    strata then count equally, whatever their number of tasks. Resampling within strata keeps
+    each stratum's number of clusters fixed, as the benchmark's plan does: the uncertainty is
+    which tasks each env drew, not how many. One stratum gives exactly :func:`bootstrap_ci`'s
+    interval (the same draws for the same seed).
+    """
+    if not strata:
+        return float("nan"), float("nan"), float("nan")
+    sums = np.array([[float(np.sum(c)) for s in strata for c in s]])
+    counts = np.array([[float(len(c)) for s in strata for c in s]])
+    mean, low, high = stratified_bootstrap_rows(
+        sums, counts, [len(s) for s in strata], samples=samples, confidence=confidence, seed=seed
+    )
+    return float(mean[0]), float(low[0]), float(high[0])
+
+
+def stratified_bootstrap_rows(
+    sums: np.ndarray,
+    counts: np.ndarray,
+    strata: Sequence[int],
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`stratified_bootstrap_ci` for many rows at once that share one layout of
+    clusters: arrays of ``(mean, low, high)``, one value per row.
+
+    ``sums`` and ``counts`` are ``(rows, clusters)``: a row's sum of values and number of
+    episodes in each cluster, the columns grouped by stratum, ``strata`` giving each
+    stratum's number of columns. Every row sees the same draws (the ones each would see
+    alone with this seed), so the draws are made once, as a count matrix, and the rows that
+    share their counts (the entries of one plan) are resampled by one matrix product: a
+    board of a thousand entries is not a thousand resamplings.
+    """
+    sums = np.asarray(sums, dtype=float)
+    counts = np.asarray(counts, dtype=float)
+    if sums.shape != counts.shape or sums.ndim != 2 or sums.shape[1] != sum(strata):
+        raise ValueError(
+            f"sums {sums.shape} and counts {counts.shape} must be (rows, {sum(strata)}) "
+            f"for strata of {list(strata)} clusters"
+        )
+    if not strata or min(strata) < 1:
+        raise ValueError(f"every stratum needs a cluster, got strata of {list(strata)}")
+    rng = np.random.default_rng(seed)
+    draws = np.hstack([_draw_counts(rng, size, samples) for size in strata])
+    bounds = np.cumsum([0, *strata])
+    points = np.zeros(len(sums))
+    for start, stop in itertools.pairwise(bounds):
+        total = counts[:, start:stop].sum(axis=1)
+        if np.any(total == 0):
+            raise ValueError(f"a row has no episode in the stratum of columns {start}..{stop}")
+        points += sums[:, start:stop].sum(axis=1) / total
+    alpha = (1 - confidence) / 2
+    low, high = np.empty(len(sums)), np.empty(len(sums))
+    layouts: dict[bytes, list[int]] = defaultdict(list)
+    for row, row_counts in enumerate(counts):
+        layouts[row_counts.tobytes()].append(row)
+    for rows in layouts.values():
+        weights = _mean_weights(draws, counts[rows[0]], bounds)
+        for first in range(0, len(rows), _ROWS_AT_ONCE):
+            chunk = rows[first : first + _ROWS_AT_ONCE]
+            low[chunk], high[chunk] = _quantiles(sums[chunk] @ weights.T, (alpha, 1 - alpha))
+    return points / len(strata), low, high
+
+
+_ROWS_AT_ONCE = 256
+"""Rows resampled together: bounds the ``(rows, samples)`` array of means to a few MB."""
+
+
+def _mean_weights(draws: np.ndarray, counts: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """``(samples, clusters)`` weights whose product with a row of cluster sums is the row's
+    mean of stratum means in each resampling, for rows with these cluster counts: a
+    cluster's draws over its stratum's resampled episode count, over the number of strata."""
+    weights = np.empty_like(draws)
+    for start, stop in itertools.pairwise(bounds):
+        episodes = draws[:, start:stop] @ counts[start:stop]
+        weights[:, start:stop] = draws[:, start:stop] / np.maximum(episodes, 1)[:, None]
+    return weights / (len(bounds) - 1)
+
+
+def _quantiles(rows: np.ndarray, levels: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """``np.quantile(rows, levels, axis=1)`` (its default, linear interpolation) by sorting:
+    numpy's vectorised sort is about 3x faster on these rows than the partition that
+    ``np.quantile`` runs, and the quantiles are most of a board's time."""
+    ordered = np.sort(rows, axis=1)
+    last = ordered.shape[1] - 1
+    found = []
+    for level in levels:
+        position = last * level
+        below = min(int(np.floor(position)), last)
+        fraction = position - below
+        a, b = ordered[:, below], ordered[:, min(below + 1, last)]
+        found.append(a + (b - a) * fraction if fraction < 0.5 else b - (b - a) * (1 - fraction))
+    return found[0], found[1]
+
+
+def _draw_counts(rng: np.random.Generator, clusters: int, samples: int) -> np.ndarray:
+    """How often each cluster is drawn in each of ``samples`` resamplings with replacement:
+    the draws :func:`bootstrap_ci` makes with the same generator, as a ``(samples, clusters)``
+    count matrix."""
+    draws = rng.integers(0, clusters, size=(samples, clusters))
+    offsets = (np.arange(samples) * clusters)[:, None]
+    flat = np.bincount((draws + offsets).ravel(), minlength=samples * clusters)
+    return flat.reshape(samples, clusters).astype(float)
 
 
 def summarize(records: Iterable[EpisodeRecord], *, seed: int = 0) -> dict[str, Any]:
