@@ -413,7 +413,7 @@ class _Request:
 
 def _intervals(requests: Sequence[_Request], seed: int) -> list[Interval]:
     """Every request's interval: the requests with equal strata resampled together, each
-    distinct request once (a 0/1 score repeats the success row; pass@1 is pass^1)."""
+    distinct request once (a 0/1 score repeats the success row, and one env the headline)."""
     distinct = list({r.key: r for r in requests}.values())
     groups: dict[tuple[int, ...], list[_Request]] = defaultdict(list)
     for request in distinct:
@@ -432,9 +432,9 @@ def _intervals(requests: Sequence[_Request], seed: int) -> list[Interval]:
 
 
 def _entry_requests(tally: _Tally) -> list[_Request]:
-    """Success, score, then pass@k and pass^k for each k (per-task values with one count per
-    task, so that every task weighs the same within its env), then each env's success and
-    score. None for an entry without episodes."""
+    """Success, score, then pass@k and pass^k (per-task values with one count per task, so
+    that every task weighs the same within its env), then each env's success and score.
+    Nothing for an entry without episodes."""
     if tally.empty:
         return []
     requests = [
