@@ -1,0 +1,179 @@
+"""Fixtures of the leaderboard's tests: a throwaway PostgreSQL cluster, a fresh database in it
+per test, and a migrated :class:`Store` on SQLite and on PostgreSQL.
+
+The cluster is started with the server's own ``initdb`` and ``pg_ctl`` (on PATH, or where
+Debian puts them: ``/usr/lib/postgresql/N/bin``) in a temporary folder, and listens only on
+a unix socket in that folder: no TCP port, nothing another test or process can reach by
+accident. PostgreSQL refuses to run as root, so as root (CI) the cluster runs as ``nobody``
+through ``setpriv``, in a folder ``nobody`` owns. Its tests are skipped only where neither
+binary exists; ``make install`` installs Debian's ``postgresql`` as root, so CI runs them.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agentgym.leaderboard.store import Store
+
+USER = "agentgym"
+"""The cluster's superuser (trust authentication over its private socket)."""
+SETTINGS = """
+listen_addresses = ''
+unix_socket_directories = '{socket_dir}'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+"""
+"""No TCP, the socket in the cluster's folder, and no waiting on the disk: the data is thrown
+away at the end anyway."""
+
+
+def postgres_bin() -> Path | None:
+    """The folder holding both ``initdb`` and ``pg_ctl``: PATH's first, else Debian's newest."""
+    folders = []
+    on_path = shutil.which("initdb")
+    if on_path:
+        folders.append(Path(on_path).resolve().parent)
+    debian = glob.glob("/usr/lib/postgresql/*/bin")
+    folders += sorted(map(Path, debian), key=lambda f: _version(f.parent.name), reverse=True)
+    for folder in folders:
+        if (folder / "initdb").is_file() and (folder / "pg_ctl").is_file():
+            return folder
+    return None
+
+
+def _version(name: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in name.split(".") if part.isdigit())
+
+
+@dataclass
+class PostgresCluster:
+    """A running throwaway cluster: databases made and dropped by name."""
+
+    socket_dir: Path
+    started_in: float
+    """Seconds from ``initdb`` to a cluster accepting connections."""
+
+    def url(self, database: str) -> str:
+        return f"postgresql+psycopg://{USER}@/{database}?host={self.socket_dir}"
+
+    def execute(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(
+            host=str(self.socket_dir), user=USER, dbname="postgres", autocommit=True
+        ) as connection:
+            connection.execute(sql)
+
+
+class _Owner:
+    """Runs the cluster's commands as the user who owns it: ``nobody`` when we are root."""
+
+    def __init__(self) -> None:
+        self.root = os.geteuid() == 0
+        self.user = pwd.getpwnam("nobody") if self.root else None
+
+    def folder(self) -> Path:
+        # Under a folder everyone may traverse (a root-only TMPDIR would lock nobody out),
+        # with a short path: a unix socket's path is at most 107 bytes.
+        parent = tempfile.gettempdir()
+        if self.root and not os.stat(parent).st_mode & 0o001:
+            parent = "/tmp"
+        folder = Path(tempfile.mkdtemp(prefix="agentgym-pg-", dir=parent))
+        if self.user is not None:
+            os.chown(folder, self.user.pw_uid, self.user.pw_gid)
+        return folder
+
+    def run(self, command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+        if self.user is not None:
+            user = self.user
+            command = [
+                "setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+                "--clear-groups", "--", *command,
+            ]  # fmt: skip
+        environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd)}
+        return subprocess.run(
+            command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=60
+        )
+
+
+def _start(owner: _Owner, binaries: Path, folder: Path) -> PostgresCluster:
+    began = time.perf_counter()
+    data, log = folder / "data", folder / "server.log"
+    initdb = [str(binaries / "initdb"), "-D", str(data), "-U", USER, "--auth=trust",
+              "--no-sync", "--locale=C", "--encoding=UTF8"]  # fmt: skip
+    _check(owner.run(initdb, folder), "initdb", log)
+    with open(data / "postgresql.conf", "a") as conf:
+        conf.write(SETTINGS.format(socket_dir=folder))
+    start = [str(binaries / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "30", "start"]
+    _check(owner.run(start, folder), "pg_ctl start", log)
+    return PostgresCluster(folder, time.perf_counter() - began)
+
+
+def _check(done: subprocess.CompletedProcess[str], what: str, log: Path) -> None:
+    if done.returncode != 0:
+        server_log = log.read_text()[-3000:] if log.exists() else ""
+        raise RuntimeError(
+            f"{what} failed ({done.returncode}):\n{done.stdout}{done.stderr}\n{server_log}"
+        )
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """A PostgreSQL cluster for the whole session, stopped and deleted at its end."""
+    binaries = postgres_bin()
+    if binaries is None:
+        pytest.skip(
+            "PostgreSQL's initdb and pg_ctl are neither on PATH nor in /usr/lib/postgresql/*/bin "
+            "(Debian: apt-get install postgresql; `make install` does it as root)"
+        )
+    owner = _Owner()
+    folder = owner.folder()
+    try:
+        cluster = _start(owner, binaries, folder)
+        yield cluster
+    finally:
+        stop = [str(binaries / "pg_ctl"), "-D", str(folder / "data"), "-m", "immediate", "stop"]
+        if (folder / "data" / "postmaster.pid").exists():
+            owner.run(stop, folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+_databases = itertools.count()
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresCluster) -> Iterator[str]:
+    """A fresh, empty database in the session's cluster, dropped after the test."""
+    name = f"test_{os.getpid()}_{next(_databases)}"
+    postgres.execute(f"CREATE DATABASE {name}")
+    yield postgres.url(name)
+    postgres.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database: a SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'leaderboard.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def store(database_url: str, tmp_path: Path) -> Iterator[Store]:
+    """A migrated store on each database, its bundle files in the test's folder."""
+    with Store(database_url, blob_dir=tmp_path / "blobs") as opened:
+        opened.migrate()
+        yield opened
