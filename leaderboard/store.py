@@ -51,6 +51,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from alembic import command
+from alembic.config import Config
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -75,6 +77,7 @@ from sqlalchemy import (
     make_url,
     select,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import (
     DeclarativeBase,
@@ -427,15 +430,13 @@ def _on_sqlite_begin(connection: Any) -> None:
     connection.exec_driver_sql("BEGIN")
 
 
-def alembic_config(connection: Any = None) -> Any:
+def alembic_config(connection: Connection | None = None) -> Config:
     """The Alembic configuration of the migrations shipped in the package (no alembic.ini).
 
     With ``connection`` the migrations run on it; a new revision is made with
     ``alembic.command.revision(alembic_config(), "what", autogenerate=True)`` after pointing
     ``config.set_main_option("sqlalchemy.url", ...)`` at a database at head.
     """
-    from alembic.config import Config
-
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
@@ -494,8 +495,6 @@ class Store:
 
     def migrate(self) -> None:
         """Create or upgrade the schema to the newest migration."""
-        from alembic import command
-
         with self.engine.begin() as connection:
             command.upgrade(alembic_config(connection), "head")
 
@@ -547,6 +546,8 @@ class Store:
             raise UsageError(f"scope must be one of {SCOPES}, got {scope!r}")
         digest = _digest(plaintext)
         with self._sessions.begin() as session:
+            # The lookup compares sha256 digests, whose timing says nothing usable about a
+            # plaintext; the digest found is compared again in constant time all the same.
             row = session.scalar(select(TokenRow).where(TokenRow.token_sha256 == digest))
             if row is None or not hmac.compare_digest(row.token_sha256, digest):
                 raise AuthError("unknown", "no such token")
@@ -586,7 +587,7 @@ class Store:
         between leaves only a file that the next put of the same bytes adopts.
         """
         sha, size = self._write_blob_file(source)
-        with self._sessions.begin() as session:
+        with self._read() as session:
             if session.get(BlobRow, sha) is not None:
                 return sha
         try:
