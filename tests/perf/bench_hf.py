@@ -21,7 +21,11 @@ reuses what earlier ones computed; together, prompts that share their instructio
 them once for the batch). A last measurement switches that off: two turns of the same
 episodes, all sent together, with the store on and off.
 
-    python tests/perf/bench_hf.py [--requests 16] [--max-tokens 32] [--rounds 2]
+    python tests/perf/bench_hf.py [--requests 16] [--max-tokens 32] [--rounds 2] [--model DIR]
+
+``--model DIR`` measures another local model directory instead of SmolLM2 (on a GPU machine,
+the device check's model: ``tests/perf/gpu_check.py``). Each round also counts the prompts
+whose greedy tokens differ between the two variants (on a CPU in float32: none).
 """
 
 from __future__ import annotations
@@ -58,16 +62,13 @@ def first_turns(count: int) -> tuple[list[list[dict]], list[list[dict]]]:
     return first, second
 
 
-async def alone(backend, prompts, params) -> int:
-    tokens = 0
-    for prompt in prompts:
-        tokens += len((await backend.generate(prompt, params, 0)).completion_ids)
-    return tokens
+async def alone(backend, prompts, params) -> list[list[int]]:
+    return [(await backend.generate(prompt, params, 0)).completion_ids for prompt in prompts]
 
 
-async def together(backend, prompts, params) -> int:
+async def together(backend, prompts, params) -> list[list[int]]:
     results = await asyncio.gather(*(backend.generate(p, params, 0) for p in prompts))
-    return sum(len(r.completion_ids) for r in results)
+    return [r.completion_ids for r in results]
 
 
 def main() -> None:
@@ -75,13 +76,14 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--model", help="a local model directory (default: SmolLM2-135M)")
     args = parser.parse_args()
 
     from agentgym.backends.hf import HFBackend
     from agentgym.backends.sampling import SamplingParams
 
     started = time.perf_counter()
-    directory = model_dir()  # converts on the first run ever
+    directory = args.model or model_dir()  # SmolLM2 converts on the first run ever
     prepared = time.perf_counter() - started
     started = time.perf_counter()
     backend = HFBackend.load(directory, max_batch=args.requests)
@@ -91,13 +93,15 @@ def main() -> None:
     next_prompts = [backend.encode(m) for m in turn_two]
     params = SamplingParams(temperature=0.0, max_tokens=args.max_tokens)
     print(
-        f"SmolLM2-135M-Instruct on {backend.model.device}: cache ready in {prepared:.1f} s, "
+        f"{args.model or 'SmolLM2-135M-Instruct'} on {backend.model.device} "
+        f"({backend.model.dtype}): cache ready in {prepared:.1f} s, "
         f"loaded in {loaded:.2f} s; {len(prompts)} prompts of "
         f"{min(map(len, prompts))}-{max(map(len, prompts))} tokens, greedy, "
         f"max_tokens {args.max_tokens}"
     )
     asyncio.run(together(backend, prompts[:2], SamplingParams(temperature=0.0, max_tokens=2)))
     totals = {v: [0, 0.0, 0.0] for v in ("alone", "together")}  # tokens, wall, decode seconds
+    outputs: dict[str, list[list[int]]] = {}
     for round_ in range(args.rounds):
         order = ("alone", "together") if round_ % 2 == 0 else ("together", "alone")
         for variant in order:
@@ -105,7 +109,8 @@ def main() -> None:
             decoding = backend.stats.decode_seconds
             backend.prefixes.clear()
             started = time.perf_counter()
-            tokens = asyncio.run(run(backend, prompts, params))
+            outputs[variant] = asyncio.run(run(backend, prompts, params))
+            tokens = sum(map(len, outputs[variant]))
             seconds = time.perf_counter() - started
             decoding = backend.stats.decode_seconds - decoding
             for i, value in enumerate((tokens, seconds, decoding)):
@@ -115,6 +120,8 @@ def main() -> None:
                 f"({seconds - decoding:5.2f} s prefill+queue): {tokens / seconds:6.1f} tokens/s, "
                 f"decode phase {tokens / decoding:6.1f} tokens/s"
             )
+        differ = sum(a != b for a, b in zip(outputs["alone"], outputs["together"], strict=True))
+        print(f"round {round_ + 1}: {differ} of {len(prompts)} prompts decode differently")
     wall = {k: t / s for k, (t, s, _) in totals.items()}
     decode = {k: t / d for k, (t, _, d) in totals.items()}
     print(

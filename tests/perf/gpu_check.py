@@ -1,0 +1,133 @@
+"""The device check: agentgym's GPU code paths on a real GPU, in one short run.
+
+Not a test: the suite runs on CPU machines. This is what a session lent a GPU machine runs
+(through the ``device`` tool) to see the CUDA paths work and to measure them. It needs no
+download: the model is SmolLM2-135M's architecture and tokenizer with random weights, made on
+the GPU from the shape folder given (``config.json`` and the tokenizer files of
+``~/.cache/agentgym/models/smollm2-135m-instruct``, 4 MB: the trained weights, 269 MB, are
+over what a device call carries). Random weights decide nothing about quality; they exercise
+every path (bf16 on CUDA, batching, the prefix store, seeded sampling, the trainer's update)
+and give real speeds for a model of that size, since a random model writes to
+``max_tokens`` every time.
+
+Steps (each timed; the output is the report):
+
+1. the versions (torch, transformers, the GPU);
+2. ``bench_hf.py --model``: batched vs one-at-a-time greedy decoding on the GPU, with how
+   many prompts decode differently (bf16 batches may), at 16 and 64 requests;
+3. ``agentgym eval`` with ``hf:MODEL`` on ``cuda``, twice with the same seeds: the two
+   ledgers' actions are compared (seeded sampling must repeat on a GPU too);
+4. ``bench_train.py --model``: GRPO's loop on the GPU (rollout and training tokens/s).
+
+    python tests/perf/gpu_check.py --shape DIR --out DIR [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_model(shape: Path, out: Path) -> None:
+    """SmolLM2-135M's architecture with seeded random weights, saved as bf16 safetensors."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    config = AutoConfig.from_pretrained(str(shape))
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    model.save_pretrained(str(out), safe_serialization=True)
+    AutoTokenizer.from_pretrained(str(shape)).save_pretrained(str(out))
+    weights = sum(p.numel() for p in model.parameters())
+    print(f"model: {config.model_type}, {weights / 1e6:.1f}M weights, random, in {out}")
+
+
+def step(title: str, command: str, log: Path) -> bool:
+    """Run one step (a command line of words without spaces inside them), its output into
+    the report and ``log``; whether it succeeded."""
+    print(f"\n## {title}\n$ {command}", flush=True)
+    started = time.monotonic()
+    with log.open("a") as out:
+        out.write(f"\n## {title}\n")
+        done = subprocess.run(command.split(), cwd=ROOT, text=True, capture_output=True)
+        out.write(done.stdout + done.stderr)
+    print(done.stdout[-6000:] + done.stderr[-3000:], flush=True)
+    print(f"[{title}: exit {done.returncode} in {time.monotonic() - started:.1f} s]", flush=True)
+    return done.returncode == 0
+
+
+def actions(run_dir: Path) -> dict[str, list[object]]:
+    """Each episode's actions, by episode id."""
+    found = {}
+    for line in (run_dir / "episodes.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        found[record["episode_id"]] = [s["action"] for s in record["steps"]]
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shape", type=Path, required=True, help="config + tokenizer folder")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (a CPU dry run)")
+    options = parser.parse_args()
+    options.out.mkdir(parents=True, exist_ok=True)
+    log = options.out / "gpu_check.log"
+    python = sys.executable
+    agentgym = str(Path(python).parent / "agentgym")
+    if not Path(agentgym).exists():
+        agentgym = "agentgym"
+
+    import torch
+    import transformers
+
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    print(f"torch {torch.__version__}, transformers {transformers.__version__}, GPU: {gpu}")
+    model = Path("/tmp/agentgym-gpu-check-model")
+    started = time.monotonic()
+    make_model(options.shape, model)
+    print(f"[model made in {time.monotonic() - started:.1f} s]")
+
+    requests = (8,) if options.quick else (16, 64)
+    tokens = 16 if options.quick else 64
+    for count in requests:
+        step(
+            f"bench_hf, {count} requests",
+            f"{python} tests/perf/bench_hf.py --model {model} --requests {count} "
+            f"--max-tokens {tokens} --rounds 2",
+            log,
+        )
+
+    tasks = 4 if options.quick else 16
+    runs = [options.out / "eval-1", options.out / "eval-2"]
+    for run in runs:
+        step(
+            f"eval hf on the GPU into {run.name}",
+            f"{agentgym} eval --env games/Maze-v0 --tasks {tasks} --seed 3 --episodes-per-task 2 "
+            f"--max-steps 8 --num-envs 32 --agent hf:{model} --agent-option history_window=2 "
+            f"--sampling temperature=1.0 --sampling max_tokens=24 --out {run}",
+            log,
+        )
+    if all((run / "episodes.jsonl").exists() for run in runs):
+        first, second = actions(runs[0]), actions(runs[1])
+        same = sum(first[k] == second.get(k) for k in first)
+        print(f"\nseeded sampling on the GPU: {same} of {len(first)} episodes repeat exactly")
+
+    shape = (
+        "2 --group-size 4 --max-tokens 8" if options.quick else "8 --group-size 8 --max-tokens 32"
+    )
+    step(
+        "bench_train (GRPO on the GPU)",
+        f"{python} tests/perf/bench_train.py --model {model} --iterations 2 --groups {shape}",
+        log,
+    )
+
+
+if __name__ == "__main__":
+    main()
