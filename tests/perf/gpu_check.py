@@ -100,7 +100,7 @@ def main() -> None:
         step(
             f"bench_hf, {count} requests",
             f"{python} tests/perf/bench_hf.py --model {model} --requests {count} "
-            f"--max-tokens {tokens} --rounds 2",
+            f"--max-tokens {tokens} --rounds {2 if count <= 16 else 1}",
             log,
         )
 
