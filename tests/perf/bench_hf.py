@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import time
 
 import agentgym
@@ -46,7 +47,9 @@ ENVS = ("games/Maze-v0", "games/TowerOfHanoi-v0", "games/Wordle-v0")
 def first_turns(count: int) -> tuple[list[list[dict]], list[list[dict]]]:
     """Chat messages of the first and second turns of ``count`` quickstart episodes (cycling
     the games; the second after the oracle's first move, in the smollm2 agent's window)."""
-    plans = [p for p in load_benchmark("quickstart").plan() if p.env_id in ENVS]
+    quickstart = load_benchmark("quickstart")  # its games only: no other family's extra needed
+    games = dataclasses.replace(quickstart, envs=tuple(e for e in quickstart.envs if e.id in ENVS))
+    plans = games.plan()
     first, second = [], []
     for plan in (plans * count)[:count]:
         env = agentgym.make(plan.env_id)

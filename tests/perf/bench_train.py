@@ -14,6 +14,9 @@ measured in the same process on the same data:
   least any trainer must do: the ratio is our bookkeeping's cost).
 * **wait share**: rollout seconds over rollout + update seconds of each iteration: how long
   a synchronous trainer sits idle while episodes are played.
+* **kl**: the update's mean ``approx_kl`` between the rollout logprobs and the trainer's
+  recomputed ones (its first minibatch sees the sampler's policy exactly, later ones a policy
+  a step further): how far sampling and training disagree on the same weights.
 
 With ``--endpoint`` it measures rollouts from a policy server instead: it starts
 ``agentgym serve`` on the model (127.0.0.1, a child process), plays each iteration's plans
@@ -67,11 +70,11 @@ def reference_update(session, samples, args) -> float:
     """Tokens/s of a bare forward + backward + AdamW step over the same minibatches (logits
     for the completion positions only, as the trainer computes them)."""
     policy = session.policy
-    batch = to_batch(samples, policy.pad_id)
+    batch = to_batch(samples, policy.pad_id).to(policy.device)
     optimizer = torch.optim.AdamW(policy.trainable(), lr=0.0)  # lr 0: the weights stay put
     tokens, started = 0, time.monotonic()
     for index in minibatches(batch.rows, args.minibatch_size, np.random.default_rng(0)):
-        part = batch.select(torch.as_tensor(index))
+        part = batch.select(torch.as_tensor(index, device=policy.device))
         out = policy.model(
             input_ids=part.input_ids,
             attention_mask=part.attention_mask,
@@ -156,7 +159,7 @@ def main() -> None:
         f"<= {args.max_steps} steps, replies <= {args.max_tokens} tokens, "
         f"torch threads {torch.get_num_threads()}"
     )
-    header = "iter  rollout tok/s  (direct)  ratio   train tok/s  (bare)  ratio   wait share"
+    header = "iter  rollout tok/s  (direct)  ratio   train tok/s  (bare)  ratio   wait share  kl"
     print(header)
     for iteration in range(args.iterations):
         rollouts = session.collect(iteration)
@@ -177,7 +180,7 @@ def main() -> None:
         print(
             f"{iteration:>4}  {rollout_rate:>13.1f}  {direct_rate:>8.1f}  "
             f"{rollout_rate / direct_rate:>5.2f}   {train_rate:>11.1f}  {bare_rate:>6.1f}  "
-            f"{train_rate / bare_rate:>5.2f}   {wait:>10.2f}"
+            f"{train_rate / bare_rate:>5.2f}   {wait:>10.2f}  {metrics['train/approx_kl']:.1e}"
         )
     session.close()
 
