@@ -1,0 +1,306 @@
+"""Re-scoring by replay: the one code path that turns a bundle into numbers the board can rank,
+used by the server and by ``agentgym leaderboard verify`` alike.
+
+A submitter's record says which actions the agent took and what the env answered. Only the
+actions are evidence: the env is deterministic given its seed and task, so the server resets
+it as the run did, applies the recorded actions in order, checks that every observation,
+reward and end flag it gets equals the record, and takes the verdict from the env's own
+verifier at the end. An episode whose record does not replay (an edited observation or
+reward, an action changed after the fact, steps after the end, a record that stops early)
+is a ``mismatch``: it fails, whatever its record claims. Nothing the submitter computed is
+ranked; the record's own score is kept as ``claimed_score`` to show where it differs.
+
+Before any replay the bundle must be *for this benchmark*: the manifest's benchmark hash is
+the board's, every episode is one of the plan's (``env|task|repeat``) with the plan's seed,
+split and env arguments, and none appears twice. Missing episodes and errored ones count as
+failures; when they and the mismatches are more than ``max_uncounted`` of the plan, the
+bundle is refused (:class:`~agentgym.leaderboard.bundle.BundleRejected`): an agent cannot
+improve its rate by dropping the episodes it lost.
+
+What the replay also notices, for a maintainer (``Rescore.flags``; nothing is rejected for
+them): episodes whose every action is the env oracle's (copied solutions), token counts that
+disagree with the recorded token ids, and claimed scores that differ from the replay.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import agentgym
+from agentgym.core import Verdict
+from agentgym.eval.plan import Benchmark, EpisodePlan
+from agentgym.eval.stats import episode_passed, episode_score
+from agentgym.leaderboard.bundle import Bundle, BundleRejected
+from agentgym.leaderboard.results import Rescore, ScoredEpisode
+from agentgym.ledger import EpisodeRecord, jsonable
+
+__all__ = ["ORACLE_SHARE_FLAG", "replay_episode", "rescore", "scorer_version"]
+
+ORACLE_SHARE_FLAG = 0.2
+"""Flag a bundle where more than this share of the passed episodes are the oracle's actions."""
+
+
+def rescore(
+    bundle: Bundle,
+    benchmark: Benchmark,
+    *,
+    replay: bool = True,
+    max_uncounted: float = 0.1,
+    workers: int = 4,
+    progress: Callable[[int, int], None] | None = None,
+) -> Rescore:
+    """Check ``bundle`` against ``benchmark`` (the board's own copy, not the bundle's) and
+    score every episode of its plan.
+
+    Args:
+        replay: replay every episode (tier ``re-scored``); False reads the records as they
+            are (tier ``self-reported``: format and plan checks only).
+        max_uncounted: the largest share of the plan that may be missing, errored or not
+            replay before the bundle is refused.
+        workers: episodes replayed at once (threads: envs that wait on a browser or a
+            sandbox overlap; pure-Python envs gain little).
+        progress: called with (episodes done, episodes in all).
+    """
+    started = time.monotonic()
+    recorded = bundle.manifest.get("benchmark_hash")
+    if recorded != benchmark.digest():
+        raise BundleRejected(
+            f"the run was made for a different benchmark: its hash is {str(recorded)[:12]}..., "
+            f"{benchmark.name} v{benchmark.version}'s is {benchmark.digest()[:12]}... (run "
+            f"`agentgym eval --benchmark {benchmark.name}` with this agentgym)"
+        )
+    plans = benchmark.plan()
+    records = _match_plan(bundle.episodes, plans)
+    judge = _replayed if replay else _as_recorded
+
+    def one(plan: EpisodePlan) -> ScoredEpisode:
+        record = records.get(plan.episode_id)
+        if record is None:
+            return ScoredEpisode(
+                plan.episode_id, plan.env_id, plan.task_id, plan.repeat, plan.seed, "missing",
+                reason="not in the bundle",
+            )  # fmt: skip
+        if record.status == "errored":
+            return _scored(plan, record, "errored", None, reason=record.error or "errored")
+        return judge(plan, record)
+
+    done = 0
+    scored: list[ScoredEpisode] = []
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for episode in pool.map(one, plans):
+            scored.append(episode)
+            done += 1
+            if progress is not None:
+                progress(done, len(plans))
+    uncounted = sum(not e.counted for e in scored)
+    if uncounted > max_uncounted * len(plans):
+        kinds = {k: sum(e.outcome == k for e in scored) for k in ("missing", "errored", "mismatch")}
+        raise BundleRejected(
+            f"{uncounted} of {len(plans)} episodes cannot be scored ({kinds}); at most "
+            f"{max_uncounted:.0%} may be (re-run the errored ones with `agentgym eval --resume`)"
+        )
+    return Rescore(
+        benchmark=benchmark.name,
+        benchmark_version=benchmark.version,
+        benchmark_hash=benchmark.digest(),
+        tier="re-scored" if replay else "self-reported",
+        episodes=scored,
+        scorer_version=scorer_version(benchmark),
+        flags=_flags(scored, bundle.episodes),
+        seconds=time.monotonic() - started,
+    )
+
+
+def scorer_version(benchmark: Benchmark) -> str:
+    """Which code judged: this agentgym and the version of every env of the benchmark (an
+    env's verifier changes only with its version)."""
+    envs = ",".join(sorted({env.id for env in benchmark.envs}))
+    return f"agentgym {agentgym.__version__}; {envs}"
+
+
+def _match_plan(
+    episodes: list[EpisodeRecord], plans: list[EpisodePlan]
+) -> dict[str, EpisodeRecord]:
+    """The records by plan id, after checking each is one of the plan's, as planned."""
+    by_id = {plan.episode_id: plan for plan in plans}
+    records: dict[str, EpisodeRecord] = {}
+    for record in episodes:
+        key = record.episode_id
+        plan = by_id.get(key)
+        if plan is None:
+            raise BundleRejected(f"episode {key[:120]!r} is not in the benchmark's plan")
+        if key in records:
+            raise BundleRejected(f"episode {key[:120]!r} appears twice in the bundle")
+        spec = record.spec
+        planned = (plan.env_id, plan.task_id, plan.seed, plan.split, plan.env_kwargs)
+        actual = (spec.env_id, spec.task_id, spec.seed, spec.split, spec.env_kwargs)
+        if actual != planned:
+            field = ("env", "task", "seed", "split", "env kwargs")[
+                next(i for i, (a, b) in enumerate(zip(actual, planned, strict=True)) if a != b)
+            ]
+            raise BundleRejected(
+                f"episode {key[:120]!r} was played with another {field} than the plan's "
+                f"(the plan's seed is {plan.seed})"
+            )
+        records[key] = record
+    return records
+
+
+# ----------------------------------------------------------------------------- judging
+
+
+def _as_recorded(plan: EpisodePlan, record: EpisodeRecord) -> ScoredEpisode:
+    """A self-reported episode: the record's own verdict, unchecked."""
+    outcome = "truncated" if record.status == "truncated" else "ok"
+    return _scored(plan, record, outcome, record.verdict, oracle_like=False)
+
+
+def _replayed(plan: EpisodePlan, record: EpisodeRecord) -> ScoredEpisode:
+    result = replay_episode(plan, record)
+    if isinstance(result, str):
+        return _scored(plan, record, "mismatch", None, reason=result)
+    outcome, verdict, oracle_like = result
+    return _scored(plan, record, outcome, verdict, oracle_like=oracle_like)
+
+
+def replay_episode(
+    plan: EpisodePlan, record: EpisodeRecord
+) -> tuple[str, Verdict | None, bool] | str:
+    """Replay ``record``'s actions in a fresh env; ``(outcome, verdict, oracle_like)``, or
+    the first difference from the record as one line.
+
+    An env that raises on a recorded action is a difference too: the run that made the
+    record got an observation for that action, so a replay that cannot is not the same
+    episode. An infrastructure failure of the server's own (an env that cannot start) is
+    not the submitter's: it raises.
+    """
+    kwargs = dict(plan.env_kwargs)
+    if plan.max_steps is not None:
+        kwargs["max_episode_steps"] = plan.max_steps
+    env = agentgym.make(plan.env_id, **kwargs)
+    try:
+        observation, info = env.reset(seed=plan.seed, options={"task_id": plan.task_id})
+        if _canonical(observation) != _canonical(record.initial_observation):
+            return "the initial observation differs from the record"
+        oracle = getattr(env.unwrapped, "oracle_action", None)
+        oracle_like = oracle is not None and bool(record.steps)
+        ended = False
+        terminated = truncated = False
+        for number, step in enumerate(record.steps, 1):
+            if ended:
+                return f"step {number} comes after the episode ended"
+            if oracle_like:
+                oracle_like = _oracle_agrees(oracle, step.action)
+            try:
+                observation, reward, terminated, truncated, info = env.step(step.action)
+            except Exception as error:
+                refused = type(error).__name__
+                return f"step {number}: the env refused the recorded action ({refused})"
+            if _canonical(observation) != _canonical(step.observation):
+                return f"step {number}: the observation differs from the record"
+            if float(reward) != float(step.reward):
+                return f"step {number}: the reward is {reward}, the record says {step.reward}"
+            if (bool(terminated), bool(truncated)) != (step.terminated, step.truncated):
+                return f"step {number}: the episode's end differs from the record"
+            ended = bool(terminated or truncated)
+        if not ended:
+            return "the record stops before the episode ended"
+    finally:
+        env.close()
+    verdict = info.get("verdict")
+    return ("ok" if terminated else "truncated"), verdict, oracle_like
+
+
+def _scored(
+    plan: EpisodePlan,
+    record: EpisodeRecord,
+    outcome: Any,
+    verdict: Verdict | None,
+    *,
+    reason: str | None = None,
+    oracle_like: bool = False,
+) -> ScoredEpisode:
+    counted = outcome in ("ok", "truncated")
+    if counted:
+        judged = EpisodeRecord(record.spec, None, record.steps, verdict, record.status)
+        passed, score = episode_passed(judged), episode_score(judged)
+    else:
+        passed, score = False, 0.0
+    prompt, completion, _ = _tokens(record)
+    return ScoredEpisode(
+        episode_id=plan.episode_id,
+        env_id=plan.env_id,
+        task_id=plan.task_id,
+        repeat=plan.repeat,
+        seed=plan.seed,
+        outcome=outcome,
+        passed=passed,
+        score=float(score),
+        claimed_score=float(episode_score(record)),
+        reason=reason,
+        steps=len(record.steps),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        oracle_like=oracle_like and passed,
+    )
+
+
+def _tokens(record: EpisodeRecord) -> tuple[int, int, int]:
+    """``(prompt, completion, disagreements)``: tokens counted from the recorded ids where a
+    step has them (the agent's ``usage`` otherwise), and how many steps report a usage that
+    disagrees with their own ids."""
+    prompt = completion = disagree = 0
+    for step in record.steps:
+        usage = step.info.get("usage") if isinstance(step.info, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        if step.tokens is not None:
+            ids = (len(step.tokens.prompt_ids), len(step.tokens.completion_ids))
+            said = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
+            disagree += any(s is not None and s != n for s, n in zip(said, ids, strict=True))
+            prompt, completion = prompt + ids[0], completion + ids[1]
+        else:
+            prompt += _count(usage.get("prompt_tokens"))
+            completion += _count(usage.get("completion_tokens"))
+    return prompt, completion, disagree
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _flags(scored: list[ScoredEpisode], records: list[EpisodeRecord]) -> list[str]:
+    flags = []
+    passed = [e for e in scored if e.passed]
+    copied = sum(e.oracle_like for e in passed)
+    if passed and copied > ORACLE_SHARE_FLAG * len(passed):
+        flags.append(f"{copied} of {len(passed)} passed episodes take exactly the oracle's actions")
+    differ = sum(
+        e.counted and e.claimed_score is not None and e.claimed_score != e.score for e in scored
+    )
+    if differ:
+        flags.append(f"{differ} episodes claim another score than their replay gives")
+    mismatched = sum(e.outcome == "mismatch" for e in scored)
+    if mismatched:
+        flags.append(f"{mismatched} episodes do not replay (each counts as failed)")
+    disagree = sum(_tokens(r)[2] for r in records)
+    if disagree:
+        flags.append(f"{disagree} steps report token counts that differ from their token ids")
+    return flags
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` as the ledger writes it and reads it back (JSON types, tuples as lists)."""
+    return json.loads(json.dumps(jsonable(value), ensure_ascii=False))
+
+
+def _oracle_agrees(oracle: Callable[[], Any], action: Any) -> bool:
+    """Whether the oracle, asked from the current state, takes the recorded action (an
+    oracle that cannot answer does not agree)."""
+    try:
+        return bool(_canonical(oracle()) == _canonical(action))
+    except Exception:
+        return False
