@@ -1,0 +1,670 @@
+"""What the leaderboard's pages and API show, read from a :class:`Store`: the views, kept while
+the store does not change, and their HTML.
+
+The server (:mod:`agentgym.leaderboard.server`) answers the API with the views' ``to_dict()``
+and the pages with :meth:`Site.render`; the static export (:mod:`agentgym.leaderboard.export`)
+renders the same templates with links between files. So a page on disk and a page served show
+the same numbers.
+
+**Caching.** A board of 1,000 entries of 300 episodes reads 300,000 episode rows and runs the
+bootstrap for every entry: seconds, where a page should take milliseconds. Every write to the
+store adds an audit entry in the same transaction, so the newest audit id is a version of the
+whole store, one indexed query away: a view is computed once per (what was asked, store
+version), by one thread while the others asking for it wait, and recomputed after any write
+-- by this server, another server or the command line alike.
+
+**Nothing a submitter wrote is trusted to be text.** Every template is autoescaped; the
+pages carry a Content-Security-Policy that allows no script at all, so even markup that got
+through would not run.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote, urlencode
+
+import jinja2
+
+from agentgym.errors import UsageError
+
+from .bundle import Bundle, BundleLimits, read_bundle
+from .ranking import METRICS, Board, EntryStats, Metric, board, entry_stats, paired
+from .results import TIERS, Rescore, ScoredEpisode, Tier
+from .store import BenchmarkRecord, NotFoundError, RescoreRecord, Store, SubmissionRecord
+from .submission import METHODS
+
+__all__ = [
+    "CSP",
+    "DEFAULT_TIERS",
+    "BenchmarkView",
+    "BoardView",
+    "CompareView",
+    "EntryView",
+    "EpisodeView",
+    "FileLinks",
+    "Links",
+    "Site",
+    "public_info",
+]
+
+DEFAULT_TIERS: tuple[Tier, ...] = ("re-scored", "verified")
+"""What a board shows unless asked: self-reported rows prove nothing and stay hidden."""
+
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+"""No script of any origin, inline styles only (the pages' own), no outside resource."""
+
+TEMPLATES = Path(__file__).parent / "templates"
+SHOWN_CHARACTERS = 20_000
+"""An observation or action longer than this is cut on the page (the API gives it whole)."""
+
+T = TypeVar("T")
+
+
+def public_info(submission: SubmissionRecord) -> dict[str, str]:
+    """The submitter's description without ``contact`` (an address for the maintainers)."""
+    return {k: v for k, v in submission.info.to_dict().items() if k != "contact"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Links: the same templates, served or written to files
+
+
+class Links:
+    """URLs of the served pages (absolute paths)."""
+
+    def home(self) -> str:
+        return "/"
+
+    def board(self, name: str, **query: Any) -> str:
+        return f"/b/{quote(name, safe='')}" + _query(query)
+
+    def entry(self, submission_id: str) -> str:
+        return f"/s/{quote(submission_id, safe='')}"
+
+    def episode(self, submission_id: str, episode_id: str, position: int) -> str:
+        return f"{self.entry(submission_id)}/e/{quote(episode_id, safe='')}"
+
+    def compare(self, a: str, b: str) -> str:
+        return "/compare" + _query({"a": a, "b": b})
+
+    @property
+    def live(self) -> bool:
+        """Served pages have query links (filters); files have only what was exported."""
+        return True
+
+
+class FileLinks(Links):
+    """Relative links between exported files, valid from a page ``depth`` folders down:
+    ``index.html``, ``b/NAME.html``, ``s/ID.html``, ``e/ID/N.html``, ``c/A--B.html``."""
+
+    def __init__(self, depth: int) -> None:
+        self.root = "../" * depth
+
+    def home(self) -> str:
+        return f"{self.root}index.html"
+
+    def board(self, name: str, **query: Any) -> str:
+        return f"{self.root}b/{file_name(name)}.html"
+
+    def entry(self, submission_id: str) -> str:
+        return f"{self.root}s/{file_name(submission_id)}.html"
+
+    def episode(self, submission_id: str, episode_id: str, position: int) -> str:
+        return f"{self.root}e/{file_name(submission_id)}/{position}.html"
+
+    def compare(self, a: str, b: str) -> str:
+        return f"{self.root}c/{file_name(a)}--{file_name(b)}.html"
+
+    @property
+    def live(self) -> bool:
+        return False
+
+
+def file_name(text: str) -> str:
+    """A name safe as one path component on any disk (ids are uuids; names are quoted)."""
+    return quote(text, safe="-_.").replace("%", "~") or "~"
+
+
+def _query(values: dict[str, Any]) -> str:
+    pairs = [
+        (key, item)
+        for key, value in values.items()
+        if value not in (None, "", (), [])
+        for item in (value if isinstance(value, list | tuple) else [value])
+    ]
+    return "?" + urlencode(pairs) if pairs else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Views
+
+
+@dataclass(frozen=True)
+class BenchmarkView:
+    """A registered benchmark on the front page: its spec's gist and how many entries."""
+
+    record: BenchmarkRecord
+    entries: int
+    """Submissions on its board (scored, any tier)."""
+    pending: int
+    """Submissions received or being checked."""
+
+    @property
+    def envs(self) -> list[str]:
+        return [env.get("id", "?") for env in self.record.spec.get("envs", [])]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.record.name,
+            "version": self.record.version,
+            "spec_hash": self.record.spec_hash,
+            "description": self.record.spec.get("description", ""),
+            "envs": self.envs,
+            "episodes_per_task": self.record.spec.get("episodes_per_task"),
+            "entries": self.entries,
+            "pending": self.pending,
+            "created_at": self.record.created_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class BoardEntry:
+    """What a board row shows beside its numbers."""
+
+    submission: SubmissionRecord
+    tier: Tier
+    flags: tuple[str, ...]
+    scorer_version: str
+
+
+@dataclass(frozen=True)
+class BoardView:
+    """A benchmark's board as asked for (tiers, metric, method)."""
+
+    benchmark: BenchmarkRecord
+    board: Board
+    entries: dict[str, BoardEntry]
+    tiers: tuple[Tier, ...]
+    metric: Metric
+    method: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.board.to_dict()
+        for row in data["rows"]:
+            entry = self.entries[row["id"]]
+            row["submission"] = {
+                **public_info(entry.submission),
+                "tier": entry.tier,
+                "flags": list(entry.flags),
+                "scorer_version": entry.scorer_version,
+                "created_at": entry.submission.created_at.isoformat(),
+            }
+        return {
+            "benchmark": self.benchmark.name,
+            "version": self.benchmark.version,
+            "spec_hash": self.benchmark.spec_hash,
+            "tiers": list(self.tiers),
+            "method": self.method,
+            **data,
+        }
+
+
+@dataclass(frozen=True)
+class EntryView:
+    """A submission: its description, status, latest numbers and every check of it."""
+
+    submission: SubmissionRecord
+    history: list[RescoreRecord]
+    stats: EntryStats | None
+    """The numbers of the latest check (None: never checked)."""
+    unchecked: list[ScoredEpisode] = field(default_factory=list)
+    """Never checked: the bundle's episodes as recorded (outcome as recorded), for the
+    episode viewer's links."""
+
+    @property
+    def latest(self) -> Rescore | None:
+        return self.history[-1].rescore if self.history else None
+
+    @property
+    def episodes(self) -> list[ScoredEpisode]:
+        latest = self.latest
+        return latest.episodes if latest is not None else self.unchecked
+
+    def to_dict(self) -> dict[str, Any]:
+        latest = self.latest
+        sub = self.submission
+        return {
+            "id": sub.id,
+            "benchmark": sub.benchmark,
+            "benchmark_version": sub.benchmark_version,
+            "status": sub.status,
+            "reason": sub.reject_reason,
+            "info": public_info(sub),
+            "created_at": sub.created_at.isoformat(),
+            "bundle_sha256": sub.bundle_sha,
+            "tier": latest.tier if latest else None,
+            "scorer_version": latest.scorer_version if latest else None,
+            "flags": list(latest.flags) if latest else [],
+            "numbers": self.stats.to_dict() if self.stats else None,
+            "history": [_history_row(record) for record in self.history],
+        }
+
+
+def _history_row(record: RescoreRecord) -> dict[str, Any]:
+    rescore = record.rescore
+    return {
+        "computed_at": record.computed_at.isoformat(),
+        "scorer_version": rescore.scorer_version,
+        "tier": rescore.tier,
+        "episodes": len(rescore.episodes),
+        "passed": sum(e.passed for e in rescore.episodes),
+        "errored": rescore.errored,
+        "missing": rescore.missing,
+        "mismatched": rescore.mismatched,
+        "seconds": rescore.seconds,
+        "flags": list(rescore.flags),
+    }
+
+
+@dataclass(frozen=True)
+class EpisodeView:
+    """One episode: how the board counted it and, from the stored bundle, what happened."""
+
+    submission: SubmissionRecord
+    episode_id: str
+    position: int
+    scored: ScoredEpisode | None
+    """The latest check's row (None: the submission was never checked)."""
+    record: Any
+    """The bundle's :class:`~agentgym.ledger.EpisodeRecord` (None: the bundle lacks it)."""
+
+    @property
+    def claimed_differs(self) -> bool:
+        s = self.scored
+        return s is not None and s.claimed_score is not None and s.claimed_score != s.score
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "submission": self.submission.id,
+            "episode_id": self.episode_id,
+            "scored": self.scored.to_dict() if self.scored else None,
+            "record": self.record.to_dict() if self.record is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class TaskDifference:
+    env_id: str
+    task_id: str
+    episodes: int
+    a_success: float
+    b_success: float
+    a_score: float
+    b_score: float
+
+    @property
+    def success(self) -> float:
+        return self.b_success - self.a_success
+
+    @property
+    def score(self) -> float:
+        return self.b_score - self.a_score
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "env_id": self.env_id,
+            "task_id": self.task_id,
+            "episodes": self.episodes,
+            "a": {"success": self.a_success, "score": self.a_score},
+            "b": {"success": self.b_success, "score": self.b_score},
+            "success": self.success,
+            "score": self.score,
+        }
+
+
+@dataclass(frozen=True)
+class CompareView:
+    """Entry b against entry a on the episodes both have: overall, per env, per task."""
+
+    a: SubmissionRecord
+    b: SubmissionRecord
+    overall: Any
+    """:class:`~agentgym.leaderboard.ranking.PairedComparison`."""
+    envs: list[tuple[str, Any]]
+    tasks: list[TaskDifference]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": {"id": self.a.id, **public_info(self.a)},
+            "b": {"id": self.b.id, **public_info(self.b)},
+            "overall": self.overall.to_dict(),
+            "envs": [{"env_id": env, **c.to_dict()} for env, c in self.envs],
+            "tasks": [t.to_dict() for t in self.tasks],
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# The site
+
+
+class Site:
+    """The views of one store, kept per store version, and the templates that show them.
+
+    Args:
+        store: where everything is read from.
+        bundle_limits: the limits a stored bundle is read under for the episode viewer.
+        seed: the bootstrap's seed (every board of the site uses it).
+        keep: how many views are kept (the least recently used go first).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        bundle_limits: BundleLimits | None = None,
+        seed: int = 0,
+        keep: int = 256,
+    ) -> None:
+        self.store = store
+        self.bundle_limits = bundle_limits or BundleLimits()
+        self.seed = seed
+        self._keep = keep
+        self._kept: OrderedDict[Hashable, tuple[int, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        # Striped: a lock per key would grow with every id anyone asks for.
+        self._computing = [threading.Lock() for _ in range(64)]
+        self._bundles: OrderedDict[str, Bundle] = OrderedDict()
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(TEMPLATES),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters.update(
+            pct=_pct, num=_num, signed=_signed, shown=_shown, count=_count, when=_when
+        )
+        self.env.globals.update(tiers=TIERS, methods=METHODS, metrics=METRICS, bar=ci_bar)
+
+    # -- the store's version, and views kept per version ---------------------------------------
+
+    def version(self) -> int:
+        """The store's version: its newest audit id (every write adds one)."""
+        newest = self.store.audit_log(limit=1)
+        return newest[0].id if newest else 0
+
+    def _memo(self, key: Hashable, compute: Callable[[], T], version: int | None = None) -> T:
+        """``compute()`` once per (key, store version); concurrent askers wait for one.
+
+        ``version``: one read before what ``compute`` uses was read (never a later one, or a
+        view of older data would be kept as current).
+        """
+        with self._computing[hash(key) % len(self._computing)]:
+            version = self.version() if version is None else version
+            with self._lock:
+                kept = self._kept.get(key)
+                if kept is not None and kept[0] == version:
+                    self._kept.move_to_end(key)
+                    return kept[1]  # type: ignore[no-any-return]
+            value = compute()
+            with self._lock:
+                self._kept[key] = (version, value)
+                self._kept.move_to_end(key)
+                while len(self._kept) > self._keep:
+                    self._kept.popitem(last=False)
+            return value
+
+    # -- views ---------------------------------------------------------------------------------
+
+    def benchmarks(self) -> list[BenchmarkView]:
+        return self._memo(("benchmarks",), self._benchmarks)
+
+    def _benchmarks(self) -> list[BenchmarkView]:
+        counts: defaultdict[tuple[str, int], defaultdict[str, int]] = defaultdict(
+            lambda: defaultdict(int)
+        )
+        for sub in self.store.submissions():
+            counts[sub.benchmark, sub.benchmark_version][sub.status] += 1
+        views = []
+        for record in self.store.benchmarks():
+            found = counts[record.name, record.version]
+            views.append(
+                BenchmarkView(record, found["scored"], found["received"] + found["checking"])
+            )
+        return views
+
+    def board(
+        self,
+        name: str,
+        *,
+        version: int | None = None,
+        tiers: Sequence[str] = DEFAULT_TIERS,
+        metric: str = "success",
+        method: str | None = None,
+    ) -> BoardView:
+        """The board of a benchmark (its newest version unless ``version``)."""
+        tiers = _check_tiers(tiers)
+        if metric not in METRICS:
+            raise UsageError(f"metric must be one of {METRICS}, got {metric!r}")
+        if method is not None and method not in METHODS:
+            raise UsageError(f"method must be one of {METHODS}, got {method!r}")
+        key = ("board", name, version, tiers, metric, method)
+        return self._memo(key, lambda: self._board(name, version, tiers, metric, method))
+
+    def _board(
+        self, name: str, version: int | None, tiers: tuple[Tier, ...], metric: Any, method: Any
+    ) -> BoardView:
+        record = self.store.benchmark(name, version)
+        found = self.store.board_entries(name, version=record.version, tiers=tiers, method=method)
+        ranked = board(
+            [(sub.id, rescore.episodes) for sub, rescore in found], metric=metric, seed=self.seed
+        )
+        entries = {
+            sub.id: BoardEntry(sub, rescore.tier, tuple(rescore.flags), rescore.scorer_version)
+            for sub, rescore in found
+        }
+        return BoardView(record, ranked, entries, tiers, metric, method)
+
+    def entry(self, submission_id: str) -> EntryView:
+        return self._memo(("entry", submission_id), lambda: self._entry(submission_id))
+
+    def _entry(self, submission_id: str) -> EntryView:
+        submission = self.store.submission(submission_id)
+        history = self.store.rescore_history(submission_id)
+        if history:
+            latest = history[-1].rescore
+            stats = entry_stats(submission_id, latest.episodes, seed=self.seed)
+            return EntryView(submission, history, stats)
+        return EntryView(submission, [], None, self._as_recorded(submission))
+
+    def _as_recorded(self, submission: SubmissionRecord) -> list[ScoredEpisode]:
+        """A never-checked submission's episodes, as its bundle records them."""
+        bundle = self._bundle(submission.bundle_sha)
+        if bundle is None:
+            return []
+        rows = []
+        for record in bundle.episodes:
+            verdict, spec = record.verdict, record.spec
+            rows.append(
+                ScoredEpisode(
+                    episode_id=record.episode_id,
+                    env_id=spec.env_id,
+                    task_id=spec.task_id,
+                    repeat=_repeat_of(record.episode_id),
+                    seed=spec.seed,
+                    outcome=record.status,
+                    claimed_score=verdict.score if verdict else None,
+                    steps=len(record.steps),
+                    reason="not checked",
+                )
+            )
+        return rows
+
+    def episode(self, submission_id: str, episode_id: str) -> EpisodeView:
+        entry = self.entry(submission_id)
+        rows = entry.episodes
+        position = next((i for i, e in enumerate(rows) if e.episode_id == episode_id), None)
+        if position is None:
+            raise NotFoundError(f"submission {submission_id!r} has no episode {episode_id!r}")
+        bundle = self._bundle(entry.submission.bundle_sha)
+        record = None
+        if bundle is not None:
+            record = next((r for r in bundle.episodes if r.episode_id == episode_id), None)
+        scored = rows[position] if entry.latest is not None else None
+        return EpisodeView(entry.submission, episode_id, position, scored, record)
+
+    def _bundle(self, sha: str) -> Bundle | None:
+        """The stored bundle, read (the last few kept); None where it no longer reads."""
+        with self._lock:
+            if sha in self._bundles:
+                self._bundles.move_to_end(sha)
+                return self._bundles[sha]
+        from .bundle import BundleRejected
+
+        try:
+            bundle = read_bundle(self.store.get_blob(sha), self.bundle_limits)
+        except BundleRejected:
+            return None
+        with self._lock:
+            self._bundles[sha] = bundle
+            while len(self._bundles) > 4:
+                self._bundles.popitem(last=False)
+        return bundle
+
+    def compare(self, a_id: str, b_id: str) -> CompareView:
+        # The entries first: a view computed under its lock never asks for another view.
+        version = self.version()
+        a, b = self.entry(a_id), self.entry(b_id)
+        for side in (a, b):
+            if side.latest is None:
+                raise NotFoundError(f"submission {side.submission.id!r} has not been checked yet")
+        return self._memo(("compare", a_id, b_id), lambda: self._compare(a, b), version)
+
+    def _compare(self, a: EntryView, b: EntryView) -> CompareView:
+        a_id, b_id = a.submission.id, b.submission.id
+        a_eps, b_eps = a.episodes, b.episodes
+        overall = paired(a_eps, b_eps, seed=self.seed, a=a_id, b=b_id)
+        shared_envs = sorted({e.env_id for e in a_eps} & {e.env_id for e in b_eps})
+        envs = [
+            (
+                env,
+                paired(
+                    [e for e in a_eps if e.env_id == env],
+                    [e for e in b_eps if e.env_id == env],
+                    seed=self.seed,
+                ),
+            )
+            for env in shared_envs
+        ]
+        tasks = _task_differences(a_eps, b_eps)
+        return CompareView(a.submission, b.submission, overall, envs, tasks)
+
+    # -- HTML ----------------------------------------------------------------------------------
+
+    def render(self, template: str, links: Links, **context: Any) -> str:
+        return self.env.get_template(template).render(links=links, csp=CSP, **context)
+
+
+def _check_tiers(tiers: Sequence[str]) -> tuple[Tier, ...]:
+    wanted = tuple(dict.fromkeys(tiers))
+    if "all" in wanted:
+        return TIERS
+    unknown = [t for t in wanted if t not in TIERS]
+    if unknown or not wanted:
+        raise UsageError(f"tier must be among {(*TIERS, 'all')}, got {list(wanted)}")
+    return tuple(t for t in TIERS if t in wanted)  # type: ignore[misc]
+
+
+def _repeat_of(episode_id: str) -> int:
+    tail = episode_id.rsplit("|", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def _task_differences(
+    a_eps: Sequence[ScoredEpisode], b_eps: Sequence[ScoredEpisode]
+) -> list[TaskDifference]:
+    """Per task, on the episodes both have: each side's success rate and mean score (a
+    non-counted episode fails with score 0, as on the board)."""
+    a_by_id = {e.episode_id: e for e in a_eps}
+    sums: defaultdict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0] * 5)
+    for b in b_eps:
+        a = a_by_id.get(b.episode_id)
+        if a is None:
+            continue
+        row = sums[b.env_id, b.task_id]
+        values = (1.0, *_counted(a), *_counted(b))
+        for i, value in enumerate(values):
+            row[i] += value
+    return [
+        TaskDifference(env_id, task_id, int(n), a_ok / n, b_ok / n, a_score / n, b_score / n)
+        for (env_id, task_id), (n, a_ok, a_score, b_ok, b_score) in sorted(sums.items())
+    ]
+
+
+def _counted(episode: ScoredEpisode) -> tuple[float, float]:
+    """(passed, score) as the board counts them."""
+    if not episode.counted:
+        return 0.0, 0.0
+    return float(episode.passed), episode.score
+
+
+# ---------------------------------------------------------------------------------------------
+# Template helpers
+
+
+def ci_bar(interval: Any, top: float = 1.0, width: int = 120, height: int = 14) -> dict[str, Any]:
+    """The geometry of an inline-SVG interval bar on a scale of [0, top]: the interval as a
+    band, the estimate as a tick."""
+    top = top if top > 0 else 1.0
+
+    def x(value: float) -> float:
+        return round(max(0.0, min(1.0, value / top)) * width, 1)
+
+    low, high = x(interval.low), x(interval.high)
+    return {
+        "width": width,
+        "height": height,
+        "low": low,
+        "span": max(round(high - low, 1), 1.0),
+        "estimate": x(interval.estimate),
+        "title": f"{interval.estimate:.3f} (95% CI {interval.low:.3f} to {interval.high:.3f})",
+    }
+
+
+def _pct(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{100 * value:.{digits}f}"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _signed(value: float, digits: int = 1, scale: float = 100.0) -> str:
+    return f"{scale * value:+.{digits}f}"
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _shown(value: Any) -> str:
+    """An observation or action as text: strings as they are, anything else as JSON; cut at
+    :data:`SHOWN_CHARACTERS`."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1)
+    if len(text) > SHOWN_CHARACTERS:
+        rest = len(text) - SHOWN_CHARACTERS
+        text = f"{text[:SHOWN_CHARACTERS]}\n… ({rest:,} more characters: see the API)"
+    return text

@@ -1,0 +1,553 @@
+"""The leaderboard's server: a REST API that takes bundles and serves boards, and the pages.
+
+::
+
+    POST /api/v1/submissions                     a bundle (multipart field 'bundle'); token: submit
+    GET  /api/v1/submissions/{id}                status, reason, tier, numbers, check history
+    GET  /api/v1/submissions/{id}/episodes       how the board counted each episode
+    GET  /api/v1/submissions/{id}/episodes/{e}   one episode: its row and its stored record
+    POST /api/v1/submissions/{id}/rescore        check it again (a new history row); token: admin
+    GET  /api/v1/benchmarks                      the registered benchmarks
+    GET  /api/v1/benchmarks/{name}/board         ?tier=&metric=&method=&version=
+    GET  /  /b/{name}  /s/{id}  /s/{id}/e/{e}  /compare?a=&b=     the pages
+
+Reads are public, writes need ``Authorization: Bearer TOKEN`` (:meth:`Store.authorize`). Every
+error is an HTTP status with a one-line ``detail`` (the API) or an error page, never a 200 with
+an error inside: 400 a malformed request, 401 no token or an unknown or revoked one, 403 a
+token without the scope, 404, 409, 413 an upload over the cap, 422 a refused bundle or
+parameter, 429 a token over its rate.
+
+**A submission's way.** The upload is refused before it is read when its ``Content-Length``
+is over the cap, and as soon as the bytes read pass it otherwise; the bundle is read
+(:func:`~agentgym.leaderboard.bundle.read_bundle`: a bundle that does not read is a 422 and
+nothing is stored), matched to a registered benchmark by its spec hash, stored, and recorded
+(the same bundle twice is the submission already there: 200 instead of 202). A single
+:class:`Checker` thread then re-scores submissions one at a time, in order:
+``received`` → ``checking`` → ``scored`` (with the re-score) or ``rejected`` (with the
+reason). A check that fails for a reason of the server's own (an env that cannot start) is
+not the submitter's fault: the submission goes back to ``received``, the error is shown on
+its page, and it is checked again when the server restarts or an admin asks.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agentgym.errors import AgentGymError, UsageError
+from agentgym.eval.plan import Benchmark
+
+from .bundle import BundleLimits, BundleRejected, read_bundle
+from .pages import CSP, DEFAULT_TIERS, Links, Site
+from .rescore import rescore
+from .store import (
+    AuthError,
+    BenchmarkRecord,
+    ConflictError,
+    NotFoundError,
+    Scope,
+    Store,
+    Token,
+)
+
+__all__ = ["ApiError", "Checker", "ServerLimits", "create_app"]
+
+log = logging.getLogger(__name__)
+
+MULTIPART_OVERHEAD = 64 << 10
+"""What a multipart body may hold beyond the bundle itself (boundaries, part headers)."""
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """What one token may send.
+
+    Attributes:
+        bundle: the limits a bundle is read under; its ``max_bytes`` caps an upload.
+        submissions: how many uploads one token may make per ``window_seconds`` (refused
+            uploads count: a token cannot make the server read bundles without end).
+        window_seconds: the rate limit's window.
+    """
+
+    bundle: BundleLimits = field(default_factory=BundleLimits)
+    submissions: int = 20
+    window_seconds: float = 3600.0
+
+    @property
+    def max_upload(self) -> int:
+        return self.bundle.max_bytes + MULTIPART_OVERHEAD
+
+
+class ApiError(AgentGymError):
+    """An HTTP error with a one-line reason (and headers, such as ``Retry-After``)."""
+
+    def __init__(self, status: int, reason: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.headers = headers or {}
+
+
+# ---------------------------------------------------------------------------------------------
+# The checker
+
+
+class Checker:
+    """One thread that re-scores submissions, one at a time, in the order they were asked.
+
+    Started on the first :meth:`submit` (or by the app's startup, which also takes up what a
+    stopped server left ``received`` or ``checking``); :meth:`close` stops it after the
+    check in progress.
+    """
+
+    def __init__(self, store: Store, *, limits: BundleLimits, replay: bool = True) -> None:
+        self.store = store
+        self.limits = limits
+        self.replay = replay
+        self.errors: dict[str, str] = {}
+        """The last check that could not run, per submission (shown on its page)."""
+        self._queue: queue.Queue[tuple[str, str, bool] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def start(self, *, resume: bool = False) -> None:
+        with self._lock:
+            if self._closed:
+                raise UsageError("the checker is closed")
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name="agentgym-leaderboard-checker", daemon=True
+                )
+                self._thread.start()
+        if resume:
+            for status in ("checking", "received"):
+                for submission in self.store.submissions(status=status):
+                    self._queue.put((submission.id, "system", False))
+
+    def submit(self, submission_id: str, *, actor: str = "system", again: bool = False) -> None:
+        """Check a submission (``again``: one that was checked before: a new history row)."""
+        self.start()
+        self._queue.put((submission_id, actor, again))
+
+    def wait(self, timeout: float = 60.0) -> bool:
+        """Block until every asked check is done; False if ``timeout`` passed first."""
+        done = self._queue.all_tasks_done
+        deadline = time.monotonic() + timeout
+        with done:
+            while self._queue.unfinished_tasks:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                done.wait(left)
+        return True
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Stop after the check in progress (idempotent); unstarted checks stay ``received``
+        in the store, for the next start."""
+        with self._lock:
+            self._closed, thread = True, self._thread
+        if thread is not None and thread.is_alive():
+            self._queue.put(None)
+            thread.join(timeout)
+
+    def _work(self) -> None:
+        while True:
+            job = self._queue.get()
+            try:
+                if job is None or self._closed:
+                    return
+                self._check(*job)
+            except Exception:  # a store that fails under the checker: keep serving the rest
+                log.exception("checking %s failed", job[0] if job else None)
+            finally:
+                self._queue.task_done()
+
+    def _check(self, submission_id: str, actor: str, again: bool) -> None:
+        submission = self.store.submission(submission_id)
+        if not again and submission.status not in ("received", "checking"):
+            return  # already done (asked twice, or taken up at start and asked again)
+        keep_status = again and submission.status == "scored"  # stays on the board meanwhile
+        if not keep_status:
+            self.store.set_status(submission_id, "checking", actor=actor)
+        try:
+            bundle = read_bundle(self.store.get_blob(submission.bundle_sha), self.limits)
+            record = self.store.benchmark(submission.benchmark, submission.benchmark_version)
+            result = rescore(bundle, Benchmark.from_dict(record.spec), replay=self.replay)
+        except BundleRejected as error:
+            self.errors.pop(submission_id, None)
+            self.store.set_status(submission_id, "rejected", reason=str(error), actor=actor)
+            return
+        except Exception as error:  # the server's failure, not the submitter's
+            log.exception("could not check submission %s", submission_id)
+            self.errors[submission_id] = f"{type(error).__name__}: {error}".splitlines()[0]
+            if not keep_status:
+                self.store.set_status(submission_id, "received", actor=actor)
+            return
+        self.errors.pop(submission_id, None)
+        self.store.add_rescore(submission_id, result, actor=actor)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rate limit
+
+
+class RateLimit:
+    """At most ``limits.submissions`` uploads per token per window: those this process saw
+    (refused ones included) and those the store holds (which outlive a restart)."""
+
+    def __init__(self, store: Store, limits: ServerLimits) -> None:
+        self.store = store
+        self.limits = limits
+        self._seen: defaultdict[int, deque[float]] = defaultdict(deque)
+        self._lock = threading.Lock()
+
+    def take(self, token: Token) -> None:
+        window = self.limits.window_seconds
+        now = time.monotonic()
+        since = datetime.now(UTC) - timedelta(seconds=window)
+        stored = self.store.submissions_since(token, since)
+        with self._lock:
+            seen = self._seen[token.id]
+            while seen and seen[0] <= now - window:
+                seen.popleft()
+            if max(len(seen), stored) >= self.limits.submissions:
+                wait = int(window - (now - seen[0])) + 1 if seen else int(window)
+                raise ApiError(
+                    429,
+                    f"token {token.name!r} sent {self.limits.submissions} bundles in the last "
+                    f"{window:g} s, its limit; try again later",
+                    {"Retry-After": str(max(wait, 1))},
+                )
+            seen.append(now)
+
+
+# ---------------------------------------------------------------------------------------------
+# The app
+
+
+def create_app(
+    store: Store,
+    *,
+    limits: ServerLimits | None = None,
+    replay: bool = True,
+    seed: int = 0,
+) -> FastAPI:
+    """The leaderboard's ASGI app over ``store`` (migrated, benchmarks registered).
+
+    Args:
+        store: the database and bundle folder; the app does not close it.
+        limits: upload size and rate limits.
+        replay: re-score by replaying episodes (False: format checks only: self-reported).
+        seed: the bootstrap's seed for every board.
+
+    ``app.state.checker`` is the :class:`Checker` (closed at the app's shutdown, or by the
+    caller where nothing runs the app's lifespan) and ``app.state.site`` the
+    :class:`~agentgym.leaderboard.pages.Site`.
+    """
+    limits = limits or ServerLimits()
+    site = Site(store, bundle_limits=limits.bundle, seed=seed)
+    checker = Checker(store, limits=limits.bundle, replay=replay)
+    rate = RateLimit(store, limits)
+    links = Links()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> Any:
+        await run_in_threadpool(checker.start, resume=True)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(checker.close)
+
+    app = FastAPI(
+        title="agentgym leaderboard",
+        lifespan=lifespan,
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.store, app.state.site, app.state.checker = store, site, checker
+    _install_errors(app, site, links)
+
+    @app.middleware("http")
+    async def headers(request: Request, call_next: Callable[[Request], Any]) -> Response:
+        response: Response = await call_next(request)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        if not request.url.path.startswith("/api/docs"):  # Swagger UI runs its own script
+            response.headers.setdefault("Content-Security-Policy", CSP)
+        return response
+
+    def authorize(request: Request, scope: Scope) -> Token:
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise ApiError(
+                401,
+                "a write needs a token: Authorization: Bearer TOKEN",
+                {"WWW-Authenticate": "Bearer"},
+            )
+        try:
+            return store.authorize(value.strip(), scope)
+        except AuthError as error:
+            status = 403 if error.reason == "lacks scope" else 401
+            raise ApiError(status, str(error), {"WWW-Authenticate": "Bearer"}) from None
+
+    # -- API: submissions ------------------------------------------------------------------
+
+    @app.post("/api/v1/submissions", status_code=202)
+    async def submit(request: Request) -> JSONResponse:
+        token = await run_in_threadpool(authorize, request, "submit")
+        await run_in_threadpool(rate.take, token)
+        body = await _read_capped(request, limits.max_upload)
+        data = await _bundle_part(request, body, limits.max_upload)
+        result, new = await run_in_threadpool(_accept, store, checker, data, token, limits)
+        return JSONResponse(result, status_code=202 if new else 200)
+
+    @app.get("/api/v1/submissions/{submission_id}")
+    def submission(submission_id: str) -> dict[str, Any]:
+        data = site.entry(submission_id).to_dict()
+        data["check_error"] = checker.errors.get(submission_id)
+        return data
+
+    @app.get("/api/v1/submissions/{submission_id}/episodes")
+    def episodes(submission_id: str) -> dict[str, Any]:
+        view = site.entry(submission_id)
+        return {
+            "submission": submission_id,
+            "checked": view.latest is not None,
+            "episodes": [e.to_dict() for e in view.episodes],
+        }
+
+    @app.get("/api/v1/submissions/{submission_id}/episodes/{episode_id:path}")
+    def episode(submission_id: str, episode_id: str) -> dict[str, Any]:
+        return site.episode(submission_id, episode_id).to_dict()
+
+    @app.post("/api/v1/submissions/{submission_id}/rescore", status_code=202)
+    def check_again(submission_id: str, request: Request) -> dict[str, Any]:
+        token = authorize(request, "admin")
+        found = store.submission(submission_id)
+        checker.submit(found.id, actor=token.name, again=True)
+        return {"id": found.id, "status": found.status, "queued": True}
+
+    # -- API: boards ---------------------------------------------------------------------------
+
+    @app.get("/api/v1/benchmarks")
+    def benchmarks() -> dict[str, Any]:
+        return {"benchmarks": [view.to_dict() for view in site.benchmarks()]}
+
+    @app.get("/api/v1/benchmarks/{name}/board")
+    def board(
+        name: str,
+        tier: list[str] = Query(default=[]),  # noqa: B008 - FastAPI's way of a list parameter
+        metric: str = "success",
+        method: str | None = None,
+        version: int | None = None,
+    ) -> dict[str, Any]:
+        return site.board(
+            name, version=version, tiers=tier or DEFAULT_TIERS, metric=metric, method=method
+        ).to_dict()
+
+    # -- pages -----------------------------------------------------------------------------------
+
+    def page(template: str, **context: Any) -> HTMLResponse:
+        return HTMLResponse(site.render(template, links, **context))
+
+    @app.get("/", response_class=HTMLResponse)
+    def index() -> HTMLResponse:
+        return page("index.html", benchmarks=site.benchmarks())
+
+    @app.get("/b/{name}", response_class=HTMLResponse)
+    def board_page(
+        name: str,
+        tier: list[str] = Query(default=[]),  # noqa: B008
+        metric: str = "success",
+        method: str | None = None,
+        version: int | None = None,
+    ) -> HTMLResponse:
+        view = site.board(
+            name, version=version, tiers=tier or DEFAULT_TIERS, metric=metric, method=method
+        )
+        return page("board.html", view=view)
+
+    @app.get("/s/{submission_id}", response_class=HTMLResponse)
+    def entry_page(submission_id: str) -> HTMLResponse:
+        view = site.entry(submission_id)
+        return page("entry.html", view=view, check_error=checker.errors.get(submission_id))
+
+    @app.get("/s/{submission_id}/e/{episode_id:path}", response_class=HTMLResponse)
+    def episode_page(submission_id: str, episode_id: str) -> HTMLResponse:
+        return page("episode.html", view=site.episode(submission_id, episode_id))
+
+    @app.get("/compare", response_class=HTMLResponse)
+    def compare_page(a: str, b: str) -> HTMLResponse:
+        return page("compare.html", view=site.compare(a, b))
+
+    return app
+
+
+# ---------------------------------------------------------------------------------------------
+# Uploads
+
+
+async def _read_capped(request: Request, cap: int) -> bytes:
+    """The request's body, refused (413) by its declared length or once more than ``cap``
+    bytes have arrived: an oversized upload is never read whole."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise ApiError(400, f"Content-Length {declared[:40]!r} is not a byte count")
+        if int(declared) > cap:
+            raise ApiError(413, f"the upload is {int(declared):,} bytes; at most {cap:,}")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > cap:
+            raise ApiError(413, f"the upload passed {cap:,} bytes; at most {cap:,}")
+    return bytes(body)
+
+
+async def _bundle_part(request: Request, body: bytes, cap: int) -> bytes:
+    """The bytes of the multipart field ``bundle`` of a body already read."""
+    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+        raise ApiError(400, "send the bundle as multipart/form-data, in a field named 'bundle'")
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    try:
+        form = await Request(request.scope, receive).form(
+            max_files=1, max_fields=8, max_part_size=cap
+        )
+    except StarletteHTTPException as error:
+        raise ApiError(400, f"malformed multipart body: {error.detail}") from None
+    try:
+        part = form.get("bundle")
+        if not isinstance(part, UploadFile):
+            raise ApiError(400, "no file in the multipart field 'bundle'")
+        return await part.read()
+    finally:
+        await form.close()
+
+
+def _accept(
+    store: Store, checker: Checker, data: bytes, token: Token, limits: ServerLimits
+) -> tuple[dict[str, Any], bool]:
+    """Read, match, store and record a bundle; queue its check if it is new."""
+    try:
+        bundle = read_bundle(data, limits.bundle)
+    except BundleRejected as error:
+        raise ApiError(422, f"bundle refused: {error}") from None
+    benchmark = _benchmark_of(store, bundle.manifest)
+    sha = store.put_blob(data, actor=token.name)
+    found, new = store.add_submission(benchmark, sha, bundle.info, bundle.manifest, token)
+    if new:
+        checker.submit(found.id, actor=token.name)
+    result = {
+        "id": found.id,
+        "status": found.status,
+        "new": new,
+        "benchmark": found.benchmark,
+        "benchmark_version": found.benchmark_version,
+        "page": f"/s/{found.id}",
+        "api": f"/api/v1/submissions/{found.id}",
+    }
+    return result, new
+
+
+def _benchmark_of(store: Store, manifest: dict[str, Any]) -> BenchmarkRecord:
+    """The registered benchmark whose spec hash the run's manifest names (422 if none)."""
+    wanted = manifest.get("benchmark_hash")
+    registered = store.benchmarks()
+    for record in registered:
+        if record.spec_hash == wanted:
+            return record
+    spec = manifest.get("benchmark")
+    named = spec.get("name") if isinstance(spec, dict) else None
+    boards = ", ".join(f"{r.name} v{r.version}" for r in registered) or "none"
+    raise ApiError(
+        422,
+        f"bundle refused: its benchmark ({str(named)[:80]!r}, spec hash {str(wanted)[:64]}) "
+        f"is not on this board; boards: {boards}",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+_STATUS_OF: list[tuple[type[Exception], int]] = [
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (BundleRejected, 422),
+    (UsageError, 422),
+]
+_TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Too large",
+    422: "Refused",
+    429: "Too many requests",
+    500: "Server error",
+}
+
+
+def _install_errors(app: FastAPI, site: Site, links: Links) -> None:
+    """Every error as a status and one line: JSON ``{"detail": ...}`` under /api/, a page
+    elsewhere."""
+
+    def answer(
+        request: Request, status: int, reason: str, headers: dict[str, str] | None = None
+    ) -> Response:
+        reason = " ".join(reason.split())[:1000] or _TITLES.get(status, "error")
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": reason}, status_code=status, headers=headers)
+        html = site.render(
+            "error.html", links, status=status, title=_TITLES.get(status, ""), reason=reason
+        )
+        return HTMLResponse(html, status_code=status, headers=headers)
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, error: ApiError) -> Response:
+        return answer(request, error.status, str(error), error.headers)
+
+    @app.exception_handler(AgentGymError)
+    async def agentgym_error(request: Request, error: AgentGymError) -> Response:
+        status = next((s for kind, s in _STATUS_OF if isinstance(error, kind)), 500)
+        if status == 500:
+            log.error("%s on %s: %s", type(error).__name__, request.url.path, error)
+        return answer(request, status, str(error))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> Response:
+        return answer(request, error.status_code, str(error.detail), error.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> Response:
+        problems = [
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}"
+            for e in error.errors()
+        ]
+        return answer(request, 422, "; ".join(problems))
