@@ -327,7 +327,13 @@ class MiniWoBEnv(WebEnv):
     )
     max_invalid_default = 10
     # ``task`` only chooses the page: one page's conformance run proves the class's own code.
-    metadata: ClassVar[dict[str, Any]] = {**WebEnv.metadata, "task_kwargs": ("task",)}
+    # "replay": "verdict": the pages run their own timers and animations, so a replay of the
+    # same actions can see other observations (agentgym.leaderboard.rescore).
+    metadata: ClassVar[dict[str, Any]] = {
+        **WebEnv.metadata,
+        "task_kwargs": ("task",),
+        "replay": "verdict",
+    }
 
     def __init__(
         self, *, task: str = "click-test", viewport: tuple[int, int] = (160, 210), **kwargs: Any
