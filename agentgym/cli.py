@@ -9,6 +9,8 @@ agentgym containers build           build the docker sandbox image offline (no r
 agentgym report RUN_DIR             the statistics of a run
 agentgym train grpo --env games/FrozenLake-v0 --model tiny    train a reference RL baseline
 agentgym serve smollm2              serve a model over an OpenAI-compatible HTTP API
+agentgym leaderboard serve --benchmark quickstart     run a leaderboard (agentgym.leaderboard.cli)
+agentgym submit RUN_DIR --to URL --token T --agent-name NAME    send a run to a leaderboard
 agentgym --import my_family list    first import a family that is not installed
 """
 

@@ -177,3 +177,127 @@ def store(database_url: str, tmp_path: Path) -> Iterator[Store]:
     with Store(database_url, blob_dir=tmp_path / "blobs") as opened:
         opened.migrate()
         yield opened
+
+
+# ---------------------------------------------------------------------------------------------
+# The server's tests: real runs of a tiny benchmark, and a server on 127.0.0.1
+
+
+TINY = {
+    "name": "tiny-games",
+    "version": 1,
+    "description": "Two small games, four test tasks each: the server's tests' board.",
+    "seed": 0,
+    "envs": [
+        {"id": "games/Wordle-v0", "split": "test", "difficulty": "easy", "tasks": 4,
+         "max_steps": 6},
+        {"id": "games/TowerOfHanoi-v0", "split": "test", "difficulty": "easy", "tasks": 4,
+         "max_steps": 10},
+    ],
+}  # fmt: skip
+"""A benchmark whose runs take a tenth of a second and replay as fast (8 episodes)."""
+
+
+def tiny_benchmark():
+    from agentgym.eval.plan import Benchmark
+
+    return Benchmark.from_dict(TINY)
+
+
+@pytest.fixture(scope="session")
+def tiny():
+    """The tiny benchmark (:data:`TINY`)."""
+    return tiny_benchmark()
+
+
+def _first_listed(observation, info):
+    """The first action the env lists: a real agent, weaker than the oracle."""
+    actions = info.get("admissible_actions") or ["?"]
+    return actions[0]
+
+
+def _half_oracle():
+    """The oracle on tasks with an even seed, random on the others: between the two."""
+    from agentgym.agents import OracleAgent, RandomAgent
+
+    class HalfOracle(OracleAgent):
+        name = "half-oracle"
+
+        def reset(self, context):
+            super().reset(context)
+            self._random = RandomAgent()
+            self._random.reset(context)
+            self._solve = (context.seed or 0) % 2 == 0
+
+        async def act(self, observation, info):
+            if self._solve:
+                return await super().act(observation, info)
+            return await self._random.act(observation, info)
+
+    return HalfOracle
+
+
+TINY_AGENTS = ("oracle", "random", "first-listed", "half-oracle")
+
+
+@pytest.fixture(scope="session")
+def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A run directory of the tiny benchmark for each of :data:`TINY_AGENTS` (evaluated once)."""
+    from agentgym.eval.run import evaluate
+
+    agents = {"first-listed": _first_listed, "half-oracle": _half_oracle()}
+    folder = tmp_path_factory.mktemp("tiny-runs")
+    runs = {}
+    for name in TINY_AGENTS:
+        runs[name] = evaluate(tiny_benchmark(), agents.get(name, name), folder / name).run_dir
+    return runs
+
+
+class LiveServer:
+    """An ASGI app served by uvicorn on 127.0.0.1 in a thread (its lifespan runs)."""
+
+    def __init__(self, app) -> None:
+        import socket
+        import threading
+
+        import uvicorn
+
+        self.app = app
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(30)
+        self._socket.close()
+
+
+@pytest.fixture
+def serve() -> Iterator:
+    """``serve(app)`` starts a :class:`LiveServer`; every one is stopped after the test."""
+    started: list[LiveServer] = []
+
+    def start(app) -> LiveServer:
+        started.append(LiveServer(app))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def live_server_type() -> type[LiveServer]:
+    """:class:`LiveServer` itself, for fixtures of a wider scope than ``serve``."""
+    return LiveServer

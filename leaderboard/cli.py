@@ -1,0 +1,376 @@
+"""``agentgym leaderboard ...`` and ``agentgym submit``: run a board, hand out tokens, export it,
+check a bundle locally, and send a run to a board.
+
+::
+
+    agentgym leaderboard serve --db leaderboard.db --benchmark quickstart     the server
+    agentgym leaderboard token create alice --scope submit --db leaderboard.db
+    agentgym leaderboard token revoke alice --db leaderboard.db
+    agentgym leaderboard export --db leaderboard.db --out site/              static HTML
+    agentgym leaderboard verify runs/my-run --benchmark quickstart           re-score locally
+    agentgym submit runs/my-run --to http://127.0.0.1:8000 --token T --agent-name my-agent
+
+The database is ``--db`` (a SQLite file's path, or a SQLAlchemy URL such as
+``postgresql://user@/board?host=/run/postgresql``), else ``$AGENTGYM_LEADERBOARD_URL``, else
+``leaderboard-data/leaderboard.db``; bundle files live beside a SQLite file, or in
+``--blob-dir``. The submit token is ``--token`` or ``$AGENTGYM_LEADERBOARD_TOKEN`` (which keeps it
+out of the shell's history).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agentgym.errors import AgentGymError, UsageError
+
+__all__ = ["SubmitError", "add_commands"]
+
+DEFAULT_DB = "leaderboard-data/leaderboard.db"
+DB_VARIABLE = "AGENTGYM_LEADERBOARD_URL"
+TOKEN_VARIABLE = "AGENTGYM_LEADERBOARD_TOKEN"
+
+
+class SubmitError(AgentGymError):
+    """The board refused a submission, or could not be reached; the message says which."""
+
+
+def add_commands(commands: Any) -> None:
+    """``agentgym leaderboard`` (serve, token, export, verify) and ``agentgym submit``."""
+    board = commands.add_parser(
+        "leaderboard",
+        help="run a leaderboard: serve, tokens, static export, local verify",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = board.add_subparsers(title="actions", metavar="ACTION")
+    board.set_defaults(run=lambda _: board.print_help() or 0)
+
+    serve = actions.add_parser("serve", help="serve the board's pages and API")
+    _store_options(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--benchmark",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="register a shipped suite (or a YAML file) as a board (repeatable)",
+    )
+    serve.add_argument(
+        "--rate",
+        type=int,
+        default=20,
+        metavar="N",
+        help="uploads one token may make per hour (default 20)",
+    )
+    serve.add_argument(
+        "--self-reported",
+        action="store_true",
+        help="check formats only, replay nothing: every entry is self-reported",
+    )
+    serve.set_defaults(run=_serve)
+
+    token = actions.add_parser("token", help="create or revoke a write token")
+    token_actions = token.add_subparsers(title="token actions", metavar="ACTION")
+    token.set_defaults(run=lambda _: token.print_help() or 0)
+    create = token_actions.add_parser("create", help="make a token and print it (only once)")
+    create.add_argument("name", help="who holds it (unique for ever; the audit log names it)")
+    create.add_argument(
+        "--scope",
+        action="append",
+        choices=["submit", "admin"],
+        help="submit: send bundles; admin: everything (repeatable; default submit)",
+    )
+    _store_options(create)
+    create.set_defaults(run=_token_create)
+    revoke = token_actions.add_parser("revoke", help="revoke a token by name")
+    revoke.add_argument("name")
+    _store_options(revoke)
+    revoke.set_defaults(run=_token_revoke)
+
+    export = actions.add_parser("export", help="write the boards as static HTML files")
+    _store_options(export)
+    export.add_argument("--out", required=True, type=Path, help="the folder to write")
+    export.add_argument(
+        "--benchmark", action="append", default=[], metavar="NAME", help="only these boards"
+    )
+    export.add_argument(
+        "--no-episodes", action="store_true", help="leave out the episode pages (the biggest part)"
+    )
+    export.set_defaults(run=_export)
+
+    verify = actions.add_parser(
+        "verify",
+        help="re-score a bundle or run directory here, as the server would",
+        description="Re-score a bundle (or a run directory, packed first) exactly as a board "
+        "does, and print the row it would get.",
+    )
+    verify.add_argument("path", type=Path, metavar="BUNDLE_OR_RUN_DIR")
+    verify.add_argument(
+        "--benchmark",
+        metavar="NAME",
+        help="check against this shipped suite (or YAML file), as a board would; default: the "
+        "benchmark the run's own manifest holds",
+    )
+    verify.add_argument("--no-replay", action="store_true", help="format checks only")
+    verify.add_argument("--workers", type=int, default=4, help="episodes replayed at once")
+    verify.set_defaults(run=_verify)
+
+    submit = commands.add_parser(
+        "submit",
+        help="send a run to a leaderboard",
+        description="Pack a run directory into a bundle and send it to a board, which replays "
+        "every episode before ranking it.",
+    )
+    submit.add_argument("path", type=Path, metavar="RUN_DIR", help="a run directory (or a bundle)")
+    submit.add_argument("--to", required=True, metavar="URL", help="the board's address")
+    submit.add_argument("--token", help=f"a submit token (default ${TOKEN_VARIABLE})")
+    submit.add_argument("--agent-name", help="the agent's name on the board (for a run dir)")
+    submit.add_argument("--model", default="", help="the model's id")
+    submit.add_argument("--model-revision", default="", help="its pinned revision (a commit)")
+    submit.add_argument("--method", choices=["standard", "custom"], default="standard")
+    submit.add_argument("--code-hash", default="", help="the agent code's git commit")
+    submit.add_argument("--contact", default="", help="an address for the maintainers (private)")
+    submit.add_argument("--notes", default="", help="what a reader should know of the method")
+    submit.add_argument("--wait", action="store_true", help="wait until it is scored or refused")
+    submit.add_argument("--timeout", type=float, default=600.0, help="seconds --wait waits")
+    submit.set_defaults(run=_submit)
+
+
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default=os.environ.get(DB_VARIABLE, DEFAULT_DB),
+        help=f"a SQLite path or a database URL (default ${DB_VARIABLE}, else {DEFAULT_DB})",
+    )
+    parser.add_argument("--blob-dir", help="where bundle files live (default: beside SQLite)")
+
+
+def _open_store(args: argparse.Namespace) -> Any:
+    from agentgym.leaderboard.store import Store
+
+    store = Store(args.db, blob_dir=args.blob_dir)
+    store.migrate()
+    return store
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from agentgym.eval.plan import load_benchmark
+    from agentgym.leaderboard.server import ServerLimits, create_app
+
+    with _open_store(args) as store:
+        for name in args.benchmark:
+            bench = load_benchmark(name)
+            store.add_benchmark(bench.name, bench.version, bench.digest(), bench.to_dict())
+            print(f"board: {bench.name} v{bench.version} ({bench.digest()[:12]})", file=sys.stderr)
+        app = create_app(
+            store,
+            limits=ServerLimits(submissions=args.rate, window_seconds=3600.0),
+            replay=not args.self_reported,
+        )
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def _token_create(args: argparse.Namespace) -> int:
+    with _open_store(args) as store:
+        plaintext = store.create_token(args.name, args.scope or ["submit"])
+    print(plaintext)
+    print(f"token {args.name!r}: shown once; the board keeps only its hash", file=sys.stderr)
+    return 0
+
+
+def _token_revoke(args: argparse.Namespace) -> int:
+    with _open_store(args) as store:
+        store.revoke(args.name)
+    print(f"token {args.name!r} revoked", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- export
+
+
+def _export(args: argparse.Namespace) -> int:
+    from agentgym.leaderboard.export import export_site
+
+    with _open_store(args) as store:
+        written = export_site(
+            store, args.out, benchmarks=args.benchmark or None, episodes=not args.no_episodes
+        )
+    counts = f"{written.boards} boards, {written.entries} entries"
+    print(f"{written.pages} pages in {args.out} ({counts})")
+    return 0
+
+
+# --------------------------------------------------------------------------- verify
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from agentgym.eval.plan import load_benchmark
+    from agentgym.leaderboard.bundle import BundleRejected, read_bundle
+    from agentgym.leaderboard.ranking import entry_stats
+    from agentgym.leaderboard.rescore import rescore
+
+    data = _bundle_bytes(args.path, agent_name=None)
+    try:
+        bundle = read_bundle(data)
+        benchmark = load_benchmark(args.benchmark) if args.benchmark else bundle.benchmark()
+        if not args.benchmark:
+            print(
+                "checking against the benchmark in the run's own manifest; a board checks "
+                "against its own copy (--benchmark NAME does the same)",
+                file=sys.stderr,
+            )
+        result = rescore(
+            bundle,
+            benchmark,
+            replay=not args.no_replay,
+            workers=args.workers,
+            progress=_progress if sys.stderr.isatty() else None,
+        )
+    except BundleRejected as error:
+        print(f"rejected: {error}")
+        return 1
+    stats = entry_stats(bundle.sha256[:12], result.episodes)
+    board = f"{result.benchmark} v{result.benchmark_version}"
+    print(f"{board}: {result.tier} ({result.scorer_version})")
+    print(f"  agent    {bundle.info.agent}")
+    print(f"  success  {_interval(stats.success, percent=True)}")
+    print(f"  score    {_interval(stats.score, percent=False)}")
+    for env in stats.envs:
+        print(f"    {env.env_id}: success {_interval(env.success, percent=True)}")
+    print(
+        f"  episodes {stats.episodes} ({stats.errored} errored, {stats.missing} missing, "
+        f"{stats.mismatch} not replaying); tokens per episode {stats.prompt_tokens:,.0f} prompt, "
+        f"{stats.completion_tokens:,.0f} completion"
+    )
+    for flag in result.flags:
+        print(f"  flag     {flag}")
+    print(f"  checked in {result.seconds:.1f} s")
+    return 0
+
+
+def _interval(interval: Any, *, percent: bool) -> str:
+    if percent:
+        low, high = 100 * interval.low, 100 * interval.high
+        return f"{100 * interval.estimate:.1f}% [{low:.1f}, {high:.1f}]"
+    return f"{interval.estimate:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
+
+
+def _progress(done: int, total: int) -> None:
+    print(f"\rreplayed {done}/{total}", end="\n" if done == total else "", file=sys.stderr)
+
+
+def _bundle_bytes(path: Path, *, agent_name: str | None, info: Any = None) -> bytes:
+    """A bundle's bytes: the file itself, or a run directory packed (with ``info``, else the
+    run's own agent as the name)."""
+    from agentgym.leaderboard.bundle import pack_bundle
+    from agentgym.leaderboard.submission import SubmissionInfo
+
+    if path.is_file():
+        return path.read_bytes()
+    if not path.is_dir():
+        raise UsageError(f"{path} is neither a run directory nor a bundle file")
+    if info is None:
+        info = SubmissionInfo(agent=agent_name or _run_agent(path))
+    with tempfile.TemporaryDirectory(prefix="agentgym-bundle-") as scratch:
+        return pack_bundle(path, info, Path(scratch) / "bundle.tar.gz").read_bytes()
+
+
+def _run_agent(run_dir: Path) -> str:
+    from agentgym.eval.run import read_manifest
+
+    return str(read_manifest(run_dir).get("agent") or "local")
+
+
+# --------------------------------------------------------------------------- submit
+
+
+def _submit(args: argparse.Namespace) -> int:
+    import httpx
+
+    from agentgym.leaderboard.ranking import Interval
+    from agentgym.leaderboard.submission import SubmissionInfo
+
+    token = args.token or os.environ.get(TOKEN_VARIABLE)
+    if not token:
+        raise UsageError(f"a submission needs a token: --token or ${TOKEN_VARIABLE}")
+    info = None
+    if args.path.is_dir():
+        if not args.agent_name:
+            raise UsageError("a run directory needs --agent-name (the name on the board)")
+        info = SubmissionInfo(
+            agent=args.agent_name,
+            model=args.model,
+            model_revision=args.model_revision,
+            method=args.method,
+            code_hash=args.code_hash,
+            contact=args.contact,
+            notes=args.notes,
+        )
+    data = _bundle_bytes(args.path, agent_name=args.agent_name, info=info)
+    base = args.to.rstrip("/")
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=base, headers=headers, timeout=120.0) as client:
+        answer = _call(
+            client, "POST", "/api/v1/submissions",
+            files={"bundle": ("bundle.tar.gz", data, "application/gzip")},
+        )  # fmt: skip
+        known = "" if answer["new"] else " (this bundle was sent before)"
+        print(f"submitted {answer['id']}: {answer['status']}{known}")
+        print(f"  {base}{answer['page']}")
+        if not args.wait:
+            return 0
+        status = _wait(client, answer["api"], args.timeout)
+    if status["status"] == "rejected":
+        print(f"rejected: {status['reason']}")
+        return 1
+    success = (status.get("numbers") or {}).get("success")
+    shown = f"; success {_interval(Interval.from_dict(success), percent=True)}" if success else ""
+    print(f"{status['status']}: {status['tier']}{shown}")
+    return 0
+
+
+def _call(client: Any, method: str, url: str, **options: Any) -> dict[str, Any]:
+    import httpx
+
+    try:
+        response = client.request(method, url, **options)
+    except httpx.HTTPError as error:
+        raise SubmitError(f"could not reach {client.base_url}: {error}") from None
+    if response.is_error:
+        try:
+            detail = response.json().get("detail", response.text)
+        except ValueError:
+            detail = response.text[:300]
+        raise SubmitError(f"{response.status_code} {response.reason_phrase}: {detail}")
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def _wait(client: Any, url: str, timeout: float) -> dict[str, Any]:
+    """Poll until the check is done: often at first (a small run takes a second), then every
+    2 s."""
+    deadline, pause = time.monotonic() + timeout, 0.1
+    while True:
+        status = _call(client, "GET", url)
+        if status["status"] in ("scored", "rejected"):
+            return status
+        if time.monotonic() > deadline:
+            raise SubmitError(f"still {status['status']} after {timeout:g} s; see {url}")
+        time.sleep(pause)
+        pause = min(2 * pause, 2.0)
