@@ -1,0 +1,278 @@
+"""The leaderboard's pages in a real Chromium (Debian's, through Playwright): the board with its
+interval bars and tie groups, an entry, the episode viewer and the paired comparison, reached
+by clicking as a reader would; what a submitter wrote shown as inert text; the static export
+browsed from disk.
+
+The pictures in docs/leaderboard.md are these tests' screenshots: they are written to
+``docs/img/`` when ``AGENTGYM_DOCS_IMAGES=1`` (otherwise to the test's folder only, so a test
+run leaves the checkout as it was).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from agentgym.envs.web.browser import LAUNCH_ARGS, find_chromium
+from agentgym.leaderboard.bundle import pack_bundle
+from agentgym.leaderboard.export import export_site
+from agentgym.leaderboard.server import create_app
+from agentgym.leaderboard.store import Store
+from agentgym.leaderboard.submission import SubmissionInfo
+
+pytestmark = pytest.mark.browser
+
+IMAGES = Path(__file__).parents[2] / "docs" / "img"
+SCRIPT = "<script>window.__pwned = 1; alert(1)</script>"
+ATTRIBUTE = '"><img src=x onerror="window.__pwned = 2; alert(2)">'
+SQL = "'); DROP TABLE submissions; --"
+HOSTILE = SubmissionInfo(
+    agent=f"{SCRIPT}{SQL}",
+    model=ATTRIBUTE,
+    model_revision=f"{SQL}{ATTRIBUTE}",
+    method="custom",
+    contact=f"{SCRIPT} x@example.org",
+    notes=f"{SCRIPT}\n{ATTRIBUTE}\n{SQL}",
+)
+ENTRIES = {
+    "oracle": SubmissionInfo(agent="oracle", model="(the tasks' solvers)", notes="The ceiling."),
+    "half-oracle": SubmissionInfo(
+        agent="half-oracle", model="(solver or random)", method="custom",
+        notes="The oracle on tasks with an even seed, a random valid action on the others.",
+    ),
+    "first-listed": SubmissionInfo(agent="first-listed", model="(no model)"),
+    "random": SubmissionInfo(agent="random", model="(no model)", notes="The floor."),
+}  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixtures
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=find_chromium(), headless=True, args=list(LAUNCH_ARGS)
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh page that records every dialog a script might open."""
+    context = browser.new_context(viewport={"width": 1280, "height": 760})
+    opened = context.new_page()
+    opened.dialogs = []
+    opened.on("dialog", lambda dialog: (opened.dialogs.append(dialog.message), dialog.dismiss()))
+    yield opened
+    context.close()
+
+
+def board_server(folder: Path, tiny, live_server_type, bundles: list[bytes]):
+    """A store, its server, and ``bundles`` submitted and checked, one at a time."""
+    store = Store(folder / "leaderboard.db")
+    store.migrate()
+    store.add_benchmark(tiny.name, tiny.version, tiny.digest(), tiny.to_dict())
+    token = store.create_token("pages", ["submit"])
+    app = create_app(store)
+    server = live_server_type(app)
+    import httpx
+
+    for data in bundles:
+        answer = httpx.post(
+            f"{server.url}/api/v1/submissions",
+            files={"bundle": ("bundle.tar.gz", data)},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert answer.status_code == 202, answer.text
+        assert app.state.checker.wait(60)
+    return store, server
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory, tiny, tiny_runs, live_server_type):
+    """The tiny benchmark's board with four real entries."""
+    folder = tmp_path_factory.mktemp("pages")
+    bundles = [
+        pack_bundle(tiny_runs[name], info, folder / f"{name}.tar.gz").read_bytes()
+        for name, info in ENTRIES.items()
+    ]
+    store, server = board_server(folder, tiny, live_server_type, bundles)
+    yield server.url, store
+    server.close()
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory, tiny, tiny_runs, live_server_type):
+    """A board with a submission whose every text field holds markup, and one whose first
+    action does (that bundle does not replay: rejected, its episodes shown as recorded)."""
+    folder = tmp_path_factory.mktemp("hostile")
+    run = folder / "run"
+    shutil.copytree(tiny_runs["random"], run)
+    lines = (run / "episodes.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["steps"][0]["action"] = f"{SCRIPT}{ATTRIBUTE}"
+    lines[0] = json.dumps(first)
+    (run / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    bundles = [
+        pack_bundle(tiny_runs["random"], HOSTILE, folder / "info.tar.gz").read_bytes(),
+        pack_bundle(run, HOSTILE, folder / "action.tar.gz").read_bytes(),
+    ]
+    store, server = board_server(folder, tiny, live_server_type, bundles)
+    yield server.url, store, first["episode_id"]
+    server.close()
+    store.close()
+
+
+def keep_picture(page, tmp_path: Path, name: str) -> None:
+    """A screenshot, as a small palette PNG; into docs/img/ when AGENTGYM_DOCS_IMAGES=1."""
+    shot = Image.open(io.BytesIO(page.screenshot(full_page=False))).convert("RGB")
+    out = io.BytesIO()
+    shot.quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(out, "PNG", optimize=True)
+    (tmp_path / name).write_bytes(out.getvalue())
+    if os.environ.get("AGENTGYM_DOCS_IMAGES") == "1":
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        (IMAGES / name).write_bytes(out.getvalue())
+
+
+def nothing_ran(page) -> None:
+    """No dialog opened, no script of the page's set its flag, no element came from text."""
+    assert page.dialogs == []
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.locator("script").count() == 0
+    assert page.locator("img").count() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The pages
+
+
+def test_the_board_ranks_with_interval_bars_and_shades_tie_groups(page, board, tmp_path):
+    url, _ = board
+    page.goto(f"{url}/")
+    page.get_by_role("link", name="tiny-games").click()
+    rows = page.locator("#board tbody tr")
+    assert rows.count() == 4
+    first = rows.nth(0)
+    assert first.get_attribute("data-rank") == "1"
+    assert first.locator("a.agent").inner_text() == "oracle"
+    assert first.locator("td").nth(5).inner_text().startswith("100.0%")
+    assert page.locator("#board svg.ci rect.band").count() == 8  # success and score per row
+    assert "points" in page.locator("#floor").inner_text()
+
+    groups = [rows.nth(i).get_attribute("data-tie-group") for i in range(4)]
+    ranks = [rows.nth(i).get_attribute("data-rank") for i in range(4)]
+    assert all(
+        (g1 == g2) == (r1 == r2)
+        for g1, r1, g2, r2 in zip(groups, ranks, groups[1:], ranks[1:], strict=False)
+    )
+    shade = "el => getComputedStyle(el.querySelector('td')).backgroundColor"
+    colours = {g: rows.nth(i).evaluate(shade) for i, g in enumerate(groups)}
+    for g in colours:  # neighbouring groups are told apart by their shading
+        if str(int(g) + 1) in colours:
+            assert colours[g] != colours[str(int(g) + 1)]
+    assert "separable" in first.locator("a.vs-next").inner_text()
+    nothing_ran(page)
+    keep_picture(page, tmp_path, "leaderboard-board.png")
+
+
+def test_an_entry_shows_its_numbers_per_env_its_episodes_and_its_checks(page, board, tmp_path):
+    url, _ = board
+    page.goto(f"{url}/b/tiny-games")
+    page.locator("#board a.agent", has_text="half-oracle").click()
+    assert page.locator("#agent").inner_text() == "half-oracle"
+    assert page.locator("#status").inner_text() == "scored"
+    assert page.locator("#numbers tbody tr").count() == 3  # all, then each env
+    assert page.locator("#episodes tbody tr").count() == 8
+    replay = page.locator("#episodes tbody tr td:nth-child(2)").all_inner_texts()
+    assert set(replay) <= {"ok", "truncated"}
+    assert page.locator("#history tbody tr").count() == 1
+    assert "even seed" in page.locator("#notes").inner_text()
+    nothing_ran(page)
+    keep_picture(page, tmp_path, "leaderboard-entry.png")
+
+
+def test_the_episode_viewer_shows_each_step_and_the_recomputed_verdict(page, board, tmp_path):
+    url, _ = board
+    page.goto(f"{url}/b/tiny-games")
+    page.locator("#board a.agent", has_text="oracle").first.click()
+    page.locator("#episodes tbody tr a").first.click()
+    assert page.locator("h1").inner_text().startswith("games/Wordle-v0|")
+    assert page.locator("#outcome").inner_text().startswith("ok")
+    assert page.locator("#recomputed").inner_text().startswith("passed, score 1.000")
+    assert page.locator("#initial pre").inner_text().strip()
+    steps = page.locator("div.step[id^=step-]")
+    assert steps.count() >= 1
+    assert steps.first.locator("pre.action").inner_text().strip()
+    assert "reward" in steps.first.locator("h3").inner_text()
+    nothing_ran(page)
+    keep_picture(page, tmp_path, "leaderboard-episode.png")
+
+
+def test_the_comparison_pairs_two_entries_per_env_and_per_task(page, board, tmp_path):
+    url, _ = board
+    page.goto(f"{url}/b/tiny-games")
+    page.locator("#board a.vs-next").first.click()
+    assert page.locator("#b").inner_text() == "oracle"
+    assert page.locator("#overall tbody tr").count() == 3
+    assert page.locator("#tasks tbody tr").count() == 8
+    assert "pts" in page.locator("#overall tbody tr").first.inner_text()
+    nothing_ran(page)
+    keep_picture(page, tmp_path, "leaderboard-compare.png")
+
+
+def test_what_a_submitter_wrote_appears_literally_and_runs_nothing(page, hostile):
+    url, store, forged_episode = hostile
+    scored = next(s for s in store.submissions() if s.status == "scored")
+    rejected = next(s for s in store.submissions() if s.status == "rejected")
+
+    page.goto(f"{url}/b/tiny-games")
+    assert page.locator("#board a.agent").inner_text() == HOSTILE.agent
+    nothing_ran(page)
+
+    page.goto(f"{url}/s/{scored.id}")
+    assert page.locator("#agent").inner_text() == HOSTILE.agent
+    assert page.locator("#model").inner_text() == HOSTILE.model
+    assert page.locator("#model-revision").inner_text() == HOSTILE.model_revision
+    assert page.locator("#notes").inner_text() == HOSTILE.notes
+    assert "x@example.org" not in page.content()  # the contact is never shown
+    nothing_ran(page)
+
+    page.goto(f"{url}/s/{rejected.id}")
+    assert "cannot be scored" in page.locator("#reason").inner_text()
+    page.locator("#episodes a", has_text=forged_episode).click()
+    assert page.locator("#step-1 pre.action").inner_text() == f"{SCRIPT}{ATTRIBUTE}"
+    nothing_ran(page)
+
+    page.goto(f"{url}/compare?a={scored.id}&b={scored.id}")
+    assert page.locator("#a").inner_text() == HOSTILE.agent
+    nothing_ran(page)
+
+
+def test_the_static_export_is_browsed_from_disk(page, board, tmp_path):
+    _, store = board
+    export_site(store, tmp_path / "site")
+    page.goto((tmp_path / "site" / "index.html").as_uri())
+    page.get_by_role("link", name="tiny-games").click()
+    assert page.locator("#board tbody tr").count() == 4
+    page.locator("#board a.agent", has_text="random").click()
+    assert page.locator("#agent").inner_text() == "random"
+    page.locator("#episodes tbody tr a").first.click()
+    assert page.url.startswith("file://") and page.url.endswith("/0.html")
+    assert page.locator("#initial pre").inner_text().strip()
+    page.go_back()
+    page.get_by_role("link", name="tiny-games").click()
+    page.locator("#board a.vs-next").first.click()
+    assert page.locator("#tasks tbody tr").count() == 8
+    nothing_ran(page)
