@@ -44,8 +44,9 @@ __all__ = ["ORACLE_SHARE_FLAG", "replay_episode", "rescore", "scorer_version"]
 ORACLE_SHARE_FLAG = 0.2
 """Flag a bundle where more than this share of the passed episodes are the oracle's actions."""
 TIMING_RETRIES = 2
-"""Replays more of an episode of a timing-dependent env (``metadata["replay"] ==
-"verdict"``) that did not play out as recorded, before it counts as a mismatch."""
+"""Replays more, one at a time once the others are done, of an episode of a timing-dependent
+env (``metadata["replay"] == "verdict"``) that did not play out as recorded, before it
+counts as a mismatch."""
 
 
 def rescore(
@@ -100,6 +101,13 @@ def rescore(
             done += 1
             if progress is not None:
                 progress(done, len(plans))
+    if replay:  # a page's timers can end a replay elsewhere under load: again, alone
+        for index, episode in enumerate(scored):
+            plan = plans[index]
+            for _ in range(TIMING_RETRIES):
+                if episode.outcome != "mismatch" or _exact(plan.env_id):
+                    break
+                episode = scored[index] = _replayed(plan, records[plan.episode_id])
     uncounted = sum(not e.counted for e in scored)
     if uncounted > max_uncounted * len(plans):
         kinds = {k: sum(e.outcome == k for e in scored) for k in ("missing", "errored", "mismatch")}
@@ -165,10 +173,6 @@ def _as_recorded(plan: EpisodePlan, record: EpisodeRecord) -> ScoredEpisode:
 
 def _replayed(plan: EpisodePlan, record: EpisodeRecord) -> ScoredEpisode:
     result = replay_episode(plan, record)
-    for _ in range(TIMING_RETRIES):
-        if not isinstance(result, str) or _exact(plan.env_id):
-            break
-        result = replay_episode(plan, record)  # a page's timers can end it elsewhere: again
     if isinstance(result, str):
         return _scored(plan, record, "mismatch", None, reason=result)
     outcome, verdict, oracle_like, differed = result

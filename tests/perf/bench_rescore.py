@@ -52,13 +52,16 @@ def main() -> None:
         evaluated = time.perf_counter() - started
         bundle = read_bundle(pack_bundle(out, SubmissionInfo(agent="oracle")).read_bytes())
         started = time.perf_counter()
-        result = rescore(bundle, benchmark, workers=args.workers)
+        result = rescore(bundle, benchmark, workers=args.workers, max_uncounted=1.0)
         rescored = time.perf_counter() - started
-        replayed = all(e.counted for e in result.episodes)
+        replayed = sum(e.counted for e in result.episodes)
         print(
             f"{family:<10} {len(result.episodes):>8}  {evaluated:>12.2f}  {rescored:>10.2f}  "
             f"{rescored / evaluated:>5.2f}  {replayed}"
         )
+        for episode in result.episodes:
+            if episode.reason:
+                print(f"    {episode.episode_id}: {episode.outcome}, {episode.reason}")
 
 
 if __name__ == "__main__":
