@@ -383,6 +383,10 @@ class Site:
         # Striped: a lock per key would grow with every id anyone asks for.
         self._computing = [threading.Lock() for _ in range(64)]
         self._bundles: OrderedDict[str, Bundle] = OrderedDict()
+        self._stats: OrderedDict[tuple[str, int], EntryStats] = OrderedDict()
+        """Entry numbers by (submission, hash of its episodes): they depend on nothing else,
+        so a board recomputed after a write reruns only the new entries' bootstraps."""
+        self._outputs: OrderedDict[tuple[Hashable, int], tuple[Any, Any]] = OrderedDict()
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(TEMPLATES),
             autoescape=True,
@@ -465,9 +469,21 @@ class Site:
     ) -> BoardView:
         record = self.store.benchmark(name, version)
         found = self.store.board_entries(name, version=record.version, tiers=tiers, method=method)
+        keys = {sub.id: (sub.id, hash(tuple(rescore.episodes))) for sub, rescore in found}
+        with self._lock:
+            known = {sub: self._stats[key] for sub, key in keys.items() if key in self._stats}
         ranked = board(
-            [(sub.id, rescore.episodes) for sub, rescore in found], metric=metric, seed=self.seed
+            [(sub.id, rescore.episodes) for sub, rescore in found],
+            metric=metric,
+            seed=self.seed,
+            known=known,
         )
+        with self._lock:
+            for row in ranked.rows:
+                self._stats[keys[row.id]] = row
+                self._stats.move_to_end(keys[row.id])
+            while len(self._stats) > 4 * max(len(keys), 1_000):
+                self._stats.popitem(last=False)
         entries = {
             sub.id: BoardEntry(sub, rescore.tier, tuple(rescore.flags), rescore.scorer_version)
             for sub, rescore in found
@@ -572,6 +588,27 @@ class Site:
 
     def render(self, template: str, links: Links, **context: Any) -> str:
         return self.env.get_template(template).render(links=links, csp=CSP, **context)
+
+    def render_view(self, template: str, links: Links, view: Any) -> str:
+        """:meth:`render` of a kept view, itself kept while the view is (a board of 1,000
+        rows is a megabyte and a half of HTML: rendering it is most of a warm page's time)."""
+        key = (template, type(links).__name__)
+        return self.kept_output(key, view, lambda: self.render(template, links, view=view))
+
+    def kept_output(self, kind: Hashable, view: Any, make: Callable[[], T]) -> T:
+        """``make()``'s output for ``view``, made once while the view is the one kept."""
+        key = (kind, id(view))
+        with self._lock:
+            kept = self._outputs.get(key)
+            if kept is not None and kept[0] is view:
+                self._outputs.move_to_end(key)
+                return kept[1]  # type: ignore[no-any-return]
+        output = make()
+        with self._lock:
+            self._outputs[key] = (view, output)
+            while len(self._outputs) > 16:
+                self._outputs.popitem(last=False)
+        return output
 
 
 def _check_tiers(tiers: Sequence[str]) -> tuple[Tier, ...]:

@@ -31,6 +31,7 @@ its page, and it is checked again when the server restarts or an admin asks.
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import threading
@@ -356,10 +357,12 @@ def create_app(
         metric: str = "success",
         method: str | None = None,
         version: int | None = None,
-    ) -> dict[str, Any]:
-        return site.board(
+    ) -> Response:
+        view = site.board(
             name, version=version, tiers=tier or DEFAULT_TIERS, metric=metric, method=method
-        ).to_dict()
+        )
+        body = site.kept_output("json", view, lambda: json.dumps(view.to_dict()).encode())
+        return Response(body, media_type="application/json")
 
     # -- pages -----------------------------------------------------------------------------------
 
@@ -381,7 +384,7 @@ def create_app(
         view = site.board(
             name, version=version, tiers=tier or DEFAULT_TIERS, metric=metric, method=method
         )
-        return page("board.html", view=view)
+        return HTMLResponse(site.render_view("board.html", links, view))
 
     @app.get("/s/{submission_id}", response_class=HTMLResponse)
     def entry_page(submission_id: str) -> HTMLResponse:
