@@ -57,10 +57,11 @@ def add_commands(commands: Any) -> None:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument(
         "--benchmark",
-        action="append",
+        action="extend",
+        nargs="+",
         default=[],
         metavar="NAME",
-        help="register a shipped suite (or a YAML file) as a board (repeatable)",
+        help="register shipped suites (or YAML files) as boards",
     )
     serve.add_argument(
         "--rate",
@@ -98,7 +99,7 @@ def add_commands(commands: Any) -> None:
     _store_options(export)
     export.add_argument("--out", required=True, type=Path, help="the folder to write")
     export.add_argument(
-        "--benchmark", action="append", default=[], metavar="NAME", help="only these boards"
+        "--benchmark", action="extend", nargs="+", default=[], metavar="NAME", help="only these"
     )
     export.add_argument(
         "--no-episodes", action="store_true", help="leave out the episode pages (the biggest part)"
