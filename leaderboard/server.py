@@ -72,6 +72,8 @@ log = logging.getLogger(__name__)
 
 MULTIPART_OVERHEAD = 64 << 10
 """What a multipart body may hold beyond the bundle itself (boundaries, part headers)."""
+CLOSE = {"Connection": "close"}
+"""On a refused upload: the server closes the connection instead of draining the rest."""
 
 
 @dataclass(frozen=True)
@@ -413,12 +415,12 @@ async def _read_capped(request: Request, cap: int) -> bytes:
         if not declared.isdigit():
             raise ApiError(400, f"Content-Length {declared[:40]!r} is not a byte count")
         if int(declared) > cap:
-            raise ApiError(413, f"the upload is {int(declared):,} bytes; at most {cap:,}")
+            raise ApiError(413, f"the upload is {int(declared):,} bytes; at most {cap:,}", CLOSE)
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > cap:
-            raise ApiError(413, f"the upload passed {cap:,} bytes; at most {cap:,}")
+            raise ApiError(413, f"the upload passed {cap:,} bytes; at most {cap:,}", CLOSE)
     return bytes(body)
 
 
@@ -545,6 +547,11 @@ def _install_errors(app: FastAPI, site: Site, links: Links) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> Response:
         return answer(request, error.status_code, str(error.detail), error.headers)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> Response:
+        # Logged by the server as well; the client gets the kind of failure, not its text.
+        return answer(request, 500, f"the server failed ({type(error).__name__})")
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> Response:

@@ -247,6 +247,28 @@ def test_an_upload_over_the_cap_is_refused_before_it_is_read(sqlite_store, tiny)
     assert sent["streamed"] <= limits.max_upload // chunk + 2  # stopped at the cap, not the end
 
 
+def test_over_http_a_refused_upload_closes_the_connection_instead_of_draining_it(
+    sqlite_store, tiny, serve
+):
+    token = sqlite_store.create_token("big", ["submit"])
+    limits = ServerLimits(bundle=BundleLimits(max_bytes=256 << 10))
+    live = serve(create_app(sqlite_store, limits=limits))
+    chunk, chunks, sent = 64 << 10, 3_200, [0]
+
+    def body():
+        for _ in range(chunks):
+            sent[0] += 1
+            yield b"x" * chunk
+
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "multipart/form-data; boundary=b",
+    }
+    refused = httpx.post(f"{live.url}/api/v1/submissions", content=body(), headers=headers)
+    assert refused.status_code == 413 and refused.headers["Connection"] == "close"
+    assert sent[0] < chunks // 10  # what the sockets' buffers took, not the 200 MiB offered
+
+
 def test_a_token_over_its_rate_is_refused_and_refused_uploads_count(sqlite_store, tiny):
     client, tokens = open_board(sqlite_store, tiny, submissions=2)
     try:
@@ -426,6 +448,20 @@ def test_errors_are_a_status_and_one_line_never_a_200(board):
     assert client.get("/no/such/page").status_code == 404
     assert client.get("/compare").status_code == 422
     assert client.delete("/api/v1/benchmarks").status_code == 405
+
+
+def test_a_failure_of_the_server_is_a_500_with_one_line(board, monkeypatch):
+    client, _ = board
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret internals\nline two")
+
+    monkeypatch.setattr(client.app.state.site, "benchmarks", broken)
+    quiet = TestClient(client.app, raise_server_exceptions=False)
+    failed = quiet.get("/api/v1/benchmarks")
+    assert failed.status_code == 500
+    assert failed.json() == {"detail": "the server failed (RuntimeError)"}
+    assert quiet.get("/").status_code == 500
 
 
 def test_pages_forbid_every_script(board):
