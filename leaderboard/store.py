@@ -427,7 +427,16 @@ def _on_sqlite_connect(connection: Any, _record: Any) -> None:
 
 
 def _on_sqlite_begin(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN")
+    """Reads begin deferred; writes take SQLite's write lock up front (``IMMEDIATE``). A
+    deferred transaction that reads and then writes fails at once ("database is locked",
+    no waiting) when another connection committed in between; an immediate one waits its
+    turn for up to the connection's timeout instead."""
+    write = connection.get_execution_options().get(WRITE_OPTION, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+WRITE_OPTION = "agentgym_write"
+"""The execution option that marks a write transaction (:func:`_on_sqlite_begin`)."""
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
@@ -469,6 +478,9 @@ class Store:
         self._clock = clock
         self.engine = self._make_engine()
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._writes = sessionmaker(
+            self.engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
+        )
 
     def _make_engine(self) -> Engine:
         if make_url(self.url).get_backend_name() != "sqlite":
@@ -501,7 +513,7 @@ class Store:
     @contextmanager
     def _write(self, actor: str, action: str, target: str, **detail: Any) -> Iterator[Session]:
         """A transaction that writes its audit entry with it (both land or neither)."""
-        with self._sessions.begin() as session:
+        with self._writes.begin() as session:
             yield session
             session.add(
                 AuditRow(at=self._clock(), actor=actor, action=action, target=target, detail=detail)
@@ -545,7 +557,7 @@ class Store:
         if scope not in SCOPES:
             raise UsageError(f"scope must be one of {SCOPES}, got {scope!r}")
         digest = _digest(plaintext)
-        with self._sessions.begin() as session:
+        with self._writes.begin() as session:
             # The lookup compares sha256 digests, whose timing says nothing usable about a
             # plaintext; the digest found is compared again in constant time all the same.
             row = session.scalar(select(TokenRow).where(TokenRow.token_sha256 == digest))

@@ -406,3 +406,31 @@ def test_a_store_closes_twice(tmp_path: Path):
     store = Store(tmp_path / "leaderboard.db")
     store.close()
     store.close()
+
+
+def test_concurrent_writers_wait_for_sqlites_lock_instead_of_failing(tmp_path: Path):
+    """Threads that each read then write (``authorize`` records a last use) must queue for
+    SQLite's write lock: a deferred transaction would fail at once with "database is locked"
+    when another thread committed between its read and its write (the server's threads)."""
+    import threading
+
+    store = Store(tmp_path / "board.db")
+    store.migrate()
+    token = store.create_token("writer", ["submit"])
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        for round_ in range(40):
+            try:
+                store.authorize(token, "submit")
+                store.create_token(f"t{worker}-{round_}", ["submit"])
+            except BaseException as error:
+                errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    store.close()
+    assert errors == []
