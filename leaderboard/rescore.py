@@ -18,7 +18,8 @@ bundle is refused (:class:`~agentgym.leaderboard.bundle.BundleRejected`): an age
 improve its rate by dropping the episodes it lost.
 
 What the replay also notices, for a maintainer (``Rescore.flags``; nothing is rejected for
-them): episodes whose every action is the env oracle's (copied solutions), token counts that
+them): episodes of two or more steps whose every action is the env oracle's (copied
+solutions; a single right answer is every solver's, so it proves nothing), token counts that
 disagree with the recorded token ids, and claimed scores that differ from the replay.
 """
 
@@ -210,7 +211,8 @@ def replay_episode(
                 return "the initial observation differs from the record"
             differed = True
         oracle = getattr(env.unwrapped, "oracle_action", None)
-        oracle_like = oracle is not None and bool(record.steps)
+        # One right answer is every solver's answer: only a sequence of moves can be copied.
+        oracle_like = oracle is not None and len(record.steps) >= 2
         ended = False
         terminated = truncated = False
         for number, step in enumerate(record.steps, 1):
