@@ -9,6 +9,7 @@ check a bundle locally, and send a run to a board.
     agentgym leaderboard export --db leaderboard.db --out site/              static HTML
     agentgym leaderboard verify runs/my-run --benchmark quickstart           re-score locally
     agentgym submit runs/my-run --to http://127.0.0.1:8000 --token T --agent-name my-agent
+    agentgym leaderboard verify-rerun SUBMISSION_ID runs/re-run --to URL --token ADMIN_TOKEN
 
 The database is ``--db`` (a SQLite file's path, or a SQLAlchemy URL such as
 ``postgresql://user@/board?host=/run/postgresql``), else ``$AGENTGYM_LEADERBOARD_URL``, else
@@ -122,6 +123,20 @@ def add_commands(commands: Any) -> None:
     verify.add_argument("--no-replay", action="store_true", help="format checks only")
     verify.add_argument("--workers", type=int, default=4, help="episodes replayed at once")
     verify.set_defaults(run=_verify)
+
+    rerun = actions.add_parser(
+        "verify-rerun",
+        help="send a maintainer's re-run of a submission's agent: verified or flagged",
+        description="Upload a re-run of a submitted agent (same benchmark, same manifest agent "
+        "and agent_options) to a board. The board replays it and pairs it with the submission: "
+        "tier verified when the paired difference's intervals include 0, else a flag. Needs an "
+        "admin token.",
+    )
+    rerun.add_argument("submission", metavar="SUBMISSION_ID")
+    rerun.add_argument("path", type=Path, metavar="RUN_DIR", help="the re-run (or its bundle)")
+    rerun.add_argument("--to", required=True, metavar="URL", help="the board's address")
+    rerun.add_argument("--token", help=f"an admin token (default ${TOKEN_VARIABLE})")
+    rerun.set_defaults(run=_verify_rerun)
 
     submit = commands.add_parser(
         "submit",
@@ -344,6 +359,27 @@ def _submit(args: argparse.Namespace) -> int:
     shown = f"; success {_interval(Interval.from_dict(success), percent=True)}" if success else ""
     print(f"{status['status']}: {status['tier']}{shown}")
     return 0
+
+
+def _verify_rerun(args: argparse.Namespace) -> int:
+    """Exit 0 when the re-run verified the submission, 1 when it differs, 2 when refused."""
+    from urllib.parse import quote
+
+    import httpx
+
+    token = args.token or os.environ.get(TOKEN_VARIABLE)
+    if not token:
+        raise UsageError(f"a verification needs an admin token: --token or ${TOKEN_VARIABLE}")
+    data = _bundle_bytes(args.path, agent_name=None)
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=args.to.rstrip("/"), headers=headers, timeout=600.0) as client:
+        answer = _call(
+            client, "POST", f"/api/v1/submissions/{quote(args.submission, safe='')}/verifications",
+            files={"bundle": ("bundle.tar.gz", data, "application/gzip")},
+        )  # fmt: skip
+    print(f"{'verified' if answer['verified'] else 'not verified'}: {answer['flag']}")
+    print(f"  tier: {answer['tier']}")
+    return 0 if answer["verified"] else 1
 
 
 def _call(client: Any, method: str, url: str, **options: Any) -> dict[str, Any]:

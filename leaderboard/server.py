@@ -7,6 +7,10 @@
     GET  /api/v1/submissions/{id}/episodes       how the board counted each episode
     GET  /api/v1/submissions/{id}/episodes/{e}   one episode: its row and its stored record
     POST /api/v1/submissions/{id}/rescore        check it again (a new history row); token: admin
+    POST /api/v1/submissions/{id}/verifications  a maintainer's re-run (multipart 'bundle'):
+                                                 verified or flagged; token: admin
+    POST /api/v1/rescore                         re-score every submission judged by another
+                                                 scorer version (?benchmark=NAME); token: admin
     GET  /api/v1/benchmarks                      the registered benchmarks
     GET  /api/v1/benchmarks/{name}/board         ?tier=&metric=&method=&version=
     GET  /  /b/{name}  /s/{id}  /s/{id}/e/{e}  /compare?a=&b=     the pages
@@ -27,6 +31,18 @@ nothing is stored), matched to a registered benchmark by its spec hash, stored, 
 reason). A check that fails for a reason of the server's own (an env that cannot start) is
 not the submitter's fault: the submission goes back to ``received``, the error is shown on
 its page, and it is checked again when the server restarts or an admin asks.
+
+**Verified.** A maintainer re-runs the submitted agent with the same spec and uploads the
+re-run's bundle (:func:`verify_rerun`, inline in the request): same benchmark, same manifest
+``agent`` and ``agent_options``, replayed, and paired with the submission's latest re-score.
+When the paired difference's 95% intervals (success and score) both include 0, the
+submission gets a new history row of tier ``verified`` (its own episodes, unchanged, and a
+flag naming the re-run and the difference); otherwise a row with the same tier and a flag
+saying the re-run differs.
+
+**A new scorer version.** At start (and on ``POST /api/v1/rescore``) every scored submission
+whose latest re-score was judged by another :func:`~agentgym.leaderboard.rescore.scorer_version`
+than the current one is queued for a re-score: a new history row, the old ones kept.
 """
 
 from __future__ import annotations
@@ -39,7 +55,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -55,7 +71,9 @@ from agentgym.eval.plan import Benchmark
 
 from .bundle import BundleLimits, BundleRejected, read_bundle
 from .pages import CSP, DEFAULT_TIERS, Links, Site
-from .rescore import rescore
+from .ranking import PairedComparison, paired
+from .rescore import rescore, scorer_version
+from .results import Rescore
 from .store import (
     AuthError,
     BenchmarkRecord,
@@ -66,7 +84,15 @@ from .store import (
     Token,
 )
 
-__all__ = ["ApiError", "Checker", "ServerLimits", "create_app"]
+__all__ = [
+    "VERIFIED_FLAG",
+    "ApiError",
+    "Checker",
+    "ServerLimits",
+    "create_app",
+    "queue_stale",
+    "verify_rerun",
+]
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +100,8 @@ MULTIPART_OVERHEAD = 64 << 10
 """What a multipart body may hold beyond the bundle itself (boundaries, part headers)."""
 CLOSE = {"Connection": "close"}
 """On a refused upload: the server closes the connection instead of draining the rest."""
+VERIFIED_FLAG = "verified by re-run "
+"""How the flag of a verification that matched begins (a re-score carries it over)."""
 
 
 @dataclass(frozen=True)
@@ -202,7 +230,27 @@ class Checker:
                 self.store.set_status(submission_id, "received", actor=actor)
             return
         self.errors.pop(submission_id, None)
+        previous = self.store.latest_rescore(submission_id) if again else None
+        if previous is not None and previous.tier == "verified" and result.tier == "re-scored":
+            result = _carry_verification(previous, result)
         self.store.add_rescore(submission_id, result, actor=actor)
+
+
+def _carry_verification(previous: Rescore, result: Rescore) -> Rescore:
+    """A re-score of a verified submission: still ``verified`` (with the verification's flag)
+    when every episode's verdict is what it was; else ``re-scored``, flagged to verify again."""
+
+    def verdicts(rescore: Rescore) -> list[tuple[str, str, bool, float]]:
+        return [(e.episode_id, e.outcome, e.passed, e.score) for e in rescore.episodes]
+
+    if verdicts(previous) == verdicts(result):
+        kept = [f for f in previous.flags if f.startswith(VERIFIED_FLAG)]
+        return replace(result, tier="verified", flags=[*result.flags, *kept])
+    flag = (
+        f"was verified by a re-run under scorer {previous.scorer_version!r}; verdicts changed "
+        f"under this scorer: verify again"
+    )
+    return replace(result, flags=[*result.flags, flag])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,6 +319,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
         await run_in_threadpool(checker.start, resume=True)
+        await run_in_threadpool(queue_stale, store, checker)
         try:
             yield
         finally:
@@ -345,6 +394,21 @@ def create_app(
         checker.submit(found.id, actor=token.name, again=True)
         return {"id": found.id, "status": found.status, "queued": True}
 
+    @app.post("/api/v1/submissions/{submission_id}/verifications")
+    async def verification(submission_id: str, request: Request) -> dict[str, Any]:
+        token = await run_in_threadpool(authorize, request, "admin")
+        body = await _read_capped(request, limits.max_upload)
+        data = await _bundle_part(request, body, limits.max_upload)
+        return await run_in_threadpool(
+            verify_rerun, store, submission_id, data, actor=token.name, limits=limits, seed=seed
+        )
+
+    @app.post("/api/v1/rescore", status_code=202)
+    def rescore_stale(request: Request, benchmark: str | None = None) -> dict[str, Any]:
+        token = authorize(request, "admin")
+        queued = queue_stale(store, checker, benchmark=benchmark, actor=token.name)
+        return {"queued": queued}
+
     # -- API: boards ---------------------------------------------------------------------------
 
     @app.get("/api/v1/benchmarks")
@@ -401,6 +465,124 @@ def create_app(
         return page("compare.html", view=site.compare(a, b))
 
     return app
+
+
+# ---------------------------------------------------------------------------------------------
+# Scorer versions and verifications
+
+
+def queue_stale(
+    store: Store, checker: Checker, *, benchmark: str | None = None, actor: str = "system"
+) -> list[str]:
+    """Queue a re-score of every scored submission (of ``benchmark`` if given) whose latest
+    re-score was judged by another scorer version than the current one; their ids."""
+    current = {
+        (record.name, record.version): scorer_version(Benchmark.from_dict(record.spec))
+        for record in store.benchmarks()
+        if benchmark is None or record.name == benchmark
+    }
+    if benchmark is not None and not current:
+        raise NotFoundError(f"no benchmark {benchmark!r} is registered")
+    queued = []
+    for submission_id, name, version, judged_by in store.latest_scorer_versions(benchmark):
+        now = current.get((name, version))
+        if now is not None and judged_by != now:
+            checker.submit(submission_id, actor=actor, again=True)
+            queued.append(submission_id)
+    if queued:
+        log.info("re-scoring %d submissions judged by another scorer version", len(queued))
+    return queued
+
+
+def verify_rerun(
+    store: Store,
+    submission_id: str,
+    data: bytes,
+    *,
+    actor: str,
+    limits: ServerLimits,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Compare a maintainer's re-run (a bundle's bytes) with a scored submission and record
+    the outcome as a new history row: tier ``verified`` when the paired differences' intervals
+    include 0, the same tier and a flag saying the re-run differs otherwise.
+
+    Raises :class:`ApiError`: 409 when the submission is not scored by replay, 422 when the
+    re-run does not read, is of another benchmark or agent spec, or is refused by the check.
+    """
+    submission = store.submission(submission_id)
+    latest = store.latest_rescore(submission_id)
+    if submission.status != "scored" or latest is None:
+        raise ApiError(409, f"submission {submission_id} is {submission.status}, not scored")
+    if latest.tier == "self-reported":
+        raise ApiError(409, f"submission {submission_id} is self-reported: nothing to compare")
+    try:
+        bundle = read_bundle(data, limits.bundle)
+    except BundleRejected as error:
+        raise ApiError(422, f"re-run refused: {error}") from None
+    record = store.benchmark(submission.benchmark, submission.benchmark_version)
+    if bundle.manifest.get("benchmark_hash") != record.spec_hash:
+        raise ApiError(
+            422,
+            f"re-run refused: it is not a run of {record.name} v{record.version} (its spec "
+            f"hash is {str(bundle.manifest.get('benchmark_hash'))[:12]}...)",
+        )
+    for key in ("agent", "agent_options"):
+        theirs, ours = bundle.manifest.get(key), submission.manifest.get(key)
+        if theirs != ours:
+            raise ApiError(
+                422,
+                f"re-run refused: its manifest's {key} is {str(theirs)[:200]!r}, the "
+                f"submission's is {str(ours)[:200]!r} (a re-run must use the same agent spec)",
+            )
+    try:
+        rerun = rescore(bundle, Benchmark.from_dict(record.spec))
+    except BundleRejected as error:
+        raise ApiError(422, f"re-run refused: {error}") from None
+    sha = store.put_blob(data, actor=actor)
+    difference = paired(latest.episodes, rerun.episodes, seed=seed, a=submission_id, b=sha)
+    verified = not (difference.separable("success") or difference.separable("score"))
+    shown = _difference(difference)
+    if verified:
+        flag = f"{VERIFIED_FLAG}{sha[:12]} by {actor}: {shown}"
+        kept = [f for f in latest.flags if not f.startswith(VERIFIED_FLAG)]
+        result = replace(latest, tier="verified", flags=[*kept, flag])
+    else:
+        flag = f"re-run {sha[:12]} by {actor} differs, not verified: {shown}"
+        result = replace(latest, flags=[*latest.flags, flag])
+    rescore_id = store.add_rescore(
+        submission_id,
+        result,
+        actor=actor,
+        action="verification.add",
+        rerun_bundle=sha,
+        verified=verified,
+        difference=difference.to_dict(),
+    )
+    return {
+        "id": submission_id,
+        "verified": verified,
+        "tier": result.tier,
+        "flag": flag,
+        "rerun_bundle": sha,
+        "rescore_id": rescore_id,
+        "difference": difference.to_dict(),
+        "rerun": {
+            "success": sum(e.passed for e in rerun.episodes) / max(len(rerun.episodes), 1),
+            "flags": rerun.flags,
+        },
+    }
+
+
+def _difference(difference: PairedComparison) -> str:
+    """The paired difference re-run - submission, success in points and score, one line."""
+    success, score = difference.success, difference.score
+    return (
+        f"re-run - submission on {difference.shared_episodes} episodes: success "
+        f"{100 * success.estimate:+.1f} points [{100 * success.low:+.1f}, "
+        f"{100 * success.high:+.1f}], score {score.estimate:+.3f} "
+        f"[{score.low:+.3f}, {score.high:+.3f}]"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

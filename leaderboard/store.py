@@ -824,11 +824,20 @@ class Store:
 
     # -- rescores ------------------------------------------------------------------------------
 
-    def add_rescore(self, submission_id: str, rescore: Rescore, *, actor: str = "system") -> int:
+    def add_rescore(
+        self,
+        submission_id: str,
+        rescore: Rescore,
+        *,
+        actor: str = "system",
+        action: str = "rescore.add",
+        **audit: Any,
+    ) -> int:
         """Keep a check of a submission (its id returned); it becomes the one the board shows.
 
         Older checks stay as history. The submission is then ``scored`` -- unless it was
-        rejected: a re-score run over the board does not overturn a rejection.
+        rejected: a re-score run over the board does not overturn a rejection. ``action``
+        and ``audit`` name the audit entry and add to its detail (a verification's re-run).
         """
         if rescore.tier not in TIERS:
             raise UsageError(f"tier must be one of {TIERS}, got {rescore.tier!r}")
@@ -838,8 +847,9 @@ class Store:
             "tier": rescore.tier,
             "episodes": len(rescore.episodes),
             "passed": passed,
+            **audit,
         }
-        with self._write(actor, "rescore.add", submission_id, **detail) as session:
+        with self._write(actor, action, submission_id, **detail) as session:
             submission = self._submission_row(session, submission_id)
             row = RescoreRow(
                 submission_id=submission_id,
@@ -887,6 +897,31 @@ class Store:
             RescoreRecord(row.id, row.submission_id, row.computed_at, _rescore(row, episodes))
             for row in rows
         ]
+
+    def latest_scorer_versions(
+        self, benchmark: str | None = None
+    ) -> list[tuple[str, str, int, str]]:
+        """``(submission id, benchmark, version, scorer version)`` of each scored submission's
+        latest re-score (of one benchmark if given), oldest submission first; no episodes read."""
+        newer = aliased(RescoreRow)
+        latest = (
+            select(func.max(newer.id))
+            .where(newer.submission_id == SubmissionRow.id)
+            .correlate(SubmissionRow)
+            .scalar_subquery()
+        )
+        query = (
+            select(SubmissionRow.id, BenchmarkRow.name, BenchmarkRow.version)
+            .add_columns(RescoreRow.scorer_version)
+            .join(BenchmarkRow, BenchmarkRow.id == SubmissionRow.benchmark_id)
+            .join(RescoreRow, RescoreRow.id == latest)
+            .where(SubmissionRow.status == "scored")
+            .order_by(SubmissionRow.created_at, SubmissionRow.id)
+        )
+        if benchmark is not None:
+            query = query.where(BenchmarkRow.name == benchmark)
+        with self._read() as session:
+            return [(row[0], row[1], int(row[2]), row[3]) for row in session.execute(query)]
 
     def board_entries(
         self,
