@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hostile_text import ATTRIBUTE, HOSTILE, SCRIPT  # tests/: script and SQL in every field
 from PIL import Image
 
 from agentgym.envs.web.browser import LAUNCH_ARGS, find_chromium
@@ -29,17 +30,6 @@ from agentgym.leaderboard.submission import SubmissionInfo
 pytestmark = pytest.mark.browser
 
 IMAGES = Path(__file__).parents[2] / "docs" / "img"
-SCRIPT = "<script>window.__pwned = 1; alert(1)</script>"
-ATTRIBUTE = '"><img src=x onerror="window.__pwned = 2; alert(2)">'
-SQL = "'); DROP TABLE submissions; --"
-HOSTILE = SubmissionInfo(
-    agent=f"{SCRIPT}{SQL}",
-    model=ATTRIBUTE,
-    model_revision=f"{SQL}{ATTRIBUTE}",
-    method="custom",
-    contact=f"{SCRIPT} x@example.org",
-    notes=f"{SCRIPT}\n{ATTRIBUTE}\n{SQL}",
-)
 ENTRIES = {
     "oracle": SubmissionInfo(agent="oracle", model="(the tasks' solvers)", notes="The ceiling."),
     "half-oracle": SubmissionInfo(

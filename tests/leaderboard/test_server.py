@@ -21,6 +21,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 import yaml
+from hostile_text import HOSTILE, SHOWN_FIELDS  # tests/: script and SQL in every field
 from markupsafe import escape
 from starlette.testclient import TestClient
 
@@ -32,21 +33,6 @@ from agentgym.leaderboard.export import export_site
 from agentgym.leaderboard.server import ServerLimits, create_app
 from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import SubmissionInfo
-
-SCRIPT = "<script>window.__pwned = 1; alert(1)</script>"
-ATTRIBUTE = '"><img src=x onerror="window.__pwned = 2; alert(2)">'
-SQL = "'); DROP TABLE submissions; --"
-HOSTILE = SubmissionInfo(
-    agent=f"{SCRIPT}{SQL}",
-    model=ATTRIBUTE,
-    model_revision=f"{SQL}{ATTRIBUTE}",
-    method="custom",
-    contact=f"{SCRIPT} x@example.org",
-    notes=f"{SCRIPT}\n{ATTRIBUTE}\n{SQL}",
-)
-"""Script and SQL in every free-text field (``method`` and ``code_hash`` are checked values)."""
-SHOWN_FIELDS = ("agent", "model", "model_revision", "notes")
-
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
