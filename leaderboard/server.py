@@ -81,6 +81,7 @@ from .store import (
     NotFoundError,
     Scope,
     Store,
+    SubmissionRecord,
     Token,
 )
 
@@ -155,6 +156,10 @@ class Checker:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self.history = threading.Lock()
+        """Held from reading a submission's latest re-score to adding the row built on it
+        (here and in :func:`verify_rerun`), so no row is built on one that is no longer the
+        latest."""
 
     def start(self, *, resume: bool = False) -> None:
         with self._lock:
@@ -230,10 +235,11 @@ class Checker:
                 self.store.set_status(submission_id, "received", actor=actor)
             return
         self.errors.pop(submission_id, None)
-        previous = self.store.latest_rescore(submission_id) if again else None
-        if previous is not None and previous.tier == "verified" and result.tier == "re-scored":
-            result = _carry_verification(previous, result)
-        self.store.add_rescore(submission_id, result, actor=actor)
+        with self.history:
+            previous = self.store.latest_rescore(submission_id) if again else None
+            if previous is not None and previous.tier == "verified" and result.tier == "re-scored":
+                result = _carry_verification(previous, result)
+            self.store.add_rescore(submission_id, result, actor=actor)
 
 
 def _carry_verification(previous: Rescore, result: Rescore) -> Rescore:
@@ -397,10 +403,18 @@ def create_app(
     @app.post("/api/v1/submissions/{submission_id}/verifications")
     async def verification(submission_id: str, request: Request) -> dict[str, Any]:
         token = await run_in_threadpool(authorize, request, "admin")
+        await run_in_threadpool(rate.take, token)  # a re-run is an upload like any other
         body = await _read_capped(request, limits.max_upload)
         data = await _bundle_part(request, body, limits.max_upload)
         return await run_in_threadpool(
-            verify_rerun, store, submission_id, data, actor=token.name, limits=limits, seed=seed
+            verify_rerun,
+            store,
+            submission_id,
+            data,
+            actor=token.name,
+            limits=limits,
+            seed=seed,
+            history=checker.history,
         )
 
     @app.post("/api/v1/rescore", status_code=202)
@@ -475,7 +489,12 @@ def queue_stale(
     store: Store, checker: Checker, *, benchmark: str | None = None, actor: str = "system"
 ) -> list[str]:
     """Queue a re-score of every scored submission (of ``benchmark`` if given) whose latest
-    re-score was judged by another scorer version than the current one; their ids."""
+    re-score was judged by another scorer version than the current one; their ids.
+
+    A server that does not replay (``--self-reported``) queues none: its rows would replace
+    replayed ones with unreplayed ones."""
+    if not checker.replay:
+        return []
     current = {
         (record.name, record.version): scorer_version(Benchmark.from_dict(record.spec))
         for record in store.benchmarks()
@@ -502,6 +521,7 @@ def verify_rerun(
     actor: str,
     limits: ServerLimits,
     seed: int = 0,
+    history: threading.Lock | None = None,
 ) -> dict[str, Any]:
     """Compare a maintainer's re-run (a bundle's bytes) with a scored submission and record
     the outcome as a new history row: tier ``verified`` when the paired differences' intervals
@@ -509,13 +529,11 @@ def verify_rerun(
 
     Raises :class:`ApiError`: 409 when the submission is not scored by replay, 422 when the
     re-run does not read, is of another benchmark or agent spec, or is refused by the check.
+    ``history`` is the checker's lock (:attr:`Checker.history`): the comparison is made with,
+    and its row added after, the submission's latest re-score at that moment.
     """
     submission = store.submission(submission_id)
-    latest = store.latest_rescore(submission_id)
-    if submission.status != "scored" or latest is None:
-        raise ApiError(409, f"submission {submission_id} is {submission.status}, not scored")
-    if latest.tier == "self-reported":
-        raise ApiError(409, f"submission {submission_id} is self-reported: nothing to compare")
+    _comparable(submission, store.latest_rescore(submission_id))
     try:
         bundle = read_bundle(data, limits.bundle)
     except BundleRejected as error:
@@ -540,6 +558,31 @@ def verify_rerun(
     except BundleRejected as error:
         raise ApiError(422, f"re-run refused: {error}") from None
     sha = store.put_blob(data, actor=actor)
+    with history or threading.Lock():
+        submission = store.submission(submission_id)
+        latest = _comparable(submission, store.latest_rescore(submission_id))
+        return _record_verification(store, submission_id, latest, rerun, sha, actor, seed)
+
+
+def _comparable(submission: SubmissionRecord, latest: Rescore | None) -> Rescore:
+    """The latest re-score a re-run can be compared with; 409 when there is none."""
+    if submission.status != "scored" or latest is None:
+        raise ApiError(409, f"submission {submission.id} is {submission.status}, not scored")
+    if latest.tier == "self-reported":
+        raise ApiError(409, f"submission {submission.id} is self-reported: nothing to compare")
+    return latest
+
+
+def _record_verification(
+    store: Store,
+    submission_id: str,
+    latest: Rescore,
+    rerun: Rescore,
+    sha: str,
+    actor: str,
+    seed: int,
+) -> dict[str, Any]:
+    """The paired comparison of ``rerun`` with ``latest``, stored as a new history row."""
     difference = paired(latest.episodes, rerun.episodes, seed=seed, a=submission_id, b=sha)
     verified = not (difference.separable("success") or difference.separable("score"))
     shown = _difference(difference)

@@ -142,3 +142,10 @@ def test_a_new_scorer_version_re_scores_at_start_and_keeps_the_old_row(tmp_path,
             assert app.state.checker.wait(60)
             assert store.latest_rescore(ids[1]).scorer_version == current
             assert len(store.rescore_history(ids[1])) == 4
+
+        # A server that does not replay leaves stale rows alone: its own would not be replays.
+        store.add_rescore(ids[1], replace(store.latest_rescore(ids[1]), scorer_version="y"))
+        with TestClient(create_app(store, replay=False)) as client:
+            headers = {"Authorization": f"Bearer {admin}"}
+            assert client.post("/api/v1/rescore", headers=headers).json() == {"queued": []}
+            assert store.latest_rescore(ids[1]).scorer_version == "y"
