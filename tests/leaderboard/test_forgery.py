@@ -349,3 +349,46 @@ def _repacked(files: dict[str, bytes]) -> bytes:
     index["files"] = {n: hashlib.sha256(files[n]).hexdigest() for n in index["files"]}
     files = {**files, "bundle.json": json.dumps(index).encode()}
     return archive([(name, files[name]) for name in BUNDLE_FILES])
+
+
+# ------------------------------------------------------------------------ timing-dependent envs
+
+
+@pytest.fixture
+def maze_replays_by_verdict(monkeypatch):
+    """Maze declared timing-dependent (``replay: verdict``), as MiniWoB++'s pages are, so the
+    tolerant replay is tested without a browser."""
+    from agentgym.envs.games.puzzles.maze import MazeEnv
+    from agentgym.leaderboard import rescore as module
+
+    monkeypatch.setitem(MazeEnv.metadata, "replay", "verdict")
+    module._exact.cache_clear()
+    yield
+    module._exact.cache_clear()
+
+
+def test_a_timing_dependent_env_is_scored_by_the_replays_verdict(
+    runs, tmp_path, maze_replays_by_verdict
+):
+    def observation(lines):
+        lines[0]["steps"][0]["observation"] = "the page had not finished loading"
+        lines[1]["steps"][0]["reward"] = 0.5
+        return lines
+
+    result = scored(forged(runs["oracle"], tmp_path, observation))
+    first, second = result.episodes[:2]
+    assert first.env_id == second.env_id == "games/Maze-v0"
+    assert (first.outcome, first.passed) == ("ok", True) and "differed" in first.reason
+    assert (second.outcome, second.passed) == ("ok", True)
+    assert any("saw other observations" in flag for flag in result.flags)
+
+
+def test_a_timing_dependent_env_still_needs_the_record_to_end_where_the_replay_does(
+    runs, tmp_path, maze_replays_by_verdict
+):
+    def cut(lines):
+        lines[0]["steps"] = lines[0]["steps"][:-1]
+        return lines
+
+    episode = scored(forged(runs["oracle"], tmp_path, cut)).episodes[0]
+    assert episode.outcome == "mismatch" and not episode.passed
