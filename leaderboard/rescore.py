@@ -34,6 +34,7 @@ from typing import Any
 
 import agentgym
 from agentgym.core import Verdict
+from agentgym.eval.engine import plan_env
 from agentgym.eval.plan import Benchmark, EpisodePlan
 from agentgym.eval.stats import episode_passed, episode_score
 from agentgym.leaderboard.bundle import Bundle, BundleRejected
@@ -198,10 +199,7 @@ def replay_episode(
     the replay's own verdict, whatever the record says. The actions still have to play out
     to the record's end.
     """
-    kwargs = dict(plan.env_kwargs)
-    if plan.max_steps is not None:
-        kwargs["max_episode_steps"] = plan.max_steps
-    env = agentgym.make(plan.env_id, **kwargs)
+    env = plan_env(plan)
     try:
         exact = env.unwrapped.metadata.get("replay", "exact") != "verdict"
         differed = False

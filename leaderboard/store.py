@@ -415,6 +415,18 @@ def _default_blob_dir(url: str) -> Path:
     )
 
 
+def _latest_rescore_id() -> Any:
+    """The id of the submission's newest re-score, correlated with the outer query's
+    submission: what a board and the scorer-version check join on."""
+    newer = aliased(RescoreRow)
+    return (
+        select(func.max(newer.id))
+        .where(newer.submission_id == SubmissionRow.id)
+        .correlate(SubmissionRow)
+        .scalar_subquery()
+    )
+
+
 def _on_sqlite_connect(connection: Any, _record: Any) -> None:
     """Foreign keys on, WAL, and transactions that SQLAlchemy begins itself (below)."""
     cursor = connection.cursor()
@@ -903,13 +915,7 @@ class Store:
     ) -> list[tuple[str, str, int, str]]:
         """``(submission id, benchmark, version, scorer version)`` of each scored submission's
         latest re-score (of one benchmark if given), oldest submission first; no episodes read."""
-        newer = aliased(RescoreRow)
-        latest = (
-            select(func.max(newer.id))
-            .where(newer.submission_id == SubmissionRow.id)
-            .correlate(SubmissionRow)
-            .scalar_subquery()
-        )
+        latest = _latest_rescore_id()
         query = (
             select(SubmissionRow.id, BenchmarkRow.name, BenchmarkRow.version)
             .add_columns(RescoreRow.scorer_version)
@@ -942,13 +948,7 @@ class Store:
             raise UsageError(f"tiers must be among {TIERS}, got {wanted}")
         with self._read() as session:
             bench = self._benchmark_row(session, benchmark_name, version)
-            newer = aliased(RescoreRow)
-            latest = (
-                select(func.max(newer.id))
-                .where(newer.submission_id == SubmissionRow.id)
-                .correlate(SubmissionRow)
-                .scalar_subquery()
-            )
+            latest = _latest_rescore_id()
             query = (
                 _submission_query()
                 .add_columns(RescoreRow)

@@ -40,7 +40,7 @@ from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
 from agentgym.spaces import ToolCall
 from agentgym.task_env import clean_action, clean_text
 
-__all__ = ["EngineLimits", "run_episodes"]
+__all__ = ["EngineLimits", "plan_env", "run_episodes"]
 
 # info keys kept out of step records: the instructions are in the first step's context only.
 DROPPED_INFO_KEYS = ("instructions",)
@@ -102,7 +102,7 @@ async def run_episodes(
         agent_name,
         limits or EngineLimits(),
         dict(sampling or {}),
-        make_env or _default_env,
+        make_env or plan_env,
         # Threads for env calls: one per concurrent episode up to 64 (more only adds
         # contention for the GIL), plus spares so that hung env calls (their threads cannot
         # be killed) do not starve the rest of the run.
@@ -136,7 +136,9 @@ async def run_episodes(
     return [records[plan.index] for plan in plans]
 
 
-def _default_env(plan: EpisodePlan) -> Any:
+def plan_env(plan: EpisodePlan) -> Any:
+    """The env an episode of ``plan`` plays in: its id, kwargs and step limit (what the
+    evaluator makes, and what the leaderboard's replay makes again)."""
     kwargs = dict(plan.env_kwargs)
     if plan.max_steps is not None:
         kwargs["max_episode_steps"] = plan.max_steps
