@@ -38,6 +38,7 @@ __all__ = [
     "ExecResult",
     "Limits",
     "Mount",
+    "Overlay",
     "ResourceLimitError",
     "Sandbox",
     "SandboxSpec",
@@ -111,6 +112,31 @@ class Mount:
 
 
 @dataclass(frozen=True)
+class Overlay:
+    """A host directory shown writable at ``target``, copy-on-write: what the sandbox writes
+    there stays in the sandbox (counted toward ``Limits.memory``, capped at ``Limits.disk``)
+    and the host directory is never changed, so one prepared tree serves many sandboxes.
+
+    Why: an episode that edits a repository wants its own working copy at once, and a full
+    copy of a large tree per reset is what makes resets slow. bwrap mounts an overlay
+    filesystem over the host directory (nothing is copied; the host path is not visible
+    anywhere else inside); docker copies the tree into a tmpfs at ``target`` when the
+    sandbox starts. ``target`` itself belongs to the sandbox's user; files and directories
+    below it keep their owners and modes, so the tree's files must be writable by others
+    for the sandbox's user (which owns none of them) to change them in place.
+    """
+
+    source: str
+    target: str
+
+    def __post_init__(self) -> None:
+        if not posixpath.isabs(self.target) or posixpath.normpath(self.target) == "/":
+            raise UsageError(
+                f"Overlay.target must be an absolute path below /, got {self.target!r}"
+            )
+
+
+@dataclass(frozen=True)
 class SandboxSpec:
     """What a sandbox is made of.
 
@@ -119,6 +145,7 @@ class SandboxSpec:
             instead of the host's ``/usr`` and ``/etc`` (bwrap), or ignored by docker.
         image: the container image (docker backend).
         mounts: extra host paths to show inside.
+        overlays: host directories shown writable, copy-on-write (:class:`Overlay`).
         workdir: the writable directory commands start in (a fresh, empty tmpfs).
         env: environment variables of every command (on top of PATH, HOME, LANG).
         limits: resource limits.
@@ -129,6 +156,7 @@ class SandboxSpec:
     rootfs: str | None = None
     image: str | None = None
     mounts: tuple[Mount, ...] = ()
+    overlays: tuple[Overlay, ...] = ()
     workdir: str = "/work"
     env: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
@@ -184,6 +212,9 @@ def check_host_paths(spec: SandboxSpec, rootfs_hint: str) -> None:
     for mount in spec.mounts:
         if not os.path.exists(mount.source):
             raise UsageError(f"mount source {mount.source!r} does not exist on the host")
+    for overlay in spec.overlays:
+        if not os.path.isdir(overlay.source):
+            raise UsageError(f"overlay source {overlay.source!r} is not a directory on the host")
 
 
 def check_timeout(timeout: Any, what: str = "timeout") -> float:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,10 @@ __all__ = ["BwrapSandbox", "bwrap_problem"]
 KILL_WAIT = 10.0
 """Seconds a memory kill may take to leave no process behind: a SIGKILLed process that is
 freeing a large address space on a loaded machine can take more than a second to go."""
+
+LAYERS = "/.agentgym"
+"""Where an overlay's host directory is staged (then unmounted) and where its writes live: a
+tmpfs only root may enter, so the sandbox sees its overlays only at their targets."""
 
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
@@ -159,14 +164,23 @@ class BwrapSandbox(Sandbox):
             self._keeper, self._pid = self._start_keeper(root)
             self.closed = False
             os.chown(f"/proc/{self._pid}/root{spec.workdir}", self.uid, self.uid)
+            self._mount_overlays()
         except BaseException:
+            if not self.closed:
+                self._keeper.kill()
+                self._keeper.wait()
             self._lease.release()
             raise
         self._env = self._base_env()
         self._killed = threading.Event()  # set once the watchdog's kill has left nothing running
         self._watched: Watched | None = None
         if spec.limits.memory is not None:
-            mounts = (f"/proc/{self._pid}/root/tmp", f"/proc/{self._pid}/root{spec.workdir}")
+            mounts: tuple[str, ...] = (
+                f"/proc/{self._pid}/root/tmp",
+                f"/proc/{self._pid}/root{spec.workdir}",
+            )
+            if spec.overlays:
+                mounts += (f"/proc/{self._pid}/root{LAYERS}/layers",)
             self._watched = Watched(self.uid, mounts, spec.limits.memory, self._over_limit)
             watch(self._watched)
 
@@ -237,10 +251,47 @@ class BwrapSandbox(Sandbox):
         args += [*_dirs_for(spec.workdir), "--perms", "0700", *size, "--tmpfs", spec.workdir]
         binds = [(h, t, False) for h, t in python_binds()] if spec.python else []
         binds += [(m.source, m.target, m.writable) for m in spec.mounts]
+        binds += [(o.source, f"{LAYERS}/lower/{i}", False) for i, o in enumerate(spec.overlays)]
         for source, target, writable in binds:
             args += _dirs_for(target)
             args += ["--bind" if writable else "--ro-bind", source, target]
         return args
+
+    def _mount_overlays(self) -> None:
+        """Mount each :class:`~agentgym.sandbox.base.Overlay` inside, as root of the host.
+
+        In the sandbox's mount namespace: a tmpfs (capped at ``Limits.disk``, root only) for
+        the upper layers, an overlay filesystem at each target over the host directory bound
+        read-only at a staging path, then the staging bind is unmounted (the overlay keeps its
+        own reference), so the host tree is reachable only through the overlay.
+        """
+        if not self.spec.overlays:
+            return
+        size = f",size={self.spec.limits.disk}" if self.spec.limits.disk else ""
+        lines = [
+            "set -e",
+            f"mkdir -p {LAYERS}/layers",
+            f"mount -t tmpfs -o mode=0700{size} agentgym-layers {LAYERS}/layers",
+        ]
+        for i, overlay in enumerate(self.spec.overlays):
+            lower, layer = f"{LAYERS}/lower/{i}", f"{LAYERS}/layers/{i}"
+            target = shlex.quote(overlay.target)
+            options = f"lowerdir={lower},upperdir={layer}/up,workdir={layer}/work"
+            lines += [
+                f"mkdir -p {layer}/up {layer}/work {target}",
+                f"mount -t overlay -o {options} agentgym-overlay {target}",
+                f"umount -l {lower}",
+                f"chown {self.uid}:{self.uid} {target}",
+            ]
+        # --pid as well: umount reads /proc/self, which the sandbox's /proc shows only to its
+        # own processes.
+        argv = ["nsenter", "--target", str(self._pid), "--mount", "--pid", "--"]
+        done = subprocess.run(
+            [*argv, "/bin/sh", "-c", "\n".join(lines)], capture_output=True, timeout=30
+        )
+        if done.returncode != 0:
+            error = done.stderr.decode(errors="replace").strip()
+            raise SandboxError(f"bwrap could not mount the sandbox's overlays: {error}")
 
     def _base_env(self) -> dict[str, str]:
         path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -208,6 +208,8 @@ class DockerSandbox(Sandbox):
             self._init_start = start_time(self._init_pid)
             self._tools = self._probe_tools()
             self._prefix = self._command_prefix()
+            for overlay in spec.overlays:  # no overlay filesystem here: a copy in a tmpfs
+                self.put_dir(overlay.source, overlay.target)
         except BaseException:
             self._remove()
             self.closed = True
@@ -235,6 +237,8 @@ class DockerSandbox(Sandbox):
             "/tmp": f"rw,exec,nosuid,nodev,mode=1777{size}",
             spec.workdir: f"rw,exec,nosuid,nodev,mode=0700,uid={self.uid},gid={self.uid}{size}",
         }
+        for overlay in spec.overlays:
+            tmpfs[overlay.target] = f"rw,exec,nosuid,nodev,uid={self.uid},gid={self.uid}{size}"
         volumes = {
             m.source: {"bind": m.target, "mode": "rw" if m.writable else "ro"} for m in spec.mounts
         }

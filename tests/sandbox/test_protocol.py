@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 
 import pytest
@@ -13,7 +14,7 @@ from agentgym.errors import (
     SandboxFileNotFoundError,
     UsageError,
 )
-from agentgym.sandbox import Limits, Mount, SandboxSpec, create
+from agentgym.sandbox import Limits, Mount, Overlay, SandboxSpec, create
 from agentgym.sandbox.uids import processes_of
 
 # ----------------------------------------------------------------------------- exec
@@ -230,6 +231,38 @@ def test_mounts_are_read_only_unless_writable(backend, tmp_path):
     assert (tmp_path / "rw" / "new").read_text() == "x\n"
 
 
+def test_an_overlay_is_writable_inside_and_leaves_the_host_tree_unchanged(backend, spec, tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "mod.py").write_text("x = 1\n")
+    for path in (tree, tree / "pkg", tree / "pkg" / "mod.py"):
+        path.chmod(0o777 if path.is_dir() else 0o666)  # the sandbox's user owns none of it
+    spec = dataclasses.replace(spec, overlays=(Overlay(str(tree), "/repo"),))
+    with create(spec, backend=backend) as box, create(spec, backend=backend) as other:
+        assert box.exec("echo 'x = 2' >> /repo/pkg/mod.py && rm /repo/pkg/mod.py").ok
+        assert box.exec("mkdir /repo/new && echo hi > /repo/new/f && touch /repo/top").ok
+        assert box.exec("ls /repo").stdout.split() == ["new", "pkg", "top"]
+        assert other.exec("cat /repo/pkg/mod.py; ls /repo").stdout == "x = 1\npkg\n"
+    assert sorted(p.name for p in tree.rglob("*")) == ["mod.py", "pkg"]
+    assert (tree / "pkg" / "mod.py").read_text() == "x = 1\n"
+
+
+def test_an_overlays_host_tree_is_reachable_only_through_the_overlay(backend, spec, tmp_path):
+    if backend != "bwrap":
+        pytest.skip("docker copies the tree in: there is no host tree inside to reach")
+    (tmp_path / "secret").write_text("s")
+    spec = dataclasses.replace(spec, overlays=(Overlay(str(tmp_path), "/repo"),))
+    with create(spec, backend="bwrap") as box:
+        assert box.exec("cat /repo/secret").stdout == "s"
+        assert box.exec("ls -A /.agentgym/lower/0").stdout == ""  # the staging bind is gone
+        mount_points = [
+            line.split()[1] for line in box.exec("cat /proc/mounts").stdout.splitlines()
+        ]
+        assert not [point for point in mount_points if point.startswith("/.agentgym/lower")]
+        assert box.exec("ls -A /.agentgym").stdout.split() == ["layers", "lower"]
+        assert not box.exec("ls /.agentgym/layers").ok  # root's, where the writes live
+
+
 def test_a_missing_rootfs_is_image_not_found(backend, tmp_path):
     with pytest.raises(ImageNotFoundError, match="rootfs"):
         create(SandboxSpec(rootfs=str(tmp_path / "none")), backend=backend)
@@ -246,6 +279,10 @@ def test_bad_specs_and_backends_are_usage_errors():
         SandboxSpec().with_limits(timeout=0)
     with pytest.raises(UsageError, match="target"):
         Mount("/tmp", "relative")
+    with pytest.raises(UsageError, match="target"):
+        Overlay("/tmp", "/")
+    with pytest.raises(UsageError, match="overlay source"):
+        create(SandboxSpec(overlays=(Overlay("/no/such/dir", "/repo"),)), backend="bwrap")
 
 
 def _cmdline(pid: int) -> str:
