@@ -385,8 +385,11 @@ class Sandbox(ABC):
         if not result.ok:
             raise OSError(f"could not unpack into {target} in the sandbox: {result.stderr}")
 
-    def get_dir(self, path: str, destination: str | Path) -> list[str]:
+    def get_dir(self, path: str, destination: str | Path, exclude: Sequence[str] = ()) -> list[str]:
         """Copy ``path`` from the sandbox into the host directory ``destination``.
+
+        ``exclude`` holds tar patterns of what to leave out (``".git"``, ``"__pycache__"``:
+        a name matches at any depth).
 
         Regular files (hard links kept as links), directories and nothing else are written,
         all inside ``destination`` (tarfile's ``data`` filter): symlinks, FIFOs and devices made
@@ -395,7 +398,9 @@ class Sandbox(ABC):
         is not.
         """
         target = self.path(path)
-        result = self._read_out(["/usr/bin/tar", "-c", "-f", "-", "-C", target, "."], target)
+        excluded = [f"--exclude={pattern}" for pattern in exclude]
+        argv = ["/usr/bin/tar", "-c", "-f", "-", *excluded, "-C", target, "."]
+        result = self._read_out(argv, target)
         destination = Path(destination)
         destination.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(result.stdout_bytes), mode="r") as archive:

@@ -1,0 +1,340 @@
+"""``agentgym swe prepare``: a repository made ready for tasks, once, then used offline.
+
+For a catalogue repository (:mod:`agentgym.envs.swe.repos`), in
+``$AGENTGYM_CACHE/swe/<name>-<version>/``:
+
+1. ``sdist/`` — the source distribution, downloaded by pip by name, version and sha256;
+2. ``tree/`` — the sdist unpacked: the repository's files (made writable by others, so a
+   sandbox's user can edit its copy-on-write working copy in place), and ``git/``, a bare
+   git repository whose one commit is that tree (the ``base_commit`` of SWE-bench exports);
+3. ``venv/`` — the test environment: a virtualenv with pytest and the repository's pinned
+   test requirements, *without* the package itself (it imports from the working copy);
+4. ``baseline.json`` (only with ``baseline=True``: the task factory needs it, episodes
+   and grading do not) — the suite run twice in a sandbox: each test's outcome and duration,
+   and which repository functions each test calls (the second run, traced). A test counts
+   as passing only if it passed both times, so flaky tests never become tasks.
+
+``manifest.json`` is written once steps 1-3 are done, ``baseline.json`` once step 4 is: a
+directory without them is unfinished and is rebuilt.
+Any local git repository with a pytest suite works the same way (``--repo PATH``), with a
+spec made from the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from agentgym.cache import cache_dir, exclusive
+from agentgym.envs.swe.repos import TEST_REQUIREMENTS, RepoSpec
+from agentgym.envs.swe.testrun import TestReport, run_tests
+from agentgym.errors import InfrastructureError, UsageError
+
+__all__ = ["PrepareError", "PreparedRepo", "prepare", "prepared_repo"]
+
+FORMAT = 1
+"""Bumped when what a prepared directory holds changes: older ones are rebuilt."""
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "agentgym",
+    "GIT_AUTHOR_EMAIL": "swe@agentgym.invalid",
+    "GIT_COMMITTER_NAME": "agentgym",
+    "GIT_COMMITTER_EMAIL": "swe@agentgym.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
+"""Fixed author and date: the same sdist gives the same ``base_commit`` on every machine."""
+
+
+class PrepareError(InfrastructureError):
+    """A repository could not be prepared: download, unpacking, its test environment, or a
+    suite that does not run at all. The message names the step and the cause."""
+
+
+@dataclass(frozen=True)
+class PreparedRepo:
+    """A prepared repository in the cache; see the module docstring for its files."""
+
+    spec: RepoSpec
+    root: Path
+
+    @property
+    def tree(self) -> Path:
+        return self.root / "tree"
+
+    @property
+    def venv(self) -> Path:
+        return self.root / "venv"
+
+    @property
+    def git_dir(self) -> Path:
+        return self.root / "git"
+
+    @cached_property
+    def manifest(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.root / "manifest.json").read_text())
+        return data
+
+    @cached_property
+    def baseline(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.root / "baseline.json").read_text())
+        return data
+
+    @property
+    def base_commit(self) -> str:
+        return str(self.manifest["base_commit"])
+
+    @cached_property
+    def passing(self) -> frozenset[str]:
+        """The tests that passed in both baseline runs."""
+        return frozenset(self.baseline["passing"])
+
+    @cached_property
+    def callers(self) -> dict[tuple[str, str], list[str]]:
+        """(path, function) -> the passing tests that call it, in suite order."""
+        found: dict[tuple[str, str], list[str]] = {}
+        for nodeid, calls in self.baseline["calls"].items():
+            if nodeid in self.passing:
+                for path, name in calls:
+                    found.setdefault((path, name), []).append(nodeid)
+        return found
+
+    def durations(self) -> Mapping[str, float]:
+        durations: dict[str, float] = self.baseline["durations"]
+        return durations
+
+    def read(self, path: str) -> str:
+        """A file of the pristine tree, as text."""
+        return (self.tree / path).read_text(encoding="utf-8")
+
+
+def prepared_repo(
+    spec: RepoSpec, root: Path | None = None, *, baseline: bool = False
+) -> PreparedRepo:
+    """The prepared repository of ``spec`` (with its baseline if asked), or a
+    :class:`PrepareError` saying how to prepare it: nothing is downloaded here, so episodes
+    and grading run offline."""
+    prepared = PreparedRepo(spec, _repo_dir(spec, root))
+    missing = _manifest(prepared) is None or (
+        baseline and not (prepared.root / "baseline.json").exists()
+    )
+    if missing:
+        what, option = (
+            ("prepared with its baseline", " --baseline") if baseline else ("prepared", "")
+        )
+        raise PrepareError(
+            f"the SWE repository {spec.key} is not {what} in {prepared.root}; run "
+            f"`agentgym swe prepare{option} {spec.name}` once (it downloads the sdist from PyPI)"
+        )
+    return prepared
+
+
+def prepare(
+    spec: RepoSpec,
+    root: Path | None = None,
+    *,
+    baseline: bool = True,
+    source: Path | None = None,
+    log: Callable[[str], None] = lambda line: None,
+) -> PreparedRepo:
+    """Prepare ``spec`` (idempotent; concurrent callers wait for one another).
+
+    ``baseline``: also run the suite (twice) and record its results and call map, which the
+        task factory needs; episodes and grading do not (their tests are in the tasks).
+    ``source``: a local directory to use instead of downloading the sdist (``--repo``).
+    """
+    prepared = PreparedRepo(spec, _repo_dir(spec, root))
+    prepared.root.mkdir(parents=True, exist_ok=True)
+    with exclusive(prepared.root.parent / f".{spec.key}.lock"):
+        manifest = _manifest(prepared)
+        if manifest is None:
+            started = time.monotonic()
+            (prepared.root / "baseline.json").unlink(missing_ok=True)
+            tree = _unpack(spec, prepared.root, source, log)
+            commit = _commit(tree, prepared.git_dir)
+            _build_venv(spec, prepared.venv, log)
+            manifest = {
+                "format": FORMAT,
+                "name": spec.name,
+                "version": spec.version,
+                "sha256": spec.sha256,
+                "base_commit": commit,
+                "python": sys.version.split()[0],
+                "seconds": round(time.monotonic() - started, 1),
+            }
+            _write_atomic(prepared.root / "manifest.json", json.dumps(manifest, indent=2))
+            log(f"{spec.key}: prepared in {manifest['seconds']} s")
+        if baseline and not (prepared.root / "baseline.json").exists():
+            started = time.monotonic()
+            results = _baseline(PreparedRepo(spec, prepared.root), log)
+            _write_atomic(prepared.root / "baseline.json", json.dumps(results))
+            log(
+                f"{spec.key}: {len(results['passing'])} of {len(results['outcomes'])} tests "
+                f"pass (baseline in {time.monotonic() - started:.1f} s)"
+            )
+    return PreparedRepo(spec, prepared.root)
+
+
+def _repo_dir(spec: RepoSpec, root: Path | None) -> Path:
+    return (root or cache_dir() / "swe") / spec.key
+
+
+def _manifest(prepared: PreparedRepo) -> dict[str, Any] | None:
+    """The manifest of a complete, current preparation (else None: it is rebuilt)."""
+    try:
+        manifest: dict[str, Any] = json.loads((prepared.root / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    current = manifest.get("format") == FORMAT and manifest.get("sha256") == prepared.spec.sha256
+    return manifest if current else None
+
+
+def _unpack(spec: RepoSpec, root: Path, source: Path | None, log: Callable[[str], None]) -> Path:
+    tree = root / "tree"
+    shutil.rmtree(tree, ignore_errors=True)
+    if source is not None:
+        log(f"{spec.key}: copying {source}")
+        shutil.copytree(source, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    else:
+        archive = _download(spec, root / "sdist", log)
+        with tempfile.TemporaryDirectory(dir=root) as scratch, tarfile.open(archive) as sdist:
+            sdist.extractall(scratch, filter="data")
+            (top,) = [p for p in Path(scratch).iterdir()] or [None]
+            if top is None or not top.is_dir():
+                raise PrepareError(f"{archive.name} does not hold one top-level directory")
+            top.rename(tree)
+    for path in [tree, *tree.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o777 if path.is_dir() else 0o666 | (path.stat().st_mode & 0o111))
+    return tree
+
+
+def _download(spec: RepoSpec, target: Path, log: Callable[[str], None]) -> Path:
+    found = sorted(target.glob("*.tar.gz"))
+    if found:
+        return found[0]
+    log(f"{spec.key}: downloading the sdist from PyPI")
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as requirement:
+        requirement.write(spec.requirement_line() + "\n")
+        requirement.flush()
+        _run(
+            [
+                *(sys.executable, "-m", "pip", "download", "-q", "--no-deps"),
+                *("--no-binary", ":all:", "--require-hashes", "-r", requirement.name),
+                *("-d", str(target)),
+            ],
+            f"downloading {spec.name}=={spec.version}",
+        )
+    found = sorted(target.glob("*.tar.gz"))
+    if not found:
+        raise PrepareError(f"pip downloaded no .tar.gz sdist of {spec.key} into {target}")
+    return found[0]
+
+
+def _commit(tree: Path, git_dir: Path) -> str:
+    """Commit ``tree`` into the bare repository ``git_dir``; return the commit id."""
+    shutil.rmtree(git_dir, ignore_errors=True)
+    env = {**os.environ, **GIT_ENV, "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(tree)}
+    _run(["git", "init", "-q", "--bare", str(git_dir)], "creating the git repository")
+    for argv in (
+        ["git", "add", "-A", "--force", "."],
+        ["git", "commit", "-q", "--no-verify", "-m", "the sdist, unpacked"],
+    ):
+        _run(argv, "committing the unpacked tree", env=env, cwd=tree)
+    return _run(["git", "rev-parse", "HEAD"], "reading the commit", env=env).strip()
+
+
+def _build_venv(spec: RepoSpec, venv: Path, log: Callable[[str], None]) -> None:
+    log(f"{spec.key}: building the test environment")
+    shutil.rmtree(venv, ignore_errors=True)
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], "creating the venv")
+    python = str(venv / "bin" / "python")
+    requirements = [*TEST_REQUIREMENTS, *spec.requirements]
+    _run(
+        [sys.executable, "-m", "pip", "--python", python, "install", "-q", *requirements],
+        f"installing the test requirements {requirements}",
+    )
+    # A test requirement may depend on the package itself (hypothesis on attrs): an installed
+    # copy would be the unbroken source of every task, so it goes; the working copy imports.
+    installed = _run(
+        [sys.executable, "-m", "pip", "--python", python, "list", "--format=freeze"],
+        "listing the venv",
+    )
+    names = {line.split("==")[0].lower().replace("_", "-") for line in installed.split()}
+    if spec.name.lower() in names:
+        _run(
+            [sys.executable, "-m", "pip", "--python", python, "uninstall", "-q", "-y", spec.name],
+            f"removing the installed {spec.name} from the test environment",
+        )
+
+
+def _baseline(prepared: PreparedRepo, log: Callable[[str], None]) -> dict[str, Any]:
+    from agentgym.envs.swe.workspace import open_workspace
+
+    spec = prepared.spec
+    log(f"{spec.key}: running its test suite (twice: plain, then traced)")
+    with open_workspace(prepared) as box:
+        plain = run_tests(box, spec, timeout=1800)
+        _check_suite_ran(spec, plain)
+        callmap = "/tmp/.agentgym-callmap.json"
+        traced = run_tests(box, spec, timeout=3600, callmap=callmap)
+        _check_suite_ran(spec, traced)
+        calls = json.loads(box.get_file(callmap))
+    passing = [n for n, o in plain.outcomes.items() if o.outcome == "passed" and traced.passed(n)]
+    return {
+        "outcomes": {n: o.outcome for n, o in plain.outcomes.items()},
+        "passing": passing,
+        "durations": {n: round(o.seconds, 4) for n, o in plain.outcomes.items()},
+        "suite_seconds": round(plain.duration, 2),
+        "calls": {n: calls.get(n, []) for n in passing},
+    }
+
+
+def _check_suite_ran(spec: RepoSpec, report: TestReport) -> None:
+    if report.timed_out or not report.outcomes:
+        raise PrepareError(
+            f"the test suite of {spec.key} did not run in its sandbox (exit code "
+            f"{report.exit_code}{', timed out' if report.timed_out else ''}); pytest said:\n"
+            f"{report.output[-3000:]}"
+        )
+
+
+def _run(
+    argv: list[str], what: str, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> str:
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=900, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise PrepareError(f"{what} failed: {error}") from error
+    if done.returncode != 0:
+        raise PrepareError(f"{what} failed (exit code {done.returncode}):\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    partial = path.with_suffix(".partial")
+    partial.write_text(text)
+    partial.replace(path)
+
+
+def spec_for_local(path: Path, name: str | None, tests: tuple[str, ...]) -> RepoSpec:
+    """A spec for a local repository (``agentgym swe prepare --repo PATH``)."""
+    if not (path / ".git").exists() and not path.is_dir():
+        raise UsageError(f"--repo {str(path)!r} is not a directory")
+    label = name or path.resolve().name
+    return RepoSpec(
+        name=label, version="local", sha256="local", url=f"local/{label}", split="test", tests=tests
+    )
