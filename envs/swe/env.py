@@ -23,8 +23,7 @@ from agentgym.core import DataTaskSet, Task, Verdict
 from agentgym.envs.swe.grading import grade, starting_files
 from agentgym.envs.swe.instances import SWEInstance, load_instances
 from agentgym.envs.swe.patches import apply_patch, make_patch, split_patch
-from agentgym.envs.swe.prepare import PreparedRepo, prepared_repo
-from agentgym.envs.swe.repos import repo_spec
+from agentgym.envs.swe.prepare import PreparedRepo, find_spec, prepared_repo
 from agentgym.envs.swe.testrun import REPO_DIR, run_tests
 from agentgym.envs.swe.workspace import IGNORED, open_workspace, write_files
 from agentgym.errors import SandboxFileNotFoundError, UsageError
@@ -127,7 +126,7 @@ class SWETask(Task[SWEWorld]):
 
     def setup(self, rng: np.random.Generator) -> tuple[SWEWorld, str]:
         instance = self.instance
-        prepared = prepared_repo(repo_spec(instance.repo))
+        prepared = prepared_repo(find_spec(instance.repo))
         start = starting_files(prepared, instance)
         box = open_workspace(prepared, start, backend=self.backend, git=True)
         try:

@@ -22,6 +22,8 @@ spec made from the command line.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -37,11 +39,18 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.cache import cache_dir, exclusive
-from agentgym.envs.swe.repos import TEST_REQUIREMENTS, RepoSpec
+from agentgym.envs.swe.repos import TEST_REQUIREMENTS, RepoSpec, repo_spec
 from agentgym.envs.swe.testrun import TestReport, run_tests
 from agentgym.errors import InfrastructureError, UsageError
 
-__all__ = ["PrepareError", "PreparedRepo", "prepare", "prepared_repo"]
+__all__ = [
+    "PrepareError",
+    "PreparedRepo",
+    "find_spec",
+    "prepare",
+    "prepared_repo",
+    "spec_for_local",
+]
 
 FORMAT = 1
 """Bumped when what a prepared directory holds changes: older ones are rebuilt."""
@@ -170,6 +179,7 @@ def prepare(
                 "sha256": spec.sha256,
                 "base_commit": commit,
                 "python": sys.version.split()[0],
+                "spec": dataclasses.asdict(spec),
                 "seconds": round(time.monotonic() - started, 1),
             }
             _write_atomic(prepared.root / "manifest.json", json.dumps(manifest, indent=2))
@@ -330,11 +340,48 @@ def _write_atomic(path: Path, text: str) -> None:
     partial.replace(path)
 
 
-def spec_for_local(path: Path, name: str | None, tests: tuple[str, ...]) -> RepoSpec:
-    """A spec for a local repository (``agentgym swe prepare --repo PATH``)."""
-    if not (path / ".git").exists() and not path.is_dir():
+def spec_for_local(
+    path: Path, name: str | None = None, tests: tuple[str, ...] = ("tests",)
+) -> RepoSpec:
+    """A spec for a local repository with a pytest suite (``agentgym swe prepare --repo``):
+    its version is a digest of its files, so a changed repository is prepared anew."""
+    if not path.is_dir():
         raise UsageError(f"--repo {str(path)!r} is not a directory")
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and ".git" not in p.parts):
+        if "__pycache__" in file.parts:
+            continue
+        digest.update(file.relative_to(path).as_posix().encode() + b"\0" + file.read_bytes())
     label = name or path.resolve().name
     return RepoSpec(
-        name=label, version="local", sha256="local", url=f"local/{label}", split="test", tests=tests
+        name=label,
+        version=f"local-{digest.hexdigest()[:12]}",
+        sha256=digest.hexdigest(),
+        url=f"local/{label}",
+        split="test",
+        tests=tests,
     )
+
+
+def find_spec(name: str, root: Path | None = None) -> RepoSpec:
+    """The spec of repository ``name``: the catalogue's, or that of a local repository
+    prepared under ``root`` (the newest, if it was prepared more than once)."""
+    try:
+        return repo_spec(name)
+    except UsageError:
+        pass
+    found = []
+    for manifest_path in (root or cache_dir() / "swe").glob("*/manifest.json"):
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except (OSError, ValueError):
+            continue
+        if manifest.get("name") == name and isinstance(manifest.get("spec"), dict):
+            found.append((manifest_path.stat().st_mtime, manifest["spec"]))
+    if not found:
+        raise UsageError(
+            f"no SWE repository {name!r}: not in the catalogue, and no local repository of "
+            f"that name is prepared (agentgym swe prepare --repo PATH --name {name})"
+        )
+    fields = max(found, key=lambda item: item[0])[1]
+    return RepoSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})

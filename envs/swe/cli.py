@@ -1,0 +1,111 @@
+"""``agentgym swe``: prepare repositories, make tasks, convert to and from SWE-bench.
+
+    agentgym swe prepare                 # every catalogue repository (download once)
+    agentgym swe prepare toolz --baseline
+    agentgym swe prepare --repo ./mylib --name mylib --tests tests
+    agentgym swe factory toolz --easy 20 --medium 5 --hard 5 --out tasks.jsonl
+    agentgym swe list                    # the catalogue and what is prepared
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_commands"]
+
+
+def add_commands(commands: Any) -> None:
+    """``agentgym swe`` and its actions."""
+    swe = commands.add_parser(
+        "swe",
+        help="SWE family: prepare repositories, make tasks, SWE-bench formats",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = swe.add_subparsers(title="actions", metavar="ACTION")
+    swe.set_defaults(run=lambda _: swe.print_help() or 0)
+
+    prepare = actions.add_parser(
+        "prepare", help="download and prepare repositories (offline afterwards)"
+    )
+    prepare.add_argument("names", nargs="*", help="catalogue names (default: all of them)")
+    prepare.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also run each suite and record its results and call map (the factory needs it)",
+    )
+    prepare.add_argument("--repo", type=Path, help="a local repository with a pytest suite")
+    prepare.add_argument("--name", help="the local repository's name (default: its folder's)")
+    prepare.add_argument(
+        "--tests", nargs="+", default=["tests"], help="the local repository's test paths"
+    )
+    prepare.set_defaults(run=_prepare)
+
+    factory = actions.add_parser("factory", help="inject bugs, keep those the tests catch")
+    factory.add_argument("names", nargs="+", help="repositories (catalogue or prepared local)")
+    for level, default in (("easy", 10), ("medium", 3), ("hard", 3)):
+        factory.add_argument(f"--{level}", type=int, default=default, help=f"{level} tasks")
+    factory.add_argument("--seed", type=int, default=0)
+    factory.add_argument("--out", type=Path, required=True, help="JSON Lines file to write")
+    factory.set_defaults(run=_factory)
+
+    listing = actions.add_parser("list", help="the catalogue and what is prepared here")
+    listing.set_defaults(run=_list)
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    from agentgym.envs.swe.prepare import prepare, spec_for_local
+    from agentgym.envs.swe.repos import CATALOGUE, repo_spec
+
+    if args.repo is not None:
+        spec = spec_for_local(args.repo, args.name, tuple(args.tests))
+        prepare(spec, baseline=args.baseline, source=args.repo, log=_log)
+        print(f"prepared {spec.name} ({spec.version}); tasks name it as repo {spec.name!r}")
+        return 0
+    specs = [repo_spec(name) for name in args.names] if args.names else list(CATALOGUE)
+    for spec in specs:
+        prepared = prepare(spec, baseline=args.baseline, log=_log)
+        print(f"{spec.key}: ready in {prepared.root}")
+    return 0
+
+
+def _factory(args: argparse.Namespace) -> int:
+    from agentgym.envs.swe.factory import make_tasks
+    from agentgym.envs.swe.instances import save_instances
+    from agentgym.envs.swe.prepare import find_spec, prepare
+
+    counts = {"easy": args.easy, "medium": args.medium, "hard": args.hard}
+    everything = []
+    for name in args.names:
+        prepared = prepare(find_spec(name), baseline=True, log=_log)
+        tasks, stats = make_tasks(prepared, counts, seed=args.seed, log=_log)
+        everything += tasks
+        print(
+            f"{prepared.spec.key}: {stats.kept} tasks from {stats.candidates} candidates in "
+            f"{stats.seconds:.0f} s ({stats.per_minute:.1f} validated tasks per minute); "
+            f"rejected: {stats.rejected}"
+        )
+    save_instances(everything, args.out)
+    print(f"wrote {len(everything)} tasks to {args.out}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from agentgym.envs.swe.prepare import PrepareError, prepared_repo
+    from agentgym.envs.swe.repos import CATALOGUE
+
+    for spec in CATALOGUE:
+        try:
+            prepared_repo(spec)
+            state = "prepared"
+        except PrepareError:
+            state = "not prepared"
+        print(f"{spec.key:28} {spec.split:6} {spec.url:40} {state}")
+    return 0
