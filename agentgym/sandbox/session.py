@@ -98,6 +98,11 @@ class ShellSession(Session):
         if self._bash:  # no DEBUG/RETURN/ERR traps, and no way to re-enable them
             self._shell.stdin.write(b"enable -n trap enable\n")
 
+    def ended(self) -> bool:
+        """Whether the shell has exited (``exit``, killed): the next command starts a new one,
+        in the sandbox's work dir, without the old one's state."""
+        return not self.closed and (self._shell is None or self._shell.poll() is not None)
+
     def run(
         self, command: str, timeout: float | None = None, stdin: bytes | str | None = None
     ) -> ExecResult:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import re
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,6 @@ class SWEWorld:
     last: str = ""
     patch: str | None = None
     verdict: Verdict | None = None
-    restarts: int = field(default=0)
 
 
 class SWETask(Task[SWEWorld]):
@@ -288,15 +288,14 @@ class SWEEnv(TaskEnv[SWEWorld]):
         if not command.strip():
             raise InvalidAction("the command is empty")
         result = world.shell.run(command, timeout=self.command_timeout)
-        restarts = getattr(world.shell, "restarts", 0)
         parts = [result.stdout.rstrip("\n")]
         if result.stderr.strip():
             parts.append(f"[stderr]\n{result.stderr.rstrip()}")
         if result.timed_out:
             parts.append(f"[timed out after {self.command_timeout:g} s: the command was killed]")
         parts.append(f"[exit code {result.exit_code}]")
-        if restarts != world.restarts:  # the shell ended (exit): a new one starts in /testbed
-            world.restarts = restarts
+        ended = getattr(world.shell, "ended", None)
+        if ended is not None and ended():  # exit: a new shell, started in /testbed again
             world.shell.run(f"cd {REPO_DIR}")
             parts.append("[the shell exited; a new one was started in /testbed]")
         return "\n".join(p for p in parts if p)
@@ -469,7 +468,7 @@ def _ignored(relative: Path) -> bool:
 def _path(path: str) -> str:
     if not isinstance(path, str) or not path.strip() or "\0" in path:
         raise InvalidAction("give a path (relative to /testbed, or absolute)")
-    return path if path.startswith("/") else f"{REPO_DIR}/{path}"
+    return posixpath.normpath(posixpath.join(REPO_DIR, path))
 
 
 def _file(world: SWEWorld, target: str) -> str:

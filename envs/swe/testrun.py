@@ -41,6 +41,8 @@ TEXT_LIMIT = 4_000
 class TestOutcome:
     """One test's result: ``passed``, ``failed``, ``error`` or ``skipped``."""
 
+    __test__ = False  # not a pytest test class, whatever its name
+
     nodeid: str
     outcome: str
     message: str = ""
@@ -51,6 +53,8 @@ class TestOutcome:
 @dataclass(frozen=True)
 class TestReport:
     """What a pytest run gave: each test's outcome (from the JUnit XML), how it ended."""
+
+    __test__ = False
 
     outcomes: Mapping[str, TestOutcome]
     exit_code: int
