@@ -64,6 +64,8 @@ class RepoSpec:
         return f"{self.name}=={self.version} --hash=sha256:{self.sha256}"
 
 
+HYPOTHESIS = ("hypothesis==6.170.17", "sortedcontainers==2.4.0")
+
 CATALOGUE: tuple[RepoSpec, ...] = (
     RepoSpec(
         name="more-itertools",
@@ -79,6 +81,75 @@ CATALOGUE: tuple[RepoSpec, ...] = (
         url="pytoolz/toolz",
         split="test",
         tests=("toolz/tests",),
+    ),
+    RepoSpec(
+        name="attrs",
+        version="26.1.0",
+        sha256="d03ceb89cb322a8fd706d4fb91940737b6642aa36998fe130a9bc96c985eff32",
+        url="python-attrs/attrs",
+        split="train",
+        import_roots=("src",),
+        requirements=(*HYPOTHESIS, "cloudpickle==3.1.3", "pympler==1.1"),
+    ),
+    RepoSpec(
+        name="python-dateutil",
+        version="4.0.0",
+        sha256="d7295ff14fdc0f92f662100bfb6c551d160ca090f2939f1ec5b9794265c03f06",
+        url="dateutil/dateutil",
+        split="train",
+        import_roots=("src",),
+        requirements=(*HYPOTHESIS, "attrs==26.1.0", "freezegun==1.5.5", "tzdata==2026.6"),
+        pytest_args=("-W", "ignore::pytest.PytestUnknownMarkWarning"),
+    ),
+    RepoSpec(
+        name="boltons",
+        version="26.2.0",
+        sha256="d39cfd15c1a1c3bd4d705c82252fa9edb8e4f5e8cc039f8e39afac7b1b47e92c",
+        url="mahmoud/boltons",
+        split="train",
+    ),
+    RepoSpec(
+        name="tabulate",
+        version="0.10.0",
+        sha256="e2cfde8f79420f6deeffdeda9aaec3b6bc5abce947655d17ac662b126e48a60d",
+        url="astanin/python-tabulate",
+        split="test",
+        tests=("test",),
+        requirements=("wcwidth==0.9.4",),
+    ),
+    RepoSpec(
+        name="cachetools",
+        version="8.0.2",
+        sha256="30ac523adfc118b51d2b2e7bad8a0ddb31370dfe2700c7f10ca224f36ccf81e0",
+        url="tkem/cachetools",
+        split="test",
+        import_roots=("src",),
+    ),
+    RepoSpec(
+        name="parse",
+        version="1.22.4",
+        sha256="706d458feed5a81b02768d3156e8070baf6cee7d150a3a3c0cd43101a875c3b5",
+        url="r1chardj0n3s/parse",
+        split="test",
+        tests=("tests", "README.rst"),
+    ),
+    RepoSpec(
+        name="marshmallow",
+        version="4.4.0",
+        sha256="9e6ffa8511012ca89732324c1c253efd7b4d35632dcbdf80aa793fe01804af3e",
+        url="marshmallow-code/marshmallow",
+        split="test",
+        import_roots=("src",),
+        requirements=("simplejson==4.3.0",),
+    ),
+    RepoSpec(
+        name="click",
+        version="8.5.1",
+        sha256="9bbfada76703fd1d784b83eea012e3e8c6a001a876543ef104fa56aaaeb072b4",
+        url="pallets/click",
+        split="dev",
+        import_roots=("src",),
+        pytest_args=("-m", "not stress"),
     ),
 )
 

@@ -194,9 +194,11 @@ def test_output_without_a_final_newline_and_marker_lookalikes_are_exact(box):
 def test_exit_in_a_session_is_reported_and_the_next_command_gets_a_new_shell(box):
     with box.session() as shell:
         shell.run("cd /tmp")
+        assert not shell.ended()
         gone = shell.run("exit 4")
-        assert gone.exit_code == 4 and "exited" in gone.stderr
+        assert gone.exit_code == 4 and "exited" in gone.stderr and shell.ended()
         assert shell.run("pwd").stdout == "/work\n" and shell.restarts == 1
+        assert not shell.ended()
 
 
 def test_a_closed_session_refuses_commands(box):
