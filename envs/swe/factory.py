@@ -23,11 +23,13 @@ seed. ``agentgym swe factory`` runs it and writes JSON Lines.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -45,6 +47,8 @@ MAX_FAIL_TO_PASS = 40
 """A bug that breaks more tests than this is too blunt to be a task (an import error)."""
 MAX_PASS_TO_PASS = 200
 """PASS_TO_PASS is cut to this many (evenly through the suite) to keep grading quick."""
+MAX_TESTS_RUN = 400
+"""A function called by more tests than this is validated on this many of them (evenly)."""
 MIN_TIMEOUT = 10.0
 LEVELS = ("easy", "medium", "hard")
 
@@ -118,10 +122,13 @@ def make_tasks(
     counts: dict[str, int],
     *,
     seed: int = 0,
+    workers: int = 2,
     log: Callable[[str], None] = lambda line: None,
 ) -> tuple[list[SWEInstance], FactoryStats]:
     """Up to ``counts[level]`` validated tasks per level from ``prepared``, deterministic
-    for a seed (given the same repository and test results)."""
+    for a seed (given the same repository and test results). ``workers`` sandboxes validate
+    candidates side by side (results are taken in candidate order, so the tasks do not
+    depend on which finished first, but on the number of workers)."""
     rng = random.Random(f"{prepared.spec.key}:{seed}")
     stats = FactoryStats()
     started = time.monotonic()
@@ -131,18 +138,28 @@ def make_tasks(
     singles: list[Bug] = []
     used_functions: set[tuple[str, str]] = set()
     wanted_singles = counts.get("easy", 0) + 3 * (counts.get("medium", 0) + counts.get("hard", 0))
-    with open_workspace(prepared) as box:
-        for path, mutation in candidates:
-            if len(singles) >= wanted_singles:
-                break
-            if (path, mutation.function) in used_functions:
-                continue  # one bug per function: tasks differ, and splits by function hold
-            stats.candidates += 1
-            bug = _validate(box, prepared, sources, ((path, mutation),), stats)
-            if bug is not None:
-                singles.append(bug)
-                used_functions.add((path, mutation.function))
-                log(f"{prepared.spec.key}: kept {path}:{mutation.lineno} {mutation.operator}")
+    with contextlib.ExitStack() as stack:
+        boxes = [stack.enter_context(open_workspace(prepared)) for _ in range(workers)]
+        with ThreadPoolExecutor(workers) as pool_of_runs:
+            for batch in _batches(candidates, used_functions, workers):
+                if len(singles) >= wanted_singles:
+                    break
+                stats.candidates += len(batch)
+                found = pool_of_runs.map(
+                    lambda job: _validate(job[0], prepared, sources, (job[1],)),
+                    zip(boxes, batch, strict=False),
+                )
+                for (path, mutation), bug in zip(batch, list(found), strict=True):
+                    if isinstance(bug, str):
+                        stats.reject(bug)
+                    elif len(singles) < wanted_singles:
+                        singles.append(bug)
+                        used_functions.add((path, mutation.function))
+                        log(
+                            f"{prepared.spec.key}: kept {path}:{mutation.lineno} "
+                            f"{mutation.operator}"
+                        )
+        box = boxes[0]
         easy = singles[: counts.get("easy", 0)]
         tasks += [_instance(prepared, sources, bug) for bug in easy]
         pool = singles[len(easy) :]
@@ -154,9 +171,25 @@ def make_tasks(
     return tasks, stats
 
 
-def _candidates(
-    prepared: PreparedRepo, sources: dict[str, str]
-) -> Iterator[tuple[str, Mutation]]:
+def _batches(
+    candidates: list[tuple[str, Mutation]], used: set[tuple[str, str]], size: int
+) -> Iterator[list[tuple[str, Mutation]]]:
+    """Candidates in order, ``size`` at a time, none of a function already used (the caller
+    adds to ``used`` between batches) and no two of one function in a batch."""
+    batch: list[tuple[str, Mutation]] = []
+    for path, mutation in candidates:
+        key = (path, mutation.function)
+        if key in used or any((p, m.function) == key for p, m in batch):
+            continue
+        batch.append((path, mutation))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _candidates(prepared: PreparedRepo, sources: dict[str, str]) -> Iterator[tuple[str, Mutation]]:
     for path, source in sources.items():
         try:
             mutations = find_mutations(source)
@@ -208,14 +241,13 @@ def _validate(
     prepared: PreparedRepo,
     sources: dict[str, str],
     mutations: tuple[tuple[str, Mutation], ...],
-    stats: FactoryStats,
-) -> Bug | None:
+) -> Bug | str:
+    """The bug the mutations make, run for real; or why it is not one."""
     try:
         files = _mutated_files(sources, mutations)
     except ValueError:
-        stats.reject("overlapping or unparsable")
-        return None
-    tests = _callers(prepared, mutations)
+        return "overlapping or unparsable"
+    tests = _evenly(_callers(prepared, mutations), MAX_TESTS_RUN)
     durations = prepared.durations()
     timeout = MIN_TIMEOUT + 3 * sum(durations.get(t, 1.0) for t in tests)
     write_files(box, files)
@@ -224,15 +256,12 @@ def _validate(
     finally:
         write_files(box, {path: sources[path] for path in files})
     if report.timed_out or not report.junit_found:
-        stats.reject("timed out or crashed")
-        return None
+        return "timed out or crashed"
     failing = [t for t in tests if not report.passed(t)]
     if not failing:
-        stats.reject("no test fails")
-        return None
+        return "no test fails"
     if len(failing) > MAX_FAIL_TO_PASS:
-        stats.reject("too many tests fail")
-        return None
+        return "too many tests fail"
     still = [t for t in tests if report.passed(t)]
     return Bug(mutations, tuple(failing), tuple(_evenly(still, MAX_PASS_TO_PASS)), report)
 
@@ -261,8 +290,10 @@ def _combinations(
         if level == "hard" and len(mutations) == 2 and len({p for p, _ in mutations}) == 1:
             continue
         stats.candidates += 1
-        bug = _validate(box, prepared, sources, mutations, stats)
-        if bug is not None and bug.difficulty == level:
+        bug = _validate(box, prepared, sources, mutations)
+        if isinstance(bug, str):
+            stats.reject(bug)
+        elif bug.difficulty == level:
             for used in picked:
                 pool.remove(used)
             made += 1
