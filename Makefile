@@ -11,7 +11,7 @@ WORKERS  ?= auto
 PARALLEL := -n $(WORKERS) --dist worksteal
 QUICK    := tests/core tests/games tests/verifiers tests/eval tests/agents agentgym
 
-.PHONY: install demo test test-quick lint check perf bench clean
+.PHONY: install swe-repos demo test test-quick lint check perf bench clean
 
 install: $(STAMP)
 
@@ -39,12 +39,17 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	$(PY) -m pip install -q -c constraints.txt --no-deps miniwob
 	@touch $(STAMP)
 
+# The SWE family's repositories: each sdist downloaded once from PyPI (by hash) and its test
+# environment built, under $AGENTGYM_CACHE/swe; a no-op when they are there (envs/swe/repos.py).
+swe-repos: install
+	$(VENV)/bin/agentgym swe prepare
+
 demo: install
 	$(PY) -m agentgym.demo
 
 # Phase one: the `serial` tests alone (pytest's exit 5, "no test collected", is fine there);
 # phase two: everything else on every core, its timing report counting phase one in.
-test: install
+test: install swe-repos
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -61,7 +66,7 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-check: install
+check: install swe-repos
 	$(VENV)/bin/agentgym check
 
 # Speed, as ratios against a reference run in the same process (docs/performance.md).

@@ -5,6 +5,9 @@
     agentgym swe prepare --repo ./mylib --name mylib --tests tests
     agentgym swe factory toolz --easy 20 --medium 5 --hard 5 --out tasks.jsonl
     agentgym swe list                    # the catalogue and what is prepared
+    agentgym swe export tasks.jsonl --mirror ./mirror --out swebench.jsonl
+    agentgym swe import swebench.jsonl --checkouts ./repos --out tasks.jsonl \
+        --requirement hypothesis==6.170.17
 """
 
 from __future__ import annotations
@@ -54,6 +57,45 @@ def add_commands(commands: Any) -> None:
 
     listing = actions.add_parser("list", help="the catalogue and what is prepared here")
     listing.set_defaults(run=_list)
+
+    export = actions.add_parser(
+        "export", help="write tasks as SWE-bench instances, their starting trees in a git mirror"
+    )
+    export.add_argument("tasks", type=Path, help="our tasks (JSON Lines of SWE instances)")
+    export.add_argument(
+        "--mirror",
+        type=Path,
+        required=True,
+        help="git mirror directory: one bare repository per repository (<owner>__<name>.git)",
+    )
+    export.add_argument("--out", type=Path, required=True, help="SWE-bench JSON Lines to write")
+    export.set_defaults(run=_export)
+
+    importing = actions.add_parser(
+        "import", help="make tasks of SWE-bench instances, from local checkouts"
+    )
+    importing.add_argument("instances", type=Path, help="SWE-bench instances (JSON Lines)")
+    importing.add_argument(
+        "--checkouts",
+        type=Path,
+        required=True,
+        help="a directory with a git clone (<owner>__<name>) or mirror (<owner>__<name>.git) "
+        "of each repository",
+    )
+    importing.add_argument("--out", type=Path, required=True, help="our tasks (JSON Lines)")
+    importing.add_argument(
+        "--requirement",
+        action="append",
+        default=[],
+        metavar="REQ",
+        help="a pinned package the tests need beyond pytest (repeatable)",
+    )
+    importing.add_argument(
+        "--skip-unsupported",
+        action="store_true",
+        help="leave out instances the grader cannot run (not pytest, renames) instead of failing",
+    )
+    importing.set_defaults(run=_import)
 
 
 def _log(line: str) -> None:
@@ -108,4 +150,36 @@ def _list(args: argparse.Namespace) -> int:
         except PrepareError:
             state = "not prepared"
         print(f"{spec.key:28} {spec.split:6} {spec.url:40} {state}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from agentgym.envs.swe.instances import load_instances
+    from agentgym.envs.swe.swebench import export_swebench, save_swebench
+
+    records = export_swebench(load_instances(args.tasks), args.mirror)
+    save_swebench(records, args.out)
+    print(
+        f"wrote {len(records)} SWE-bench instances to {args.out}; "
+        f"their base commits are in {args.mirror}"
+    )
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from agentgym.envs.swe.instances import save_instances
+    from agentgym.envs.swe.swebench import import_swebench, load_swebench
+
+    instances = import_swebench(
+        load_swebench(args.instances),
+        args.checkouts,
+        requirements=args.requirement,
+        skip_unsupported=args.skip_unsupported,
+        log=_log,
+    )
+    save_instances(instances, args.out)
+    print(
+        f"wrote {len(instances)} tasks to {args.out}; run them with "
+        f"agentgym.make('swe/Repair-v0', tasks={str(args.out)!r})"
+    )
     return 0
