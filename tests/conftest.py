@@ -43,3 +43,31 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.docker)
         if item.nodeid.startswith(MODEL_PATHS) or MODEL_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.model)
+
+
+@pytest.fixture(scope="session")
+def docker_daemon():
+    """The ``DOCKER_HOST`` of a daemon with the base sandbox image (started if need be)."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        pytest.skip("docker tests start their own dockerd, which needs Linux and root")
+    from agentgym.sandbox.docker import docker_problem
+    from agentgym.sandbox.dockerd import PrivateDaemon
+    from agentgym.sandbox.images import ensure_images
+
+    saved = os.environ.get("DOCKER_HOST")
+    daemon = None
+    if docker_problem() is not None:
+        daemon = PrivateDaemon()
+        daemon.start()
+        os.environ["DOCKER_HOST"] = daemon.url
+    try:
+        assert docker_problem() is None, docker_problem()
+        ensure_images(log=lambda line: None)
+        yield os.environ.get("DOCKER_HOST", "")
+    finally:
+        if daemon is not None:
+            daemon.stop()
+            if saved is None:
+                os.environ.pop("DOCKER_HOST", None)
+            else:
+                os.environ["DOCKER_HOST"] = saved

@@ -220,6 +220,7 @@ class DockerSandbox(Sandbox):
 
     def _create(self) -> Any:
         import docker.errors
+        from docker.types import Mount as DockerMount
         from docker.types import Ulimit
 
         spec, limits = self.spec, self.spec.limits
@@ -239,9 +240,12 @@ class DockerSandbox(Sandbox):
         }
         for overlay in spec.overlays:
             tmpfs[overlay.target] = f"rw,exec,nosuid,nodev,uid={self.uid},gid={self.uid}{size}"
-        volumes = {
-            m.source: {"bind": m.target, "mode": "rw" if m.writable else "ro"} for m in spec.mounts
-        }
+        # Mount objects, not the ``volumes`` dict: that is keyed by the host path, so two
+        # mounts of one source (an empty dir hiding two directories) would collapse into one.
+        binds = [
+            DockerMount(m.target, m.source, type="bind", read_only=not m.writable)
+            for m in spec.mounts
+        ]
         cpus = float(os.environ.get("AGENTGYM_DOCKER_CPUS", DEFAULT_CPUS))
         options: dict[str, Any] = {
             "command": ["sleep", "infinity"],
@@ -259,7 +263,7 @@ class DockerSandbox(Sandbox):
             "network_mode": "none",
             "read_only": True,
             "tmpfs": tmpfs,
-            "volumes": volumes,
+            "mounts": binds,
             "working_dir": spec.workdir,
             "environment": self._base_env(),
             "cap_drop": ["ALL"],

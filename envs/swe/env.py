@@ -111,6 +111,7 @@ class SWEWorld:
     start: Mapping[str, str | None]
     box: Sandbox
     shell: Session
+    backend: str = "bwrap"
     last: str = ""
     patch: str | None = None
     verdict: Verdict | None = None
@@ -135,7 +136,7 @@ class SWETask(Task[SWEWorld]):
         except BaseException:
             box.close()
             raise
-        world = SWEWorld(instance, prepared, start, box, shell)
+        world = SWEWorld(instance, prepared, start, box, shell, self.backend)
         goal = (
             f"You are working in a checkout of the Python repository {instance.repo} "
             f"{instance.version} at {REPO_DIR} (a git repository; its tests run with pytest). "
@@ -388,7 +389,8 @@ class SWEEnv(TaskEnv[SWEWorld]):
 
     def _tool_submit(self, world: SWEWorld) -> str:
         world.patch = working_copy_patch(world)
-        world.verdict = grade(world.prepared, world.instance, world.patch).verdict
+        graded = grade(world.prepared, world.instance, world.patch, backend=world.backend)
+        world.verdict = graded.verdict
         return f"Submitted. {world.verdict.details}."
 
     # ------------------------------------------------------------------ TaskEnv hooks

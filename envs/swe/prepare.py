@@ -23,6 +23,7 @@ spec made from the command line.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -50,6 +51,7 @@ __all__ = [
     "prepare",
     "prepared_repo",
     "spec_for_local",
+    "test_python",
 ]
 
 FORMAT = 1
@@ -182,8 +184,15 @@ def prepare(
                 "spec": dataclasses.asdict(spec),
                 "seconds": round(time.monotonic() - started, 1),
             }
+            manifest["interpreter"] = test_python()
             _write_atomic(prepared.root / "manifest.json", json.dumps(manifest, indent=2))
             log(f"{spec.key}: prepared in {manifest['seconds']} s")
+        elif manifest.get("interpreter") != test_python():
+            # Built on another interpreter (an older agentgym, another machine's layout): the
+            # test environment is rebuilt; the tree, commit and baseline stay.
+            _build_venv(spec, prepared.venv, log)
+            manifest["interpreter"] = test_python()
+            _write_atomic(prepared.root / "manifest.json", json.dumps(manifest, indent=2))
         if baseline and not (prepared.root / "baseline.json").exists():
             started = time.monotonic()
             results = _baseline(PreparedRepo(spec, prepared.root), log)
@@ -265,10 +274,33 @@ def _commit(tree: Path, git_dir: Path) -> str:
     return _run(["git", "rev-parse", "HEAD"], "reading the commit", env=env).strip()
 
 
+@functools.cache
+def test_python() -> str:
+    """The interpreter test environments are built on.
+
+    The system's ``/usr/bin/python3`` when it is the same Python version as ours: the sandbox
+    images have it at the same path, so one test environment serves the bwrap backend (which
+    shows the host's ``/usr``) and the docker backend (whose image has its own ``/usr``).
+    Otherwise our own base interpreter, which only bwrap can show inside.
+    """
+    system = "/usr/bin/python3"
+    ours = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if os.path.exists(system):
+        probe = subprocess.run(
+            [system, "-c", "import sys, venv; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == ours:
+            return system
+    return os.path.join(os.path.realpath(sys.base_prefix), "bin", f"python{ours}")
+
+
 def _build_venv(spec: RepoSpec, venv: Path, log: Callable[[str], None]) -> None:
     log(f"{spec.key}: building the test environment")
     shutil.rmtree(venv, ignore_errors=True)
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], "creating the venv")
+    _run([test_python(), "-m", "venv", "--without-pip", str(venv)], "creating the venv")
     python = str(venv / "bin" / "python")
     requirements = [*TEST_REQUIREMENTS, *spec.requirements]
     _run(

@@ -49,10 +49,10 @@ def workspace_spec(
 ) -> SandboxSpec:
     """The sandbox of one episode (or one grading run) on ``prepared``."""
     plugin = Path(__file__).parent / "pytest_plugin"
-    base = os.path.realpath(sys.base_prefix)  # the interpreter the test venv links to
-    mounts = [] if base.startswith("/usr/") else [Mount(base, base)]
+    homes = _interpreter_home(prepared)
+    mounts = [Mount(home, home) for home in homes]
     mounts += [Mount(str(prepared.venv), VENV), Mount(str(plugin), PLUGIN_DIR)]
-    mounts += [Mount(str(_empty_dir()), hidden) for hidden in _package_dirs()]
+    mounts += [Mount(str(_empty_dir()), hidden) for hidden in _package_dirs(homes)]
     roots = [posixpath.normpath(posixpath.join(REPO_DIR, r)) for r in prepared.spec.import_roots]
     env = {
         "PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin",
@@ -122,14 +122,27 @@ def write_files(box: Sandbox, files: Mapping[str, str | None]) -> None:
             raise OSError(f"could not write {target} in the sandbox: {done.stderr.strip()}")
 
 
-def _package_dirs() -> list[str]:
-    """The machine's Python package directories, as seen inside (hidden there)."""
-    base, minor = os.path.realpath(sys.base_prefix), sys.version_info.minor
-    found = {
-        sysconfig.get_paths(vars={"base": base, "platbase": base})[key]
-        for key in ("purelib", "platlib")
-    }
-    found |= {"/usr/lib/python3/dist-packages", f"/usr/local/lib/python3.{minor}/dist-packages"}
+def _interpreter_home(prepared: PreparedRepo) -> list[str]:
+    """The installation the test venv's interpreter belongs to, when it is not the system's
+    (bound at its own path: the venv's ``python`` links to it by absolute path)."""
+    home = ""
+    for line in (prepared.venv / "pyvenv.cfg").read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home":
+            home = value.strip()
+    if not home or home.startswith("/usr/"):
+        return []
+    return [os.path.dirname(os.path.realpath(home))]
+
+
+def _package_dirs(homes: list[str]) -> list[str]:
+    """The Python package directories visible inside: the system's, and those of the
+    interpreter installations bound in (each is hidden there)."""
+    minor = sys.version_info.minor
+    found = {"/usr/lib/python3/dist-packages", f"/usr/local/lib/python3.{minor}/dist-packages"}
+    for home in homes:
+        paths = sysconfig.get_paths(vars={"base": home, "platbase": home})
+        found |= {paths["purelib"], paths["platlib"]}
     return sorted(path for path in found if os.path.isdir(path))
 
 

@@ -4,7 +4,8 @@ bwrap needs only the package (and root): on our machines and in CI it must work,
 bwrap fails the tests instead of skipping them. Off Linux or without root it is skipped with
 the reason.
 
-Docker runs for real too: the session-scoped ``docker_daemon`` fixture uses a daemon that
+Docker runs for real too: the session-scoped ``docker_daemon`` fixture (``tests/conftest.py``,
+shared with the families that run on docker) uses a daemon that
 answers (``DOCKER_HOST`` or ``/var/run/docker.sock``), or else starts a private ``dockerd``
 (:class:`~agentgym.sandbox.dockerd.PrivateDaemon`: private socket, data root under
 ``$AGENTGYM_CACHE/docker``, so the image built once is reused by later runs) and stops it at
@@ -45,34 +46,6 @@ def require(backend: str, request: pytest.FixtureRequest) -> None:
         assert problem is None, f"bwrap must work on this machine: {problem}"
     if backend == "docker":
         request.getfixturevalue("docker_daemon")
-
-
-@pytest.fixture(scope="session")
-def docker_daemon():
-    """The ``DOCKER_HOST`` of a daemon with the base sandbox image (started if need be)."""
-    if sys.platform != "linux" or os.geteuid() != 0:
-        pytest.skip("docker tests start their own dockerd, which needs Linux and root")
-    from agentgym.sandbox.docker import docker_problem
-    from agentgym.sandbox.dockerd import PrivateDaemon
-    from agentgym.sandbox.images import ensure_images
-
-    saved = os.environ.get("DOCKER_HOST")
-    daemon = None
-    if docker_problem() is not None:
-        daemon = PrivateDaemon()
-        daemon.start()
-        os.environ["DOCKER_HOST"] = daemon.url
-    try:
-        assert docker_problem() is None, docker_problem()
-        ensure_images(log=lambda line: None)
-        yield os.environ.get("DOCKER_HOST", "")
-    finally:
-        if daemon is not None:
-            daemon.stop()
-            if saved is None:
-                os.environ.pop("DOCKER_HOST", None)
-            else:
-                os.environ["DOCKER_HOST"] = saved
 
 
 @pytest.fixture(params=ISOLATING)

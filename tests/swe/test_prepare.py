@@ -3,6 +3,8 @@
 import json
 import stat
 
+import pytest
+
 from agentgym.envs.swe.prepare import find_spec, prepared_repo
 from agentgym.envs.swe.testrun import parse_junit, run_tests
 from agentgym.envs.swe.workspace import open_workspace
@@ -48,11 +50,16 @@ def test_preparing_again_reuses_the_finished_work(tinylib):
     assert json.loads((again.root / "manifest.json").read_text())["spec"]["name"] == "tinylib"
 
 
-def test_tests_run_in_the_sandbox_and_results_come_from_junit(tinylib):
-    with open_workspace(tinylib) as box:
-        assert box.exec("python -c 'import sys; print(sys.prefix)'").stdout.strip() == (
-            "/opt/agentgym/swe/venv"
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_tests_run_in_the_sandbox_and_results_come_from_junit(tinylib, backend, request):
+    if backend == "docker":
+        request.getfixturevalue("docker_daemon")  # one test environment serves both backends
+    with open_workspace(tinylib, backend=backend, git=True) as box:
+        probe = box.exec(
+            "python -c 'import sys; print(sys.prefix)'; ls /usr/lib/python3/dist-packages"
         )
+        assert probe.stdout == "/opt/agentgym/swe/venv\n"  # the venv; the system's packages hidden
+        assert box.exec("cd /testbed && git log --oneline | wc -l").stdout == "1\n"
         report = run_tests(box, tinylib.spec, ["tests/test_numbers.py"], timeout=120)
     assert report.junit_found and report.exit_code == 0
     assert len(report.outcomes) == 9
