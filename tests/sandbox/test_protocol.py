@@ -233,6 +233,13 @@ def test_mounts_are_read_only_unless_writable(backend, tmp_path):
     assert (tmp_path / "rw" / "new").read_text() == "x\n"
 
 
+def test_one_host_directory_can_be_mounted_at_two_places(backend, spec, tmp_path):
+    (tmp_path / "f").write_text("x")
+    mounts = (Mount(str(tmp_path), "/one"), Mount(str(tmp_path), "/two"))
+    with create(dataclasses.replace(spec, mounts=mounts), backend=backend) as box:
+        assert box.exec("cat /one/f /two/f").stdout == "xx"
+
+
 def test_an_overlay_is_writable_inside_and_leaves_the_host_tree_unchanged(backend, spec, tmp_path):
     tree = tmp_path / "tree"
     (tree / "pkg").mkdir(parents=True)
