@@ -234,8 +234,10 @@ def test_mounts_are_read_only_unless_writable(backend, tmp_path):
 
 
 def test_one_host_directory_can_be_mounted_at_two_places(backend, spec, tmp_path):
-    (tmp_path / "f").write_text("x")
-    mounts = (Mount(str(tmp_path), "/one"), Mount(str(tmp_path), "/two"))
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "f").write_text("x")
+    shared = str(tmp_path / "shared")
+    mounts = (Mount(shared, "/one"), Mount(shared, "/two"))
     with create(dataclasses.replace(spec, mounts=mounts), backend=backend) as box:
         assert box.exec("cat /one/f /two/f").stdout == "xx"
 
