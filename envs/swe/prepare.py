@@ -228,10 +228,10 @@ def _unpack(spec: RepoSpec, root: Path, source: Path | None, log: Callable[[str]
         archive = _download(spec, root / "sdist", log)
         with tempfile.TemporaryDirectory(dir=root) as scratch, tarfile.open(archive) as sdist:
             sdist.extractall(scratch, filter="data")
-            (top,) = [p for p in Path(scratch).iterdir()] or [None]
-            if top is None or not top.is_dir():
+            entries = list(Path(scratch).iterdir())
+            if len(entries) != 1 or not entries[0].is_dir():
                 raise PrepareError(f"{archive.name} does not hold one top-level directory")
-            top.rename(tree)
+            entries[0].rename(tree)
     for path in [tree, *tree.rglob("*")]:
         if not path.is_symlink():
             path.chmod(0o777 if path.is_dir() else 0o666 | (path.stat().st_mode & 0o111))
