@@ -383,8 +383,8 @@ class SWEEnv(TaskEnv[SWEWorld]):
         summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v) or "no test ran"
         if report.timed_out:
             summary += f" (timed out after {timeout:g} s)"
-        if not report.outcomes:
-            lines.append(report.output[-3000:])
+        if not report.outcomes:  # why pytest ran nothing, without its timing (replays agree)
+            lines.append(_TIMING.sub("", report.output[-3000:]))
         return "\n".join([*lines, summary])
 
     def _tool_submit(self, world: SWEWorld) -> str:
@@ -493,6 +493,7 @@ def _write(world: SWEWorld, target: str, text: str) -> None:
         raise InvalidAction(f"cannot write {target}: {error}") from None
 
 
+_TIMING = re.compile(r" in [0-9.]+s\b")
 _BASH = re.compile(r"```(?:bash|sh|shell)\n(.*?)```", re.DOTALL)
 
 

@@ -1,5 +1,7 @@
 """swe/Repair-v0: the tools, the oracle, submission and what an agent can get wrong."""
 
+import re
+
 import pytest
 
 from agentgym.envs.swe.env import working_copy_patch
@@ -106,6 +108,13 @@ def test_run_tests_reports_each_tests_outcome(tiny_env, tiny_tasks):
     )
     obs, *_ = _do(tiny_env, "run_tests", tests=["tests/test_sequences.py::test_dedupe_of_nothing"])
     assert obs.splitlines()[-1] == "1 passed"
+
+
+def test_a_run_of_nothing_says_why_without_its_timing(tiny_env, tiny_tasks):
+    _reset(tiny_env, tiny_tasks)
+    obs, *_ = _do(tiny_env, "run_tests", tests=["tests/no_such_file.py"])
+    assert "no_such_file" in obs and obs.splitlines()[-1] == "no test ran"
+    assert not re.search(r" in [0-9.]+s", obs)
 
 
 @pytest.mark.parametrize(
