@@ -28,7 +28,7 @@ from agentgym.envs.swe.prepare import PreparedRepo, find_spec, prepared_repo
 from agentgym.envs.swe.testrun import REPO_DIR, run_tests
 from agentgym.envs.swe.workspace import IGNORED, open_workspace, write_files
 from agentgym.errors import SandboxFileNotFoundError, UsageError
-from agentgym.sandbox import Sandbox, Session
+from agentgym.sandbox import ResourceLimitError, Sandbox, Session
 from agentgym.sandbox.base import check_timeout
 from agentgym.task_env import InvalidAction, TaskEnv
 
@@ -39,6 +39,7 @@ OUTPUT_LIMIT = 10_000
 VIEW_LINES = 400
 SEARCH_LINES = 100
 PATCH_END = "AGENTGYM_PATCH_END"
+ZERO_COMPONENTS = {"fail_to_pass": 0.0, "pass_to_pass": 0.0, "dropped_files": 0.0, "tampering": 0.0}
 
 
 def _tool(name: str, description: str, **properties: Any) -> dict[str, Any]:
@@ -147,12 +148,7 @@ class SWETask(Task[SWEWorld]):
     def validate(self, world: SWEWorld) -> Verdict:
         if world.verdict is not None:
             return world.verdict
-        return Verdict(
-            0.0,
-            False,
-            {"fail_to_pass": 0.0, "pass_to_pass": 0.0, "dropped_files": 0.0, "tampering": 0.0},
-            "no fix submitted yet",
-        )
+        return Verdict(0.0, False, dict(ZERO_COMPONENTS), "no fix submitted yet")
 
     def solve(self, world: SWEWorld) -> Any:
         """The gold patch (the reverse of the injected bug), then ``submit``; from a working
@@ -265,7 +261,14 @@ class SWEEnv(TaskEnv[SWEWorld]):
         if world.patch is not None:
             raise InvalidAction("the fix was submitted; the episode is over")
         name, arguments = self._call(action)
-        output = getattr(self, f"_tool_{name}")(world, **arguments)
+        try:
+            output = getattr(self, f"_tool_{name}")(world, **arguments)
+        except ResourceLimitError as killed:
+            # The agent's own commands outgrew the sandbox: its doing, so the episode ends
+            # with nothing submitted (a 0), not as an infrastructure error.
+            world.patch = ""
+            world.verdict = Verdict(0.0, False, dict(ZERO_COMPONENTS), f"not resolved: {killed}")
+            output = f"The sandbox was killed ({killed}); the episode is over."
         world.last = _cut(output)
         return world.last
 

@@ -134,5 +134,8 @@ def apply_patch(files: Mapping[str, str], patch: str) -> dict[str, str | None]:
         result: dict[str, str | None] = {}
         for path in touched:
             target = root / path
+            if target.is_symlink() or (target.exists() and not target.is_file()):
+                # git apply makes links (mode 120000): reading one would read where it points
+                raise PatchError(f"the patch makes {path} a symbolic link or a special file")
             result[path] = target.read_text(encoding="utf-8") if target.exists() else None
         return result

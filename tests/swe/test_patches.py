@@ -62,3 +62,12 @@ def test_text_without_a_header_is_not_a_patch():
     with pytest.raises(PatchError, match="header"):
         split_patch("just some words\n")
     assert split_patch("") == []
+
+
+def test_a_patch_that_makes_a_symbolic_link_is_refused():
+    patch = (
+        "diff --git a/pkg/link.py b/pkg/link.py\nnew file mode 120000\n--- /dev/null\n"
+        "+++ b/pkg/link.py\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n"
+    )
+    with pytest.raises(PatchError, match="symbolic link"):
+        apply_patch({}, patch)
