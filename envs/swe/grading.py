@@ -1,59 +1,50 @@
 """Grading a patch: SWE-bench's semantics, with the known ways around it closed.
 
 SWE-bench applies the model's patch, then the test patch, runs the FAIL_TO_PASS and
-PASS_TO_PASS tests and calls the instance resolved when all of them pass. We do the same in
-a fresh sandbox from the prepared repository, and hold the grader to what only the code
-under repair may change:
+PASS_TO_PASS tests and calls the instance resolved when all of them pass. :func:`grade` does
+the same in a fresh sandbox from the prepared repository, and holds the result to what only
+the code under repair may change, in this order:
 
-* **Only the package's own files count.** The patch is split per file and only changes to
-  files of the package are applied: a change to a test file, a ``conftest.py``, a pytest or
-  tox configuration, ``setup.py``/``pyproject.toml``, a ``sitecustomize``/``usercustomize``
-  module or a ``.pth`` file is dropped, and so is a new file outside the package's existing
-  directories (a top-level ``pytest.py`` would shadow pytest itself). The tests and their
-  configuration are therefore the originals; the dropped paths are in the verdict. A patch
-  that makes a symlink or a submodule, copies, renames or carries binary data scores 0
-  (``git apply`` would make the link, and reading it would read the grader's own files).
-* **The run is ours.** A fresh sandbox (no state from the episode: no environment
-  variables, no background process, no files outside the working copy); pytest with the
-  repository's ``addopts`` replaced, no cache provider, our plugins and no other (the
-  agent's ``PYTEST_PLUGINS``/``PYTEST_ADDOPTS`` do not reach it); tests selected by node id.
-* **Results come from JUnit XML**, read per test id; a test missing from it did not pass.
-* **A guard in the run.** Code under test runs in pytest's process, and a process,
-  handler or finalizer it leaves behind could rewrite the report once pytest has written
-  it; it could also patch a module of the standard library that pytest writes the report
-  with, or write a module at run time and import it. A plugin of the grader's
-  (:data:`GUARD`, loaded before any code under test) keeps its own record of each test's
-  outcome as pytest reported it, and an audit hook that lets no code be compiled from the
-  sandbox's writable places but the source the working copy held at the start. When the
-  session finishes, before the report is written, it runs the pending finalizers and stops
-  the garbage collector, kills every other process of the sandbox's user and checks that no
-  test file (nor a canary) changed during the run; once pytest is done, even when a
-  plugin's ``pytest_unconfigure`` failed, the process exits at once with pytest's status
-  (no ``atexit`` handler, finalizer or thread runs after the report), or with 3 when the
-  report was not written cleanly or a check failed. A run that does not exit as pytest
-  exits when a test fails (1), or whose JUnit report disagrees with the guard's record,
-  scores 0.
-* **Canaries.** Two tests of ours run with the selected ones: one must pass and one must
-  fail, and both must be in the report. A run that reports the failing canary as passed has
-  had its reporting tampered with (a patch that makes every test "pass"): it scores 0; so
-  does one where either canary is missing or ends otherwise.
-* **A harness screen.** Code under test runs in pytest's process and could patch pytest
-  itself. A patch that adds to a package file a reference, beyond what the file held at the
-  start and in the pristine repository, to the test machinery (``pytest``, ``_pytest``,
-  ``pluggy``, ``unittest``, ``junit``, ``conftest``, ``agentgym``: in code, comments and
-  strings, also as a part of a ``snake_case`` name) or to what reaches into the interpreter
-  or outlives the tests (:data:`CAPABILITY_NAMES`, :data:`CAPABILITY_PARTS` and
-  :data:`IMPORTED_NAMES`, in code: loaded modules, ``sys.path`` and import hooks, frames
-  and code objects, ``eval``/``exec``/``compile`` and the modules that run a string as code
-  (``timeit``, ``pdb``, ``code``...), ``vars``/``globals``, ``getattr`` with a computed
-  name, pickling, ``atexit``, ``weakref``, ``__del__``, threads, processes, signals)
-  scores 0: a bug fix needs none of them. This is a screen, not a proof (a string can be
-  run as code in more ways than it names); ``docs/envs/swe.md`` says what it does not
-  cover.
-* **Infrastructure failure is not a 0.** A run that reports no test at all is followed by a
-  control run of the canaries on the pristine repository; if that fails too, the grader
-  raises :class:`~agentgym.errors.VerifierError` and the episode is errored, not scored. A
-  sandbox killed for going over its memory limit is the code's doing: a 0, not an error.
+1. **Only the package's own files count.** The patch is split per file and only changes to
+   files of the package are applied (:func:`writable_path`): a change to a test file, a
+   ``conftest.py``, a pytest or tox configuration, ``setup.py``/``pyproject.toml``, a
+   ``sitecustomize``/``usercustomize`` module or a ``.pth`` file is dropped, and so is a new
+   file outside the package's existing directories (a top-level ``pytest.py`` would shadow
+   pytest itself). The tests and their configuration are therefore the originals; the
+   dropped paths are in the verdict. A patch that makes a symlink or a submodule, copies,
+   renames or carries binary data scores 0 (``git apply`` would make the link, and reading
+   it would read the grader's own files).
+2. **A harness screen.** Code under test runs in pytest's process and could patch pytest
+   itself. A patch that adds to a package file a reference, beyond what the file held at the
+   start and in the pristine repository, to the test machinery (:data:`HARNESS_NAMES`) or to
+   what reaches into the interpreter, runs a string as code or outlives the tests
+   (:data:`CAPABILITY_NAMES`, :data:`CAPABILITY_PARTS`, :data:`IMPORTED_NAMES`) scores 0
+   without a run: a bug fix needs none of them. This is a screen, not a proof (a string can
+   be run as code in more ways than it names); ``docs/envs/swe.md`` says what it does not
+   cover.
+3. **The run is ours.** A fresh sandbox (no state from the episode: no environment
+   variables, no background process, no files outside the working copy); pytest with the
+   repository's ``addopts`` replaced, no cache provider, our plugins and no other (the
+   agent's ``PYTEST_PLUGINS``/``PYTEST_ADDOPTS`` do not reach it); the tests selected by node
+   id, and beside them two canary tests of ours under a random name, one that must pass and
+   one that must fail. Only this run loads the guard, ``pytest_plugin/agentgym_swe_guard.py``
+   (its docstring says what each defence closes; the agent's ``run_tests`` and the factory
+   run without it). Before pytest imports any conftest or test module, the guard installs
+   an audit hook that lets no code be compiled from the sandbox's writable places but the
+   source the working copy held at the start. It keeps its own record of each test's
+   outcome. When the session ends it leaves no process, finalizer or handler to rewrite the
+   report, checks that no test file (nor a canary) changed, and ends the process at once,
+   with 3 when it cannot vouch for the run.
+4. **The report is read only when the run ended as it must** (:func:`_untrusted`). Results
+   come from the JUnit XML, per test id; a test missing from it did not pass. The run scores
+   0 when the guard speaks, when the failing canary is reported passed (the reporting was
+   tampered with: a patch that makes every test "pass"), when pytest did not exit with 1 (as
+   it does when a test fails, and the failing canary does), when either canary is missing or
+   ended otherwise, or when the JUnit report disagrees with the guard's record.
+5. **Infrastructure failure is not a 0.** A run that reports no test at all is followed by a
+   control run of the canaries on the pristine repository; if that fails too, the grader
+   raises :class:`~agentgym.errors.VerifierError` and the episode is errored, not scored. A
+   sandbox killed for going over its memory limit is the code's doing: a 0, not an error.
 
 Score: 1 when resolved (every FAIL_TO_PASS and PASS_TO_PASS test passes), else 0, as
 SWE-bench; the fractions of each set that pass are the verdict's components (partial
@@ -64,7 +55,6 @@ from __future__ import annotations
 
 import ast
 import io
-import posixpath
 import re
 import secrets
 import tokenize
@@ -76,15 +66,14 @@ from agentgym.core import Verdict
 from agentgym.envs.swe.instances import SWEInstance
 from agentgym.envs.swe.patches import FilePatch, PatchError, apply_patch, split_patch
 from agentgym.envs.swe.prepare import PreparedRepo
-from agentgym.envs.swe.testrun import REPO_DIR, TestReport, run_tests
-from agentgym.envs.swe.workspace import open_workspace, workspace_spec
+from agentgym.envs.swe.testrun import Guard, TestReport, run_tests
+from agentgym.envs.swe.workspace import open_workspace
 from agentgym.errors import InfrastructureError, SandboxFileNotFoundError, VerifierError
 from agentgym.sandbox.base import ResourceLimitError
 
 __all__ = [
     "CAPABILITY_NAMES",
     "CAPABILITY_PARTS",
-    "GUARD",
     "HARNESS_NAMES",
     "IMPORTED_NAMES",
     "Grade",
@@ -109,6 +98,141 @@ PROTECTED_NAMES = frozenset(
         "MANIFEST.in",
     }
 )
+UNSAFE_HEADERS = re.compile(
+    r"^(?:(?:new file |deleted file |old |new )?mode (?!100644|100755)\d+"
+    r"|index \S+ (?!100644|100755)\d+"
+    r"|rename |copy |similarity index|dissimilarity index|GIT binary patch|Binary files )",
+    re.MULTILINE,
+)
+CANARY_DIR = "agentgym_canary"
+GUARD_RECORD = "/tmp/.agentgym-guard-record"
+"""Where the guard writes each test's outcome as pytest reported it."""
+TESTS_FAILED = 1
+"""pytest's exit status when a test failed: a run with the failing canary always ends so."""
+BASE_TIMEOUT = 60.0
+SECONDS_PER_TEST = 2.0
+MAX_TIMEOUT = 900.0
+
+
+@dataclass(frozen=True)
+class Grade:
+    """A graded patch: the verdict and what the run saw (for people and tests)."""
+
+    verdict: Verdict
+    report: TestReport | None
+    dropped: tuple[str, ...]
+
+
+def grade(
+    prepared: PreparedRepo,
+    instance: SWEInstance,
+    patch: str,
+    *,
+    backend: str = "bwrap",
+) -> Grade:
+    """Grade ``patch`` (a diff of the task's starting tree) on ``instance``; see the module
+    docstring. Raises VerifierError only when the grader itself cannot run."""
+    start = starting_files(prepared, instance)
+    try:
+        parts = split_patch(patch)
+    except PatchError as error:
+        return _zero(f"the patch cannot be read: {error}")
+    unsafe = [part.path for part in parts if _unsafe(part)]
+    if unsafe:
+        return _zero(
+            f"the patch makes a symlink or a submodule, copies, renames or carries binary "
+            f"data ({', '.join(unsafe)}); a fix is a change of text files"
+        )
+    kept = "".join(part.text for part in parts if _counts(prepared, part, start))
+    dropped = tuple(part.path for part in parts if not _counts(prepared, part, start))
+    try:
+        changed = _patched(prepared, kept, start)
+    except (PatchError, UnicodeDecodeError) as error:
+        return _zero(str(error), dropped=dropped)
+    tampering = _screen(prepared, start, changed)
+    if tampering:
+        return _zero(
+            f"the patch adds references to the test harness or interpreter internals "
+            f"({tampering}); a fix of the package needs none of them",
+            dropped=dropped,
+            tampering=True,
+        )
+    files = {**start, **changed}
+    files.update(_patched(prepared, instance.test_patch, files))
+    canary_file, canaries = _canaries()
+    selected = [*instance.fail_to_pass, *instance.pass_to_pass]
+    report, record = _run(prepared, {**files, **canary_file}, [*selected, *canaries], backend)
+    if not report.outcomes:
+        _control_run(prepared, backend)
+    why = _untrusted(report, record, selected, canaries)
+    if why:
+        return _zero(why, report=report, dropped=dropped, tampering=True)
+    return Grade(_verdict(instance, report, dropped), report, dropped)
+
+
+# ------------------------------------------------------------------- which changes count
+
+
+def writable_path(prepared: PreparedRepo, path: str, *, exists: bool) -> bool:
+    """Whether a patch may change ``path``: a file of the package, not a test, a test or
+    build configuration or an interpreter hook; a new file only beside existing package
+    modules (a directory with an ``__init__.py``)."""
+    pure = PurePosixPath(path)
+    spec = prepared.spec
+    tests = [PurePosixPath(t) for t in spec.tests]
+    if any(pure == t or t in pure.parents for t in tests):
+        return False
+    if pure.name in PROTECTED_NAMES or pure.suffix == ".pth":
+        return False
+    if pure.name.startswith("test_") or pure.name.endswith("_test.py"):
+        return False
+    if {"tests", "test", "testing"} & set(pure.parts[:-1]):
+        return False
+    if not exists:
+        return (prepared.tree / pure.parent / "__init__.py").is_file()
+    return True
+
+
+def starting_files(prepared: PreparedRepo, instance: SWEInstance) -> dict[str, str | None]:
+    """The files a task's starting tree has in place of the pristine ones (its bug)."""
+    return _patched(prepared, instance.bug_patch, {})
+
+
+def _unsafe(part: FilePatch) -> bool:
+    """Whether a file's part of a patch does more than change, add or delete a text file."""
+    header = "".join(
+        line
+        for line in part.text.splitlines(keepends=True)
+        if not line.startswith(("+", "-", " ", "@", "\\"))
+    )
+    return UNSAFE_HEADERS.search(header) is not None
+
+
+def _counts(prepared: PreparedRepo, part: FilePatch, start: Mapping[str, str | None]) -> bool:
+    exists = part.path in start or (prepared.tree / part.path).is_file()
+    return writable_path(prepared, part.path, exists=exists)
+
+
+def _patched(
+    prepared: PreparedRepo, patch: str, files: Mapping[str, str | None]
+) -> dict[str, str | None]:
+    """The files ``patch`` touches as it leaves them (``None``: deleted), applied to
+    ``files`` over the pristine tree."""
+    if not patch:
+        return {}
+    found: dict[str, str] = {}
+    for part in split_patch(patch):
+        if part.path in files:
+            text = files[part.path]
+            if text is not None:
+                found[part.path] = text
+        elif (prepared.tree / part.path).is_file():
+            found[part.path] = prepared.read(part.path)
+    return apply_patch(found, patch)
+
+
+# --------------------------------------------------------------------- the harness screen
+
 HARNESS_NAMES = (
     "pytest",
     "_pytest",
@@ -234,383 +358,20 @@ CAPABILITY_NAMES = (
     "killpg",
     "QueueListener",
 )
-IMPORTED_NAMES = ("code", "profile", "trace", "site")
-"""Modules that run strings as code and whose names are common words: counted only where
-they are imported."""
-CAPABILITY_PARTS = ("thread", "subprocess", "executor", "spawn")
-"""Parts of names in code (any case) that start threads or processes: ``ThreadPoolExecutor``,
-``to_thread``, ``run_in_executor``, ``create_subprocess_exec``."""
 """What reaches into the interpreter, runs a string as code or outlives the tests, counted
 as names in code (a dotted name also in strings): ``compile``, ``eval``, ``exec``,
 ``vars``, ``globals`` and ``locals`` only when called bare
 (``re.compile`` is not the builtin), ``getattr``, ``setattr`` and ``delattr`` only with an
 attribute name that is not a string literal (``getattr(sys, "mod" + "ules")``); and any
 name in code holding one of :data:`CAPABILITY_PARTS`."""
+IMPORTED_NAMES = ("code", "profile", "trace", "site")
+"""Modules that run strings as code and whose names are common words: counted only where
+they are imported."""
+CAPABILITY_PARTS = ("thread", "subprocess", "executor", "spawn")
+"""Parts of names in code (any case) that start threads or processes: ``ThreadPoolExecutor``,
+``to_thread``, ``run_in_executor``, ``create_subprocess_exec``."""
 BARE_BUILTINS = frozenset({"compile", "eval", "exec", "vars", "globals", "locals"})
 DYNAMIC_ATTRIBUTES = frozenset({"getattr", "setattr", "delattr"})
-UNSAFE_HEADERS = re.compile(
-    r"^(?:(?:new file |deleted file |old |new )?mode (?!100644|100755)\d+"
-    r"|index \S+ (?!100644|100755)\d+"
-    r"|rename |copy |similarity index|dissimilarity index|GIT binary patch|Binary files )",
-    re.MULTILINE,
-)
-CANARY_DIR = "agentgym_canary"
-GUARD_MODULE = "agentgym_guard"
-TESTS_FAILED = 1
-"""pytest's exit status when a test failed: a run with the failing canary always ends so."""
-BASE_TIMEOUT = 60.0
-SECONDS_PER_TEST = 2.0
-MAX_TIMEOUT = 900.0
-
-GUARD = """\
-# Written by the agentgym grader: its guard in the test run (see agentgym.envs.swe.grading).
-import gc
-import hashlib
-import os
-import sys
-
-import pytest
-
-WATCHED = {watched!r}
-RECORD = {record!r}
-REPO = {repo!r}
-WRITABLE = (REPO, "/tmp/", "/work/", "/dev/shm/", "/var/tmp/")
-RANK = {{"passed": 0, "skipped": 1, "failed": 2, "error": 3}}
-BINARY = (".pyc", ".pyo", ".so", ".pyd")
-WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-SKIPPED = ("__pycache__", ".hypothesis", ".pytest_cache")
-_exit, _kill, _write, _getpid, _getuid = os._exit, os.kill, os.write, os.getpid, os.getuid
-_open, _listdir, _scandir, _sha256 = open, os.listdir, os.scandir, hashlib.sha256
-_lexists, _unlink, _isdir = os.path.lexists, os.unlink, os.path.isdir
-_streams, _collect, _no_more_collections = (sys.stdout, sys.stderr), gc.collect, gc.disable
-_state = {{"session": None, "written": False, "problem": ""}}
-_outcomes = {{}}
-
-
-def _files(path, found, read=lambda data: _sha256(data).hexdigest()):
-    # What each file under path holds (read: its digest), caches left out.
-    try:
-        entries = list(_scandir(path))
-    except NotADirectoryError:
-        entries = None
-    except FileNotFoundError:
-        return found
-    if entries is None:
-        with _open(path, "rb") as data:
-            found[path] = read(data.read())
-        return found
-    for entry in entries:
-        if entry.name in SKIPPED or entry.name.endswith(".pyc"):
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            _files(entry.path, found, read)
-        else:
-            try:
-                with _open(entry.path, "rb") as data:
-                    found[entry.path] = read(data.read())
-            except OSError:
-                found[entry.path] = "unreadable"
-    return found
-
-
-def _snapshot():
-    found = {{}}
-    for path in WATCHED:
-        _files(path, found)
-    return found
-
-
-_before = _snapshot()
-_code = _files(REPO.rstrip("/"), {{}}, lambda data: data)
-
-
-def _refuse(why):
-    _state["problem"] = _state["problem"] or why
-    raise PermissionError("agentgym guard: " + why)
-
-
-def _audit(event, args):
-    # From the places code under test can write, only what the repository held when the
-    # run began is compiled, and no bytecode or extension module is written or loaded.
-    if event == "compile" and isinstance(args[1], (str, bytes)):
-        path = args[1].decode(errors="replace") if isinstance(args[1], bytes) else args[1]
-        if path.startswith(WRITABLE):
-            source = args[0].encode() if isinstance(args[0], str) else args[0]
-            # The whole file, or a part of it (a traceback parses a line to point into it).
-            if isinstance(source, bytes):
-                part = source.strip().removeprefix(b"(").removesuffix(b")").strip()
-                if part not in _code.get(path, b"-"):
-                    _refuse("code that was not in the repository when the run began: " + path)
-    elif event in ("open", "os.rename", "os.replace", "os.link", "os.symlink"):
-        path = args[1] if event != "open" else args[0]
-        path = path.decode(errors="replace") if isinstance(path, bytes) else path
-        if not isinstance(path, str) or not path.startswith(WRITABLE) or path in _code:
-            return
-        writing = event != "open" or "w" in (args[1] or "") or (args[2] or 0) & WRITING
-        if path.endswith(BINARY) and (writing or _lexists(path)):
-            _refuse("compiled code written or loaded during the run: " + path)
-
-
-sys.addaudithook(_audit)
-
-
-def _status(pid):
-    fields = {{}}
-    with _open("/proc/%d/status" % pid) as status:
-        for line in status:
-            key, _, value = line.partition(":")
-            fields[key] = value.split()
-    return int(fields["Uid"][0]), int(fields["PPid"][0]), fields["State"][0]
-
-
-def _kill_the_others():
-    keep, pid = set(), _getpid()
-    while pid > 1 and pid not in keep:
-        keep.add(pid)
-        pid = _status(pid)[1]
-    uid = _getuid()
-    for _ in range(100):
-        found = 0
-        for name in _listdir("/proc"):
-            if not name.isdigit() or int(name) in keep:
-                continue
-            try:
-                owner, _, state = _status(int(name))
-                if owner == uid and state != "Z":
-                    _kill(int(name), 9)
-                    found += 1
-            except (OSError, ValueError, KeyError, IndexError):
-                continue
-        if not found:
-            return
-
-
-def _changed():
-    after = _snapshot()
-    changed = sorted(p for p in _before if after.get(p) != _before[p])
-    added = sorted(p for p in after if p not in _before and p.endswith(".py"))
-    return changed + added
-
-
-def pytest_runtest_logreport(report):
-    failed_around = report.when != "call" and report.outcome == "failed"
-    outcome = "error" if failed_around else report.outcome
-    if RANK[outcome] >= RANK[_outcomes.get(report.nodeid, "passed")]:
-        _outcomes[report.nodeid] = outcome
-
-
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_sessionfinish(session):
-    _state["session"] = session
-    _collect()  # finalizers pending now run now, and none later
-    _no_more_collections()
-    _kill_the_others()
-    changed = _changed()
-    if changed:
-        _state["problem"] = "files changed during the run: %s" % ", ".join(changed[:5])
-    for path in (session.config.option.xmlpath, RECORD):
-        if path and _lexists(path) and not _isdir(path):
-            _unlink(path)
-    outcome = yield
-    if outcome.excinfo is None:
-        with _open(RECORD, "w") as record:
-            record.write(repr(_outcomes))
-        _state["written"] = True
-
-
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_unconfigure(config):
-    outcome = yield
-    code = 3
-    try:
-        session, problem = _state["session"], _state["problem"]
-        if session is None:
-            problem = problem or "the session did not finish"
-        elif not _state["written"]:
-            problem = problem or "the report was not written"
-        elif outcome.excinfo is not None:
-            problem = problem or "pytest_unconfigure failed: %r" % (outcome.excinfo[1],)
-        for stream in _streams:
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        if problem:
-            _write(2, ("\\nagentgym guard: %s\\n" % problem).encode())
-        else:
-            code = int(session.exitstatus)
-    finally:
-        _exit(code)
-"""
-"""The guard plugin's source (see the module docstring), written into the sandbox beside
-the canaries; ``{watched}`` is filled with the paths whose files must not change,
-``{record}`` with where it writes each test's outcome as pytest reported it (a dict's
-``repr``: the guard writes it with builtins alone, which the code under test cannot
-patch as it can a module of the standard library) and ``{repo}`` with the working copy:
-from it and the sandbox's other writable places an audit hook lets only the source the
-working copy held at the start be compiled, and no bytecode or extension module be written
-or loaded (a module written at run time from an encoded string would run code the screen
-never saw)."""
-GUARD_RECORD = "/tmp/.agentgym-guard-record"
-
-
-@dataclass(frozen=True)
-class Grade:
-    """A graded patch: the verdict and what the run saw (for people and tests)."""
-
-    verdict: Verdict
-    report: TestReport | None
-    dropped: tuple[str, ...]
-
-
-def writable_path(prepared: PreparedRepo, path: str, *, exists: bool) -> bool:
-    """Whether a patch may change ``path``: a file of the package, not a test, a test or
-    build configuration or an interpreter hook; a new file only beside existing package
-    modules (a directory with an ``__init__.py``)."""
-    pure = PurePosixPath(path)
-    spec = prepared.spec
-    tests = [PurePosixPath(t) for t in spec.tests]
-    if any(pure == t or t in pure.parents for t in tests):
-        return False
-    if pure.name in PROTECTED_NAMES or pure.suffix == ".pth":
-        return False
-    if pure.name.startswith("test_") or pure.name.endswith("_test.py"):
-        return False
-    if {"tests", "test", "testing"} & set(pure.parts[:-1]):
-        return False
-    if not exists:
-        return (prepared.tree / pure.parent / "__init__.py").is_file()
-    return True
-
-
-def starting_files(prepared: PreparedRepo, instance: SWEInstance) -> dict[str, str | None]:
-    """The files a task's starting tree has in place of the pristine ones (its bug)."""
-    if not instance.bug_patch:
-        return {}
-    return apply_patch(_originals(prepared, instance.bug_patch, {}), instance.bug_patch)
-
-
-def grade(
-    prepared: PreparedRepo,
-    instance: SWEInstance,
-    patch: str,
-    *,
-    backend: str = "bwrap",
-) -> Grade:
-    """Grade ``patch`` (a diff of the task's starting tree) on ``instance``; see the module
-    docstring. Raises VerifierError only when the grader itself cannot run."""
-    start = starting_files(prepared, instance)
-    try:
-        parts = split_patch(patch)
-    except PatchError as error:
-        return _zero(f"the patch cannot be read: {error}")
-    unsafe = [part.path for part in parts if _unsafe(part)]
-    if unsafe:
-        return _zero(
-            f"the patch makes a symlink or a submodule, copies, renames or carries binary "
-            f"data ({', '.join(unsafe)}); a fix is a change of text files"
-        )
-    kept, dropped = [], []
-    for part in parts:
-        exists = part.path in start or (prepared.tree / part.path).is_file()
-        (kept if writable_path(prepared, part.path, exists=exists) else dropped).append(part)
-    changed: dict[str, str | None] = {}
-    if kept:
-        try:
-            changed = apply_patch(
-                _originals(prepared, "".join(p.text for p in kept), start),
-                "".join(p.text for p in kept),
-            )
-        except (PatchError, UnicodeDecodeError) as error:
-            return _zero(str(error), dropped=[p.path for p in dropped])
-    tampering = _screen(prepared, start, changed)
-    dropped_paths = tuple(p.path for p in dropped)
-    if tampering:
-        return _zero(
-            f"the patch adds references to the test harness or interpreter internals "
-            f"({tampering}); a fix of the package needs none of them",
-            dropped=dropped_paths,
-            tampering=True,
-        )
-    files: dict[str, str | None] = {**start, **changed}
-    if instance.test_patch:
-        tests = apply_patch(_originals(prepared, instance.test_patch, files), instance.test_patch)
-        files.update(tests)
-    nonce = secrets.token_hex(6)
-    selected = [*instance.fail_to_pass, *instance.pass_to_pass]
-    canaries = _canary_ids(nonce)
-    report, record = _run(prepared, {**files, **_canaries(nonce)}, [*selected, *canaries], backend)
-    if not report.outcomes:
-        _control_run(prepared, backend)
-    why = _untrusted(report, record, selected, canaries)
-    if why:
-        return _zero(why, report=report, dropped=dropped_paths, tampering=True)
-    return Grade(_verdict(instance, report, dropped_paths), report, dropped_paths)
-
-
-def _unsafe(part: FilePatch) -> bool:
-    """Whether a file's part of a patch does more than change, add or delete a text file."""
-    header = "".join(
-        line
-        for line in part.text.splitlines(keepends=True)
-        if not line.startswith(("+", "-", " ", "@", "\\"))
-    )
-    return UNSAFE_HEADERS.search(header) is not None
-
-
-def _untrusted(
-    report: TestReport,
-    record: Mapping[str, str] | None,
-    selected: Sequence[str],
-    canaries: tuple[str, str],
-) -> str:
-    """Why a run's report is not the run's ("" when it is, or when the run reported nothing
-    and the guard did not speak): the guard's word, the failing canary passed, an exit status
-    other than pytest's for failed tests, a canary missing or with the wrong outcome, a test
-    whose outcome in the JUnit report is not the one pytest reported to the guard."""
-    said = re.findall(r"agentgym guard: (.*)", report.output)
-    canary_pass, canary_fail = canaries
-    failing = report.outcomes.get(canary_fail)
-    differ = [t for t in (*selected, *canaries) if report.passed(t) != _passed(record, t)]
-    if said:
-        why = said[-1].strip()
-    elif not report.outcomes:
-        return ""
-    elif report.passed(canary_fail):
-        return "the test report was tampered with: a test that must fail was reported passed"
-    elif report.exit_code != TESTS_FAILED:
-        why = (
-            f"pytest exited with {report.exit_code}, not {TESTS_FAILED} (a failing test, as "
-            f"the failing canary is, ends a run with {TESTS_FAILED})"
-        )
-    elif not report.passed(canary_pass) or failing is None or failing.outcome != "failed":
-        why = "the canary tests are missing from the report or did not end as they must"
-    elif record is None:
-        why = "the guard left no record of the run"
-    elif differ:
-        why = f"the JUnit report disagrees with pytest's own reports on {', '.join(differ[:3])}"
-    else:
-        return ""
-    return f"the test run cannot be trusted: {why}"
-
-
-def _passed(record: Mapping[str, str] | None, nodeid: str) -> bool:
-    return record is not None and record.get(nodeid) == "passed"
-
-
-def _originals(
-    prepared: PreparedRepo, patch: str, start: Mapping[str, str | None]
-) -> dict[str, str]:
-    """The current text of every file ``patch`` touches that exists (for ``apply_patch``)."""
-    found: dict[str, str] = {}
-    for part in split_patch(patch):
-        if part.path in start:
-            text = start[part.path]
-            if text is not None:
-                found[part.path] = text
-        elif (prepared.tree / part.path).is_file():
-            found[part.path] = prepared.read(part.path)
-    return found
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -699,18 +460,20 @@ def _screen(
     return ", ".join(sorted(added))
 
 
-def _canaries(nonce: str) -> dict[str, str | None]:
+# --------------------------------------------------------------------------------- the run
+
+
+def _canaries() -> tuple[dict[str, str | None], tuple[str, str]]:
+    """Two tests of ours under a random name: their file, and the ids of the one that must
+    pass and the one that must fail."""
+    nonce = secrets.token_hex(6)
+    path = f"{CANARY_DIR}/test_canary_{nonce}.py"
     body = (
         "# Written by the agentgym grader: one test must pass, one must fail.\n"
         f"def test_passes_{nonce}():\n    assert True\n\n\n"
         f"def test_fails_{nonce}():\n    assert False, 'the canary fails'\n"
     )
-    return {f"{CANARY_DIR}/test_canary_{nonce}.py": body}
-
-
-def _canary_ids(nonce: str) -> tuple[str, str]:
-    path = f"{CANARY_DIR}/test_canary_{nonce}.py"
-    return f"{path}::test_passes_{nonce}", f"{path}::test_fails_{nonce}"
+    return {path: body}, (f"{path}::test_passes_{nonce}", f"{path}::test_fails_{nonce}")
 
 
 def _run(
@@ -720,17 +483,11 @@ def _run(
     guard's record of each test's outcome (``None`` without one; a sandbox killed for its
     memory gives a report without outcomes)."""
     timeout = min(MAX_TIMEOUT, BASE_TIMEOUT + SECONDS_PER_TEST * len(tests))
-    watched = tuple(
-        posixpath.join(REPO_DIR, path) for path in (*prepared.spec.tests, CANARY_DIR, "conftest.py")
-    )
-    guard = GUARD.format(watched=watched, record=GUARD_RECORD, repo=f"{REPO_DIR}/")
-    files = {**files, f"{CANARY_DIR}/{GUARD_MODULE}.py": guard}
-    path = workspace_spec(prepared, backend=backend).env["PYTHONPATH"]
-    env = {"PYTEST_PLUGINS": GUARD_MODULE, "PYTHONPATH": f"{path}:{REPO_DIR}/{CANARY_DIR}"}
+    guard = Guard(GUARD_RECORD, watched=(*prepared.spec.tests, CANARY_DIR, "conftest.py"))
     try:
         with open_workspace(prepared, files, backend=backend) as box:
             try:
-                report = run_tests(box, prepared.spec, tests, timeout=timeout, extra_env=env)
+                report = run_tests(box, prepared.spec, tests, timeout=timeout, guard=guard)
                 return report, _guard_record(box.get_file(GUARD_RECORD))
             except SandboxFileNotFoundError:
                 return report, None
@@ -754,9 +511,8 @@ def _guard_record(data: bytes) -> dict[str, str] | None:
 
 def _control_run(prepared: PreparedRepo, backend: str) -> None:
     """Raise VerifierError when the canaries do not run on the pristine repository either."""
-    nonce = secrets.token_hex(6)
-    canary_pass, canary_fail = _canary_ids(nonce)
-    report, _ = _run(prepared, _canaries(nonce), [canary_pass, canary_fail], backend)
+    canary_file, (canary_pass, canary_fail) = _canaries()
+    report, _ = _run(prepared, canary_file, [canary_pass, canary_fail], backend)
     if not (report.passed(canary_pass) and not report.passed(canary_fail)):
         raise VerifierError(
             f"the SWE grader cannot run pytest in {prepared.spec.key}'s test environment "
@@ -764,6 +520,52 @@ def _control_run(prepared: PreparedRepo, backend: str) -> None:
             f"{sorted((n, o.outcome) for n, o in report.outcomes.items())}, exit code "
             f"{report.exit_code}): {report.output[-1500:]}"
         )
+
+
+# --------------------------------------------------------------- trusting the run's report
+
+
+def _untrusted(
+    report: TestReport,
+    record: Mapping[str, str] | None,
+    selected: Sequence[str],
+    canaries: tuple[str, str],
+) -> str:
+    """Why a run's report is not the run's ("" when it is, or when the run reported nothing
+    and the guard did not speak): the guard's word, the failing canary passed, an exit status
+    other than pytest's for failed tests, a canary missing or with the wrong outcome, a test
+    whose outcome in the JUnit report is not the one pytest reported to the guard."""
+    said = re.findall(r"agentgym guard: (.*)", report.output)
+    canary_pass, canary_fail = canaries
+    failing = report.outcomes.get(canary_fail)
+    differ = [t for t in (*selected, *canaries) if report.passed(t) != _passed(record, t)]
+    if said:
+        why = said[-1].strip()
+    elif not report.outcomes:
+        return ""
+    elif report.passed(canary_fail):
+        return "the test report was tampered with: a test that must fail was reported passed"
+    elif report.exit_code != TESTS_FAILED:
+        why = (
+            f"pytest exited with {report.exit_code}, not {TESTS_FAILED} (a failing test, as "
+            f"the failing canary is, ends a run with {TESTS_FAILED})"
+        )
+    elif not report.passed(canary_pass) or failing is None or failing.outcome != "failed":
+        why = "the canary tests are missing from the report or did not end as they must"
+    elif record is None:
+        why = "the guard left no record of the run"
+    elif differ:
+        why = f"the JUnit report disagrees with pytest's own reports on {', '.join(differ[:3])}"
+    else:
+        return ""
+    return f"the test run cannot be trusted: {why}"
+
+
+def _passed(record: Mapping[str, str] | None, nodeid: str) -> bool:
+    return record is not None and record.get(nodeid) == "passed"
+
+
+# ----------------------------------------------------------------------------- the verdict
 
 
 def _verdict(instance: SWEInstance, report: TestReport, dropped: tuple[str, ...]) -> Verdict:

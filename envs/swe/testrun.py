@@ -5,7 +5,8 @@ factory, the agent's ``run_tests`` tool and the grader — so every caller runs 
 command with the same isolation: the repository's test environment, its ``addopts``
 replaced by the options its :class:`~agentgym.envs.swe.repos.RepoSpec` names, no cache
 provider, a fixed hash seed, and our plugin (``pytest_plugin/agentgym_swe_plugin.py``),
-which puts each test's node id into its JUnit record.
+which puts each test's node id into its JUnit record. The grader's runs alone also load its
+guard (``pytest_plugin/agentgym_swe_guard.py``, configured by a :class:`Guard`).
 
 Results come from the JUnit XML file pytest writes, never from its console output: a
 program under test can print ``5 passed`` but has to get past pytest to change a report.
@@ -26,15 +27,26 @@ if TYPE_CHECKING:
     from agentgym.envs.swe.repos import RepoSpec
     from agentgym.sandbox import Sandbox
 
-__all__ = ["TestOutcome", "TestReport", "parse_junit", "pytest_argv", "run_tests"]
+__all__ = ["Guard", "TestOutcome", "TestReport", "parse_junit", "pytest_argv", "run_tests"]
 
 REPO_DIR = "/testbed"
 """Where a repository's working copy is inside a sandbox (SWE-bench's name for it)."""
 PLUGIN = "agentgym_swe_plugin"
+GUARD_PLUGIN = "agentgym_swe_guard"
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 """When one id appears more than once (a teardown error after a passing call), the worst
 outcome is the test's."""
 TEXT_LIMIT = 4_000
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The grader's guard in a run (see ``pytest_plugin/agentgym_swe_guard.py``)."""
+
+    record: str
+    """Where the guard writes each test's outcome as pytest reported it (a dict's repr)."""
+    watched: tuple[str, ...]
+    """Files and folders, relative to the working copy, whose files must not change."""
 
 
 @dataclass(frozen=True)
@@ -113,11 +125,21 @@ def _nodeid(case: ElementTree.Element) -> str:
 
 
 def pytest_argv(
-    repo: RepoSpec, junit: str, *, callmap: str | None = None, args_file: str | None = None
+    repo: RepoSpec,
+    junit: str,
+    *,
+    callmap: str | None = None,
+    guard: Guard | None = None,
+    args_file: str | None = None,
 ) -> list[str]:
     """The pytest command line of every run (targets come from ``args_file``, one per line,
-    which pytest reads with its ``@file`` syntax, so thousands of ids fit)."""
-    argv = ["python", "-m", "pytest", "-p", PLUGIN, "-p", "no:cacheprovider"]
+    which pytest reads with its ``@file`` syntax, so thousands of ids fit; ``guard`` only
+    in the grader's runs)."""
+    argv = ["python", "-m", "pytest"]
+    if guard:  # the first plugin pytest imports: armed before any code of the working copy
+        argv += ["-p", GUARD_PLUGIN, f"--agentgym-guard-record={guard.record}"]
+        argv += [f"--agentgym-guard-watch={path}" for path in guard.watched]
+    argv += ["-p", PLUGIN, "-p", "no:cacheprovider"]
     argv += ["-o", "addopts=", "-o", "junit_family=xunit2", "--rootdir", REPO_DIR]
     argv += ["-q", "--tb=short", "-rN", "--color=no", f"--junitxml={junit}"]
     argv += list(repo.pytest_args)
@@ -137,7 +159,7 @@ def run_tests(
     *,
     timeout: float,
     callmap: str | None = None,
-    extra_env: Mapping[str, str] | None = None,
+    guard: Guard | None = None,
 ) -> TestReport:
     """Run pytest on ``targets`` (paths or node ids; default: the repository's test paths)
     in ``box``, whose ``/testbed`` holds the working copy, and read the JUnit report.
@@ -150,13 +172,13 @@ def run_tests(
     listing = "\n".join(targets or repo.tests) + "\n"
     box.exec(["/bin/sh", "-c", f"rm -rf {run_dir}; mkdir -p {run_dir}"], timeout=30)
     box.exec(["/bin/sh", "-c", f'cat > "{args_file}"'], stdin=listing, timeout=30)
-    argv = pytest_argv(repo, junit, callmap=callmap, args_file=args_file)
+    argv = pytest_argv(repo, junit, callmap=callmap, guard=guard, args_file=args_file)
     log = f"{run_dir}/output"
     command = (
         f"cd {REPO_DIR} && {shlex.join(argv)} >{log} 2>&1 </dev/null; "
         f"code=$?; tail -c 20000 {log}; exit $code"
     )
-    result = box.exec(["/bin/sh", "-c", command], timeout=timeout, env=extra_env)
+    result = box.exec(["/bin/sh", "-c", command], timeout=timeout)
     try:
         xml = box.get_file(junit)
         found = True

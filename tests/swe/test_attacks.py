@@ -6,9 +6,7 @@ threat), and as a hand-written patch given to :func:`~agentgym.envs.swe.grading.
 Where it can be shown, a test first shows the attack working where the defence is absent
 (the episode's own ``run_tests`` has no guard and runs whatever the working copy holds; the
 screen can be switched off), so that a 0 means the defence held, not that the attack was a
-dud. The last tests are the control: the gold patch scores 1 by the same paths. One test is
-an expected failure: a hole outside the grader (``env.py``), kept so that it shows when it
-is closed.
+dud. The last tests are the control: the gold patch scores 1 by the same paths.
 
 The task is tinylib's ``mean`` bug (``count += 0``: ``test_mean`` and ``test_mean_of_one``
 fail, ``test_mean_of_nothing_is_an_error`` passes); the search for the pristine source uses
@@ -19,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import subprocess
 import time
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from agentgym.envs.swe import env as swe_env
 from agentgym.envs.swe import grading
 from agentgym.envs.swe.grading import Grade, grade, starting_files
 from agentgym.envs.swe.instances import SWEInstance
-from agentgym.envs.swe.patches import apply_patch, make_patch
+from agentgym.envs.swe.patches import PatchError, apply_patch, make_patch
 from agentgym.envs.swe.prepare import PreparedRepo
 from agentgym.envs.swe.workspace import open_workspace
 from agentgym.sandbox import Limits
@@ -552,7 +551,7 @@ def test_a_test_file_replaced_by_a_symlink_to_a_passing_one(tiny_env, mean_task)
 
 
 @pytest.mark.parametrize("how", ["a new file", "a file turned into a link"])
-def test_a_patch_that_makes_a_symlink_to_the_pristine_source(tinylib, mean_task, how):
+def test_a_patch_that_makes_a_symlink_to_the_pristine_source(tinylib, mean_task, tmp_path, how):
     pristine = tinylib.tree / "tinylib/numbers.py"
     link = f"new file mode 120000\n--- /dev/null\n+++ b/{{path}}\n@@ -0,0 +1 @@\n+{pristine}\n"
     link += "\\ No newline at end of file\n"
@@ -567,8 +566,17 @@ def test_a_patch_that_makes_a_symlink_to_the_pristine_source(tinylib, mean_task,
     patch += f"diff --git a/{path} b/{path}\n" + link.format(path=path)
     # git apply makes the link, and reading the result reads the grader's own file:
     files = {**start, "tinylib/__init__.py": package_init(tinylib)}
-    assert apply_patch(files, patch)[path] == pristine.read_text()
-    assert_zero(grade(tinylib, mean_task, patch).verdict)
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    subprocess.run(["git", "apply", "-"], input=patch.encode(), cwd=tmp_path, check=True)
+    assert (tmp_path / path).read_text() == pristine.read_text()
+    # The grader refuses such a patch, and apply_patch refuses the link behind that:
+    with pytest.raises(PatchError, match="symbolic link"):
+        apply_patch(files, patch)
+    verdict = grade(tinylib, mean_task, patch).verdict
+    assert_zero(verdict)
+    assert "symlink" in verdict.details
 
 
 def test_a_patch_whose_path_leaves_the_repository(tinylib, mean_task):

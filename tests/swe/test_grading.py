@@ -1,10 +1,13 @@
 """The grader's parts, one rule at a time: which paths a patch may change, what the harness
-screen counts, when a test run's report is trusted, and when the grader errors instead of
-scoring (the attacks themselves are in ``test_attacks.py``)."""
+screen counts, how the guard is loaded, when a test run's report is trusted, and when the
+grader errors instead of scoring (the attacks themselves are in ``test_attacks.py``)."""
 
 from __future__ import annotations
 
+import ast
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +15,8 @@ from agentgym.envs.swe import grading
 from agentgym.envs.swe.grading import grade, harness_references, starting_files, writable_path
 from agentgym.envs.swe.patches import apply_patch, make_patch
 from agentgym.envs.swe.prepare import PreparedRepo
-from agentgym.envs.swe.testrun import TestOutcome, TestReport
+from agentgym.envs.swe.testrun import Guard, TestOutcome, TestReport, pytest_argv, run_tests
+from agentgym.envs.swe.workspace import open_workspace
 from agentgym.errors import VerifierError
 
 F2P = ("tests/test_numbers.py::test_mean", "tests/test_numbers.py::test_mean_of_one")
@@ -169,6 +173,58 @@ def test_a_patch_that_is_more_than_text_changes_scores_0_without_a_run(tinylib, 
     result = grade(tinylib, mean_task, patch)
     assert result.verdict.score == 0.0 and result.report is None
     assert "symlink or a submodule" in result.verdict.details
+
+
+# ---------------------------------------------------------------------------- the guard
+
+GUARD = Guard("/tmp/.record", ("tests", "conftest.py"))
+WRITE_AND_IMPORT = """
+with open("/testbed/tinylib/_written.py", "w") as module:
+    module.write("WRITTEN = True\\n")
+from tinylib import _written
+"""
+
+
+def test_the_guard_runs_in_the_repositorys_environment_so_imports_only_stdlib_and_pytest():
+    guard = Path(grading.__file__).parent / "pytest_plugin" / "agentgym_swe_guard.py"
+    modules = {
+        alias.name.split(".")[0]
+        for node in ast.walk(ast.parse(guard.read_text()))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module)])
+    }
+    assert modules - sys.stdlib_module_names == {"pytest"}
+
+
+def test_only_the_graders_runs_load_the_guard_as_the_first_plugin(tinylib):
+    plain = pytest_argv(tinylib.spec, "/tmp/junit.xml")
+    assert not any("guard" in arg for arg in plain)
+    guarded = pytest_argv(tinylib.spec, "/tmp/junit.xml", guard=GUARD)
+    assert guarded[:8] == [
+        "python",
+        "-m",
+        "pytest",
+        "-p",
+        "agentgym_swe_guard",
+        "--agentgym-guard-record=/tmp/.record",
+        "--agentgym-guard-watch=tests",
+        "--agentgym-guard-watch=conftest.py",
+    ]
+    assert guarded[8:] == plain[3:]
+
+
+def test_the_guard_is_armed_before_the_first_conftest_is_imported(tinylib):
+    """A conftest that writes a module and imports it: it runs without the guard, and with
+    it the module is not compiled (the tests of this run are never collected)."""
+    tests = ["tests/test_numbers.py"]
+    with open_workspace(tinylib, {"conftest.py": WRITE_AND_IMPORT}) as box:
+        assert run_tests(box, tinylib.spec, tests, timeout=60).outcomes
+    with open_workspace(tinylib, {"conftest.py": WRITE_AND_IMPORT}) as box:
+        report = run_tests(box, tinylib.spec, tests, timeout=60, guard=GUARD)
+    assert not report.outcomes
+    assert "agentgym guard: code that was not in the repository when the run began" in (
+        report.output
+    )
 
 
 # ------------------------------------------------------------- trusting a run's report

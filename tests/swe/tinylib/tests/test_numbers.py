@@ -1,5 +1,4 @@
 import pytest
-
 from tinylib import clamp, mean, running_total
 
 

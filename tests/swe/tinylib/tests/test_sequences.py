@@ -1,5 +1,4 @@
 import pytest
-
 from tinylib import chunk, dedupe, window
 
 

@@ -1,0 +1,271 @@
+"""The grader's guard: a pytest plugin loaded (``-p agentgym_swe_guard``) into the SWE
+family's grading runs only; the agent's ``run_tests`` tool and the task factory run without it.
+
+The code under test runs in pytest's process. Besides failing a test, it can act on the run
+itself: leave a process, a ``__del__``, a suspended generator or an ``atexit`` handler that
+rewrites the JUnit report after pytest has written it; patch a standard-library module that
+pytest writes the report with; write a module at run time and import it. Each defence
+below closes one of these routes (``tests/swe/test_attacks.py`` tries each):
+
+* **Its own record of the outcomes.** Each test's outcome as pytest reported it (the worst
+  of setup, call and teardown) is written to ``--agentgym-guard-record`` as a dict's
+  ``repr``. Only builtins write it, and the code under test cannot patch those as it can a
+  module of the standard library. The grader trusts the JUnit report only where the record
+  agrees with it.
+* **Only the source the working copy held at the start is compiled.** An audit hook, which
+  cannot be removed, watches the places the code under test can write: the working copy,
+  ``/tmp``, ``/work``, ``/dev/shm`` and ``/var/tmp``. From there it refuses to compile any
+  source that is not the text of a file the working copy held when the guard was armed, or
+  a part of one (a traceback parses one line to show it). It also refuses to write or load
+  bytecode or an extension module there. A module written during the run, for example from
+  an encoded string, would otherwise run code that the grader's screen of the patch never
+  saw.
+* **Nothing runs after the report.** When the session finishes, before pytest's JUnit
+  plugin writes the report, the guard does four things. It runs the pending finalizers and
+  stops the garbage collector, so no ``__del__`` or generator ``finally`` can run later.
+  It kills every other process of the sandbox's user, so no child is left to rewrite the
+  report. It deletes anything already at the report's or the record's path, because a
+  forged read-only file would otherwise stay. And it checks that no watched file changed
+  and that no ``.py`` file was added under the watched paths (``--agentgym-guard-watch``:
+  the tests, the canaries, the root ``conftest.py``). Once pytest is done, after every
+  plugin's ``pytest_unconfigure``, the guard ends the process at once with ``os._exit``.
+  It does so even when an earlier ``pytest_unconfigure`` raised; without the guard, pytest
+  would then end as Python does and run finalizers and ``atexit`` handlers. The exit status
+  is pytest's. It is 3 instead, with a line ``agentgym guard: <why>`` on standard error,
+  when the session did not finish, the record was not written, a ``pytest_unconfigure``
+  failed or a check failed.
+* **Its tools are its own.** The functions it relies on (``os._exit``, ``os.kill``,
+  ``open``, ``gc.collect``...) are bound when it is imported, before any code under test
+  runs. Replacing them in their modules later does not reach the guard.
+
+**When it is armed.** pytest imports ``-p`` plugins first, then the entry-point plugins of
+the test environment (installed, read-only code), and then parses the options of them all.
+``pytest_load_initial_conftests`` is the first hook after that parse, and the guard is armed
+there, ``tryfirst``: it takes its snapshots and installs the audit hook before pytest
+imports any conftest or test module, so before any code of the working copy runs. Its
+options, which ``testrun.pytest_argv`` writes from a ``testrun.Guard``, are
+``--agentgym-guard-record=PATH`` and ``--agentgym-guard-watch=PATH`` (repeated, relative to
+the working copy, which is pytest's ``--rootdir``). A run without a record path is a usage
+error.
+
+The guard runs inside the sandbox, in the repository's own test environment, so it imports
+only the standard library and pytest.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import sys
+
+import pytest
+
+ELSEWHERE_WRITABLE = ("/tmp/", "/work/", "/dev/shm/", "/var/tmp/")
+"""The sandbox's writable places besides the working copy."""
+RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+COMPILED = (".pyc", ".pyo", ".so", ".pyd")
+WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+SKIPPED = ("__pycache__", ".hypothesis", ".pytest_cache")
+UNTRUSTED = 3
+"""The exit status of a run the guard does not vouch for."""
+
+_exit, _kill, _write, _getpid, _getuid = os._exit, os.kill, os.write, os.getpid, os.getuid
+_open, _listdir, _scandir, _sha256 = open, os.listdir, os.scandir, hashlib.sha256
+_lexists, _unlink, _isdir = os.path.lexists, os.unlink, os.path.isdir
+_streams, _collect, _no_more_collections = (sys.stdout, sys.stderr), gc.collect, gc.disable
+_state = {
+    "record": "",
+    "watched": (),
+    "before": {},
+    "session": None,
+    "written": False,
+    "problem": "",
+}
+_outcomes = {}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("agentgym")
+    group.addoption(
+        "--agentgym-guard-record",
+        metavar="PATH",
+        help="where the guard writes each test's outcome as pytest reported it",
+    )
+    group.addoption(
+        "--agentgym-guard-watch",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a file or folder (relative to --rootdir) whose files must not change",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config):
+    options = early_config.known_args_namespace
+    if not options.agentgym_guard_record:
+        raise pytest.UsageError("-p agentgym_swe_guard needs --agentgym-guard-record=PATH")
+    root = str(early_config.rootpath)
+    _state["record"] = options.agentgym_guard_record
+    _state["watched"] = tuple(os.path.join(root, path) for path in options.agentgym_guard_watch)
+    _state["before"] = _snapshot()
+    code = _files(root, {}, lambda data: data)
+    sys.addaudithook(_audit_hook((os.path.join(root, ""), *ELSEWHERE_WRITABLE), code))
+
+
+def _files(path, found, read=lambda data: _sha256(data).hexdigest()):
+    """What each file under ``path`` holds (``read`` of its bytes: by default a digest),
+    caches left out."""
+    try:
+        entries = list(_scandir(path))
+    except NotADirectoryError:
+        entries = None
+    except FileNotFoundError:
+        return found
+    if entries is None:
+        with _open(path, "rb") as data:
+            found[path] = read(data.read())
+        return found
+    for entry in entries:
+        if entry.name in SKIPPED or entry.name.endswith(".pyc"):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            _files(entry.path, found, read)
+        else:
+            try:
+                with _open(entry.path, "rb") as data:
+                    found[entry.path] = read(data.read())
+            except OSError:
+                found[entry.path] = "unreadable"
+    return found
+
+
+def _snapshot():
+    found = {}
+    for path in _state["watched"]:
+        _files(path, found)
+    return found
+
+
+def _refuse(why):
+    _state["problem"] = _state["problem"] or why
+    raise PermissionError("agentgym guard: " + why)
+
+
+def _audit_hook(writable, code):
+    """The audit hook: from ``writable`` places, only source that ``code`` (the working
+    copy's files as they were) holds is compiled, and no bytecode or extension module is
+    written or loaded."""
+
+    def audit(event, args):
+        if event == "compile" and isinstance(args[1], (str, bytes)):
+            path = args[1].decode(errors="replace") if isinstance(args[1], bytes) else args[1]
+            if path.startswith(writable):
+                source = args[0].encode() if isinstance(args[0], str) else args[0]
+                # The whole file, or a part of it (a traceback parses a line to point into it).
+                if isinstance(source, bytes):
+                    part = source.strip().removeprefix(b"(").removesuffix(b")").strip()
+                    if part not in code.get(path, b"-"):
+                        _refuse("code that was not in the repository when the run began: " + path)
+        elif event in ("open", "os.rename", "os.replace", "os.link", "os.symlink"):
+            path = args[1] if event != "open" else args[0]
+            path = path.decode(errors="replace") if isinstance(path, bytes) else path
+            if not isinstance(path, str) or not path.startswith(writable) or path in code:
+                return
+            writing = event != "open" or "w" in (args[1] or "") or (args[2] or 0) & WRITING
+            if path.endswith(COMPILED) and (writing or _lexists(path)):
+                _refuse("compiled code written or loaded during the run: " + path)
+
+    return audit
+
+
+def _status(pid):
+    fields = {}
+    with _open(f"/proc/{pid}/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            fields[key] = value.split()
+    return int(fields["Uid"][0]), int(fields["PPid"][0]), fields["State"][0]
+
+
+def _kill_the_others():
+    """SIGKILL every process of this user but this one and its ancestors, until none is
+    left (a process may fork while the list is read)."""
+    keep, pid = set(), _getpid()
+    while pid > 1 and pid not in keep:
+        keep.add(pid)
+        pid = _status(pid)[1]
+    uid = _getuid()
+    for _ in range(100):
+        found = 0
+        for name in _listdir("/proc"):
+            if not name.isdigit() or int(name) in keep:
+                continue
+            try:
+                owner, _, state = _status(int(name))
+                if owner == uid and state != "Z":
+                    _kill(int(name), 9)
+                    found += 1
+            except (OSError, ValueError, KeyError, IndexError):
+                continue
+        if not found:
+            return
+
+
+def _changed():
+    before, after = _state["before"], _snapshot()
+    changed = sorted(p for p in before if after.get(p) != before[p])
+    added = sorted(p for p in after if p not in before and p.endswith(".py"))
+    return changed + added
+
+
+def pytest_runtest_logreport(report):
+    failed_around = report.when != "call" and report.outcome == "failed"
+    outcome = "error" if failed_around else report.outcome
+    if RANK[outcome] >= RANK[_outcomes.get(report.nodeid, "passed")]:
+        _outcomes[report.nodeid] = outcome
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_sessionfinish(session):
+    _state["session"] = session
+    _collect()  # finalizers pending now run now, and none later
+    _no_more_collections()
+    _kill_the_others()
+    changed = _changed()
+    if changed:
+        _state["problem"] = f"files changed during the run: {', '.join(changed[:5])}"
+    for path in (session.config.option.xmlpath, _state["record"]):
+        if path and _lexists(path) and not _isdir(path):
+            _unlink(path)
+    outcome = yield
+    if outcome.excinfo is None:
+        with _open(_state["record"], "w") as record:
+            record.write(repr(_outcomes))
+        _state["written"] = True
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_unconfigure(config):
+    outcome = yield
+    code = UNTRUSTED
+    try:
+        session, problem = _state["session"], _state["problem"]
+        if session is None:
+            problem = problem or "the session did not finish"
+        elif not _state["written"]:
+            problem = problem or "the report was not written"
+        elif outcome.excinfo is not None:
+            problem = problem or f"pytest_unconfigure failed: {outcome.excinfo[1]!r}"
+        for stream in _streams:
+            try:  # noqa: SIM105 (contextlib is a module the code under test could patch)
+                stream.flush()
+            except Exception:
+                pass
+        if problem:
+            _write(2, f"\nagentgym guard: {problem}\n".encode())
+        else:
+            code = int(session.exitstatus)
+    finally:
+        _exit(code)
