@@ -244,8 +244,19 @@ class ShellSession(Session):
         return self._shell.pid
 
     def _kill_shell(self) -> None:
+        """Kill the shell, then let its launcher reap it and exit.
+
+        Killed together, the launcher (``nsenter``) could die first and orphan the shell
+        inside the sandbox's PID namespace, whose init (a ``sleep``) never reaps: the shell
+        would stay a zombie of the sandbox's uid until the sandbox closed, and the close
+        would wait for the host's init to reap it (a second or two).
+        """
         assert self._shell
-        kill_pids([*descendants(self._shell.pid), self._shell.pid])
+        kill_pids(descendants(self._shell.pid))
+        try:
+            self._shell.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            kill_pids([self._shell.pid])
 
     def _release_pipes(self) -> None:
         assert self._shell
