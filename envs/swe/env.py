@@ -39,6 +39,8 @@ OUTPUT_LIMIT = 10_000
 VIEW_LINES = 400
 SEARCH_LINES = 100
 PATCH_END = "AGENTGYM_PATCH_END"
+STATE = "git status --porcelain -uall; git diff"
+"""What the working copy's state key digests: which files changed, and how."""
 ZERO_COMPONENTS = {"fail_to_pass": 0.0, "pass_to_pass": 0.0, "dropped_files": 0.0, "tampering": 0.0}
 
 
@@ -112,6 +114,7 @@ class SWEWorld:
     start: Mapping[str, str | None]
     box: Sandbox
     shell: Session
+    probe: Session  # our own shell in the sandbox, for the state key (the agent's is busy)
     backend: str = "bwrap"
     last: str = ""
     patch: str | None = None
@@ -132,12 +135,12 @@ class SWETask(Task[SWEWorld]):
         start = starting_files(prepared, instance)
         box = open_workspace(prepared, start, backend=self.backend, git=True)
         try:
-            shell = box.session()
+            shell, probe = box.session(), box.session()
             shell.run(f"cd {REPO_DIR}")
         except BaseException:
             box.close()
             raise
-        world = SWEWorld(instance, prepared, start, box, shell, self.backend)
+        world = SWEWorld(instance, prepared, start, box, shell, probe, self.backend)
         goal = (
             f"You are working in a checkout of the Python repository {instance.repo} "
             f"{instance.version} at {REPO_DIR} (a git repository; its tests run with pytest). "
@@ -167,6 +170,7 @@ class SWETask(Task[SWEWorld]):
 
     def teardown(self, world: SWEWorld) -> None:
         world.shell.close()
+        world.probe.close()
         world.box.close()
 
 
@@ -407,9 +411,8 @@ class SWEEnv(TaskEnv[SWEWorld]):
         if world.patch is not None:
             tree = _digest(world.patch)
         else:
-            status = world.box.exec(
-                ["/bin/sh", "-c", "git status --porcelain -uall; git diff"], cwd=REPO_DIR
-            )
+            # In a shell of our own (a fresh process tree per step would cost ten times more).
+            status = world.probe.run(f"cd {REPO_DIR} && {{ {STATE} ; }} 2>&1 | sha256sum")
             tree = _digest(status.stdout)
         return json.dumps([world.instance.instance_id, tree, _digest(world.last)])
 

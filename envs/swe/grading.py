@@ -54,6 +54,7 @@ credit for analysis, not reward).
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import secrets
@@ -387,6 +388,13 @@ def harness_references(source: str) -> dict[str, int]:
     strings), :data:`CAPABILITY_NAMES`, :data:`CAPABILITY_PARTS` and
     :data:`IMPORTED_NAMES` (in code); see there for the rules. Only names that occur are
     in the result."""
+    return dict(_references(source))
+
+
+@functools.lru_cache(maxsize=256)
+def _references(source: str) -> tuple[tuple[str, int], ...]:
+    """:func:`harness_references`, remembered: a task's starting and pristine files are
+    screened again at every grading, and a large module takes a tenth of a second."""
     names = (*HARNESS_NAMES, *CAPABILITY_NAMES, *IMPORTED_NAMES, *CAPABILITY_PARTS)
     counts = dict.fromkeys(names, 0)
     try:
@@ -419,27 +427,32 @@ def harness_references(source: str) -> dict[str, int]:
             previous = token.string
     for name, pattern in _DOTTED.items():
         counts[name] = len(pattern.findall(source))
-    for name in DYNAMIC_ATTRIBUTES:
-        counts[name] -= _literal_attribute_calls(source, name)
-    return {name: count for name, count in counts.items() if count > 0}
+    for name, literal in _literal_attribute_calls(source).items():
+        counts[name] -= literal
+    return tuple((name, count) for name, count in counts.items() if count > 0)
 
 
-def _literal_attribute_calls(source: str, name: str) -> int:
-    """The calls ``name(obj, "literal", ...)`` in ``source``: attribute access spelled out."""
+def _literal_attribute_calls(source: str) -> dict[str, int]:
+    """How many calls ``getattr(obj, "literal", ...)`` (and ``setattr``, ``delattr``)
+    ``source`` makes: attribute access spelled out, which the screen does not count."""
+    found = dict.fromkeys(DYNAMIC_ATTRIBUTES, 0)
+    if not any(name in source for name in DYNAMIC_ATTRIBUTES):
+        return found
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return 0
-    return sum(
-        1
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == name
-        and len(node.args) >= 2
-        and isinstance(node.args[1], ast.Constant)
-        and isinstance(node.args[1].value, str)
-    )
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return found
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in found
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            found[node.func.id] += 1
+    return found
 
 
 def _screen(

@@ -170,15 +170,15 @@ def run_tests(
     run_dir = "/tmp/.agentgym-pytest"
     junit, args_file = f"{run_dir}/junit.xml", f"{run_dir}/targets"
     listing = "\n".join(targets or repo.tests) + "\n"
-    box.exec(["/bin/sh", "-c", f"rm -rf {run_dir}; mkdir -p {run_dir}"], timeout=30)
-    box.exec(["/bin/sh", "-c", f'cat > "{args_file}"'], stdin=listing, timeout=30)
     argv = pytest_argv(repo, junit, callmap=callmap, guard=guard, args_file=args_file)
     log = f"{run_dir}/output"
+    # One process tree for all of it (each costs milliseconds): the targets come on stdin.
     command = (
+        f"rm -rf {run_dir} && mkdir -p {run_dir} && cat >{args_file} && "
         f"cd {REPO_DIR} && {shlex.join(argv)} >{log} 2>&1 </dev/null; "
-        f"code=$?; tail -c 20000 {log}; exit $code"
+        f"code=$?; tail -c 20000 {log} 2>/dev/null; exit $code"
     )
-    result = box.exec(["/bin/sh", "-c", command], timeout=timeout)
+    result = box.exec(["/bin/sh", "-c", command], timeout=timeout, stdin=listing)
     try:
         xml = box.get_file(junit)
         found = True

@@ -11,10 +11,12 @@ and an installed copy of the package under repair is its unbroken source.
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
 import sys
 import sysconfig
+import tarfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,18 +110,43 @@ def open_workspace(
     return box
 
 
+_WRITE = """set -e
+staged=$(mktemp -d)
+tar -x -f - -C "$staged"
+i=0
+for entry do
+  target=${entry#?}
+  case $entry in
+    -*) rm -f -- "$target" ;;
+    *) mkdir -p -- "$(dirname -- "$target")"; cat "$staged/$i" >"$target" ;;
+  esac
+  i=$((i + 1))
+done
+rm -rf "$staged"
+"""
+"""Writes each staged file over its target in place (``cat >``: the target keeps its inode and
+mode) and deletes the targets marked ``-``: one process tree for any number of files."""
+
+
 def write_files(box: Sandbox, files: Mapping[str, str | None]) -> None:
     """Write (text) or delete (``None``) files of the working copy, in place as the
     sandbox's user (the prepared tree's files are writable by others)."""
-    for path, text in files.items():
-        target = posixpath.join(REPO_DIR, path)
-        if text is None:
-            script, stdin = 'rm -f -- "$1"', b""
-        else:
-            script, stdin = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', text.encode()
-        done = box.exec(["/bin/sh", "-c", script, "write", target], stdin=stdin, timeout=30)
-        if not done.ok:
-            raise OSError(f"could not write {target} in the sandbox: {done.stderr.strip()}")
+    if not files:
+        return
+    buffer = io.BytesIO()
+    entries = []
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for index, (path, text) in enumerate(files.items()):
+            target = posixpath.join(REPO_DIR, path)
+            entries.append(f"-{target}" if text is None else f"+{target}")
+            data = (text or "").encode("utf-8", "surrogateescape")
+            member = tarfile.TarInfo(str(index))
+            member.size, member.mode = len(data), 0o600
+            archive.addfile(member, io.BytesIO(data))
+    argv = ["/bin/sh", "-c", _WRITE, "write", *entries]
+    done = box.exec(argv, stdin=buffer.getvalue(), timeout=60)
+    if not done.ok:
+        raise OSError(f"could not write {sorted(files)} in the sandbox: {done.stderr.strip()}")
 
 
 def _interpreter_home(prepared: PreparedRepo) -> list[str]:
