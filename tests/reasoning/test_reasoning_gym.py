@@ -7,12 +7,12 @@ is particular to the adapter.
 import builtins
 import importlib.metadata
 import itertools
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hash_seeds import outputs_under_two_hash_seeds
 
 pytest.importorskip("reasoning_gym")
 
@@ -195,16 +195,7 @@ def test_a_task_id_names_the_same_question_in_another_process():
         " for i in range(3)]\n"
         "print(hashlib.sha256(repr(items).encode()).hexdigest())\n"
     )
-    digests = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            env={**os.environ, "PYTHONHASHSEED": seed},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in ("1", "2")
-    }
+    digests = outputs_under_two_hash_seeds(code)
     assert len(digests) == 1
 
 

@@ -7,14 +7,12 @@ import difflib
 import fractions
 import heapq
 import inspect
-import os
 import random
 import statistics
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from hash_seeds import outputs_under_two_hash_seeds
 
 from agentgym.envs.swe import mutate
 from agentgym.envs.swe.mutate import OPERATORS, apply, combine, find_mutations
@@ -549,16 +547,7 @@ def test_the_same_source_gives_the_same_mutations_in_any_process():
         "from agentgym.envs.swe.mutate import find_mutations\n"
         "print(hashlib.sha256(repr(find_mutations(inspect.getsource(difflib))).encode()).hexdigest())\n"
     )
-    digests = {
-        subprocess.run(
-            [sys.executable, "-c", script],
-            env={**os.environ, "PYTHONHASHSEED": seed},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in ("1", "2")
-    }
+    digests = outputs_under_two_hash_seeds(script)
     assert len(digests) == 1
 
 
