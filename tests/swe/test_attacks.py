@@ -200,17 +200,6 @@ RUN_A_STRING = {
 # ---------------------------------------------------------------------------------- helpers
 
 
-@pytest.fixture(scope="module")
-def mean_task(tiny_tasks) -> SWEInstance:
-    task = next(t for t in tiny_tasks[1] if t.fail_to_pass == F2P)
-    return task
-
-
-@pytest.fixture(scope="module")
-def window_task(tiny_tasks) -> SWEInstance:
-    return next(t for t in tiny_tasks[1] if "test_window" in t.fail_to_pass[0])
-
-
 @pytest.fixture
 def grading_uids(monkeypatch) -> list[int]:
     """The uids of the sandboxes the grader opens (a spy: the sandboxes are real)."""

@@ -17,7 +17,7 @@ def test_the_package_files_are_the_sources_and_the_tests_are_not(tinylib):
 def test_every_task_breaks_its_fail_to_pass_tests_and_its_gold_patch_resolves_it(
     tinylib, tiny_tasks
 ):
-    _, tasks = tiny_tasks
+    tasks = tiny_tasks[2]
     assert [t.difficulty for t in tasks] == ["easy", "easy", "medium"]
     for task in tasks:
         assert task.fail_to_pass and not set(task.fail_to_pass) & set(task.pass_to_pass)
@@ -27,7 +27,7 @@ def test_every_task_breaks_its_fail_to_pass_tests_and_its_gold_patch_resolves_it
 
 
 def test_a_medium_task_has_two_changes_in_one_file(tiny_tasks):
-    medium = next(t for t in tiny_tasks[1] if t.difficulty == "medium")
+    medium = next(t for t in tiny_tasks[2] if t.difficulty == "medium")
     assert len(medium.mutations) == 2
     assert len({m["path"] for m in medium.mutations}) == 1
     assert [p.path for p in split_patch(medium.bug_patch)] == [medium.mutations[0]["path"]]
@@ -35,11 +35,11 @@ def test_a_medium_task_has_two_changes_in_one_file(tiny_tasks):
 
 def test_the_factory_is_deterministic_for_a_seed(tinylib, tiny_tasks):
     again, _ = make_tasks(tinylib, {"easy": 2, "medium": 1})
-    assert [t.instance_id for t in again] == [t.instance_id for t in tiny_tasks[1]]
+    assert [t.instance_id for t in again] == [t.instance_id for t in tiny_tasks[2]]
 
 
 def test_the_problem_statement_names_the_failing_tests_but_not_the_change(tinylib, tiny_tasks):
-    for task in tiny_tasks[1]:
+    for task in tiny_tasks[2]:
         statement = task.problem_statement
         assert all(nodeid in statement for nodeid in task.fail_to_pass)
         fixed = starting_files(tinylib, task)

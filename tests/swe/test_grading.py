@@ -23,11 +23,6 @@ F2P = ("tests/test_numbers.py::test_mean", "tests/test_numbers.py::test_mean_of_
 CANARIES = ("agentgym_canary/test_c.py::test_passes_c", "agentgym_canary/test_c.py::test_fails_c")
 
 
-@pytest.fixture(scope="module")
-def mean_task(tiny_tasks):
-    return next(t for t in tiny_tasks[1] if t.fail_to_pass == F2P)
-
-
 def run_report(exit_code: int = 1, output: str = "", **outcomes: str) -> TestReport:
     """A report whose tests (``name=outcome``; ``f2p0``, ``p2p0``, ``canary_pass`` and
     ``canary_fail`` stand for the ids) ended so."""
