@@ -10,7 +10,16 @@ from verifiers and whose every task has an oracle, checked by a conformance chec
 """
 
 from agentgym.checker import check_env
-from agentgym.core import SPLITS, DataTaskSet, Env, GeneratedTaskSet, Task, TaskSet, Verdict
+from agentgym.core import (
+    SPLITS,
+    DataTaskSet,
+    Env,
+    GeneratedTaskSet,
+    Task,
+    TaskSet,
+    UserModel,
+    Verdict,
+)
 from agentgym.errors import (
     AgentGymError,
     ConformanceError,
@@ -59,6 +68,7 @@ __all__ = [
     "TurnBasedEnv",
     "UnknownEnvError",
     "UsageError",
+    "UserModel",
     "Verdict",
     "__version__",
     "check_env",

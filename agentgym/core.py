@@ -48,7 +48,16 @@ import numpy as np
 
 from agentgym.errors import TaskError
 
-__all__ = ["SPLITS", "DataTaskSet", "Env", "GeneratedTaskSet", "Task", "TaskSet", "Verdict"]
+__all__ = [
+    "SPLITS",
+    "DataTaskSet",
+    "Env",
+    "GeneratedTaskSet",
+    "Task",
+    "TaskSet",
+    "UserModel",
+    "Verdict",
+]
 
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 """The standard splits. Train on ``train``, tune on ``dev``, report on ``test``."""
@@ -363,3 +372,28 @@ class DataTaskSet(TaskSet):
                 f"unknown task id {task_id!r}; this dataset has {len(self._by_id)} tasks "
                 f"with ids like {some}"
             ) from None
+
+
+class UserModel(ABC):
+    """A model that plays the *user* of a conversation env (a customer, a patient).
+
+    Envs whose tasks are conversations with a simulated person (``usersim/*``) play that
+    person with a scripted user by default, and with any ``UserModel`` handed to them as
+    ``make(..., user=model)``. The evaluator builds one from an agent spec (``agentgym eval
+    --user smollm2``: any LLM agent can play the user), and records its tokens in the ledger
+    apart from the agent's. The env speaks to it in plain text, synchronously, from its own
+    thread; a model is used by one episode at a time.
+    """
+
+    @abstractmethod
+    def start(self, instructions: str, *, seed: int | None) -> None:
+        """Begin a conversation: ``instructions`` are the user's system prompt (who they are,
+        what they want, how to end the conversation); ``seed`` seeds its sampling."""
+
+    @abstractmethod
+    def reply(self, message: str) -> str:
+        """The user's next message in answer to ``message`` (the agent's, or a tool's result
+        for a user who has tools)."""
+
+    def close(self) -> None:  # noqa: B027 (optional hook: most models hold nothing)
+        """Release what the conversation holds (default: nothing)."""

@@ -39,12 +39,13 @@ __all__ = [
     "EpisodeWriter",
     "StepRecord",
     "TokenRecord",
+    "UserTurnRecord",
     "jsonable",
     "read_episodes",
     "rewrite_episodes",
 ]
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 """``MAJOR.MINOR``. Readers accept any minor of their major; a new major is a breaking change."""
 
 Status = Literal["ok", "truncated", "errored"]
@@ -96,6 +97,25 @@ class StepRecord:
 
 
 @dataclass
+class UserTurnRecord:
+    """One message of a model that played the user (conversation envs, ``--user``): kept
+    apart from the agent's steps, so a trainer never learns from the user's tokens.
+
+    Attributes:
+        after_step: how many agent steps had been taken when the user wrote it (0: during
+            the reset, the user's opening message).
+        text: the user's message as the env received it.
+        tokens: the user model's exact tokens, when its backend gives them.
+        usage: prompt and completion token counts.
+    """
+
+    after_step: int
+    text: str
+    tokens: TokenRecord | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class EpisodeSpec:
     """Everything needed to re-run the episode."""
 
@@ -111,6 +131,10 @@ class EpisodeSpec:
     iteration: int | None = None
     """The training iteration that played the episode (a trainer's ledger); ``None`` in an
     evaluation. Added in schema 1.1; a 1.0 record reads as ``None``."""
+    user: str | None = None
+    """The agent spec of the model that played the user (``--user``); ``None`` when the env
+    played its own user (a scripted one) or has none. Added in schema 1.2, and written only
+    when set."""
 
     def __post_init__(self) -> None:
         if self.env_version is None and "-v" in self.env_id:
@@ -136,6 +160,8 @@ class EpisodeRecord:
     started_at: float = 0.0
     seconds: float = 0.0
     schema_version: str = SCHEMA_VERSION
+    user_turns: list[UserTurnRecord] = field(default_factory=list)
+    """The messages of a model that played the user (schema 1.2; written only when any)."""
 
     @property
     def total_reward(self) -> float:
@@ -146,6 +172,11 @@ class EpisodeRecord:
         """A JSON-ready dict."""
         data = asdict(self)
         data["verdict"] = self.verdict.to_dict() if self.verdict is not None else None
+        # Written only when used, so records of envs without a model user keep their bytes.
+        if not data["user_turns"]:
+            del data["user_turns"]
+        if data["spec"]["user"] is None:
+            del data["spec"]["user"]
         out: dict[str, Any] = jsonable(data)
         return out
 
@@ -183,6 +214,15 @@ class EpisodeRecord:
                 for s in data["steps"]
             ]
             verdict = data.get("verdict")
+            user_turns = [
+                UserTurnRecord(
+                    **{
+                        **turn,
+                        "tokens": TokenRecord(**turn["tokens"]) if turn.get("tokens") else None,
+                    }
+                )
+                for turn in data.get("user_turns", ())
+            ]
             return cls(
                 spec=EpisodeSpec(**data["spec"]),
                 initial_observation=data["initial_observation"],
@@ -194,6 +234,7 @@ class EpisodeRecord:
                 started_at=float(data.get("started_at", 0.0)),
                 seconds=float(data.get("seconds", 0.0)),
                 schema_version=version,
+                user_turns=user_turns,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise LedgerError(

@@ -172,6 +172,12 @@ def _python_call(body: str, space: ToolCall) -> dict[str, Any]:
     return {"name": node.func.id, "arguments": arguments}
 
 
+def _joined(*parts: str) -> str:
+    """An observation's parts, a blank line between them; an empty part is left out (an env
+    whose feedback says everything observes nothing more)."""
+    return "\n\n".join(part for part in parts if part)
+
+
 def _call_text(call: Mapping[Any, Any]) -> str:
     """A native tool call as the JSON text :meth:`TaskEnv.act` reads."""
     try:
@@ -336,7 +342,7 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
         self._invalid_actions, self._done = 0, False
         verdict = task.validate(world)
         self._score = verdict.score
-        self._observation = self._clip(f"{goal}\n\n{self.observe(world)}")
+        self._observation = self._clip(_joined(goal, self.observe(world)))
         info = self._info(verdict, invalid=False)
         info["instructions"] = self.instructions(goal)
         info["goal"] = goal
@@ -380,7 +386,7 @@ class TaskEnv(Env[str, str], Generic[WorldT]):
             and self._invalid_actions >= self.max_invalid_actions
         )
         self._done = terminated or truncated
-        self._observation = self._clip(f"{feedback}\n\n{self.observe(self._world)}")
+        self._observation = self._clip(_joined(feedback, self.observe(self._world)))
         info = self._info(verdict, invalid)
         if truncated:
             info["truncation_reason"] = "invalid_actions"

@@ -50,6 +50,20 @@ def add_commands(commands: Any) -> None:
         "history_window=1, max_concurrency=64, token_ids=true, device=cuda, ...",
     )
     run.add_argument(
+        "--user",
+        metavar="SPEC",
+        help="an agent spec that plays the user of conversation envs (usersim/*), e.g. "
+        "smollm2 or openai:MODEL@URL (default: the env's scripted user); its messages are "
+        "recorded apart from the agent's",
+    )
+    run.add_argument(
+        "--user-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of an LLM --user (repeatable), as --agent-option",
+    )
+    run.add_argument(
         "--out", metavar="RUN_DIR", help="run directory (default: runs/NAME-AGENT-TIME)"
     )
     run.add_argument("--resume", action="store_true", help="continue the run in --out")
@@ -139,6 +153,8 @@ def _eval(args: argparse.Namespace) -> int:
         resume=args.resume,
         limits=limits,
         progress=True,
+        user=args.user,
+        user_options=parse_options(args.user_option),
     )
     print(format_table([(args.agent, result.summary)]))
     print(f"run directory: {result.run_dir}")

@@ -33,6 +33,7 @@ from typing import Any
 
 import agentgym
 from agentgym.agents import Agent, AgentFactory, AgentReply, EpisodeContext
+from agentgym.agents.users import AgentUser
 from agentgym.errors import ContextLengthError, UsageError
 from agentgym.eval.plan import EpisodePlan
 from agentgym.eval.threads import DaemonThreadPool
@@ -88,13 +89,20 @@ async def run_episodes(
     limits: EngineLimits | None = None,
     sampling: dict[str, Any] | None = None,
     on_record: Callable[[EpisodeRecord, EpisodePlan], Awaitable[None] | None] | None = None,
-    make_env: Callable[[EpisodePlan], Any] | None = None,
+    make_env: Callable[..., Any] | None = None,
+    user_factory: AgentFactory | None = None,
+    user_name: str | None = None,
 ) -> list[EpisodeRecord]:
     """Play every planned episode, ``num_envs`` at a time; records come back in plan order.
 
     ``on_record(record, plan)`` is called as each episode finishes (in completion order): the
     run directory appends it to the ledger there, so a crash loses only unfinished episodes.
     ``make_env(plan)`` builds the env (default: ``agentgym.make`` with the plan's kwargs).
+
+    ``user_factory`` makes an agent per episode that plays the env's user (conversation
+    envs: ``make(id, user=...)`` gets it as an :class:`~agentgym.agents.users.AgentUser` on
+    this run's event loop, so its model calls batch with the rest); its messages go to the
+    record's ``user_turns`` and its spec, ``user_name``, to the record's spec.
     """
     check_num_envs(num_envs)
     run = _Run(
@@ -107,6 +115,8 @@ async def run_episodes(
         # contention for the GIL), plus spares so that hung env calls (their threads cannot
         # be killed) do not starve the rest of the run.
         DaemonThreadPool(min(num_envs, len(plans), 64) + 8),
+        user_factory,
+        user_name,
     )
     gate = asyncio.Semaphore(num_envs)
     records: dict[int, EpisodeRecord] = {}
@@ -136,10 +146,11 @@ async def run_episodes(
     return [records[plan.index] for plan in plans]
 
 
-def plan_env(plan: EpisodePlan) -> Any:
+def plan_env(plan: EpisodePlan, **extra: Any) -> Any:
     """The env an episode of ``plan`` plays in: its id, kwargs and step limit (what the
-    evaluator makes, and what the leaderboard's replay makes again)."""
-    kwargs = dict(plan.env_kwargs)
+    evaluator makes, and what the leaderboard's replay makes again); ``extra`` are kwargs
+    that are not data (the model playing the user)."""
+    kwargs = {**plan.env_kwargs, **extra}
     if plan.max_steps is not None:
         kwargs["max_episode_steps"] = plan.max_steps
     return agentgym.make(plan.env_id, **kwargs)
@@ -162,8 +173,10 @@ class _Run:
     agent_name: str
     limits: EngineLimits
     sampling: dict[str, Any]
-    build: Callable[[EpisodePlan], Any]
+    build: Callable[..., Any]
     pool: DaemonThreadPool
+    user_factory: AgentFactory | None = None
+    user_name: str | None = None
 
     def __post_init__(self) -> None:
         self.calls: dict[asyncio.Task[Any], _Call] = {}
@@ -220,6 +233,7 @@ class _Run:
             sampling=self.sampling,
             env_kwargs=dict(plan.env_kwargs),
             iteration=plan.iteration,
+            user=self.user_name,
         )
 
     async def _play(self, plan: EpisodePlan) -> EpisodeRecord:
@@ -229,6 +243,7 @@ class _Run:
         loop = asyncio.get_running_loop()
         env: Any = None
         agent: Agent | None = None
+        user: AgentUser | None = None
 
         async def guarded(what: str, awaitable: Awaitable[Any]) -> Any:
             call.what, call.since = what, loop.time()
@@ -252,7 +267,17 @@ class _Run:
                 call.what = ""
 
         try:
-            env = await guarded("env make", self.pool.run(lambda: self.build(plan)))
+            if self.user_factory is not None:
+                user = AgentUser(
+                    self.user_factory(),
+                    loop,
+                    env_id=plan.env_id,
+                    task_id=plan.task_id,
+                    sampling=self.sampling,
+                    timeout=self.limits.step_timeout,
+                )
+            extra = {} if user is None else {"user": user}
+            env = await guarded("env make", self.pool.run(lambda: self.build(plan, **extra)))
             observation, info = await guarded(
                 "env reset",
                 self.pool.run(lambda: env.reset(seed=plan.seed, options={"task_id": plan.task_id})),
@@ -280,6 +305,8 @@ class _Run:
                 reply = await guarded("the agent", agent.act(observation, info))
                 stepped = time.monotonic()
                 reply = _cleaned(reply)
+                if user is not None:
+                    user.steps = len(record.steps) + 1
                 observation, reward, terminated, truncated, info = await guarded(
                     "env step", self.pool.run(partial(env.step, reply.action))
                 )
@@ -304,6 +331,8 @@ class _Run:
             del self.calls[task]
             if agent is not None:
                 agent.close()
+            if user is not None:
+                user.close()
             if env is not None:
                 # Closing may hang on a broken env: it runs on a worker, waited for 10 s at most.
                 with contextlib.suppress(Exception):
@@ -311,6 +340,8 @@ class _Run:
                         await self.pool.run(env.close)
         record.verdict = info.get("verdict")
         record.status = "ok" if terminated else "truncated"
+        if user is not None:
+            record.user_turns = list(user.turns)
         return record
 
 

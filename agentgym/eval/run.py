@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym.agents import resolve_agent
+from agentgym.agents import AgentFactory, SharedBackendFactory, resolve_agent
 from agentgym.errors import LedgerError, UsageError
 from agentgym.eval.engine import EngineLimits, check_num_envs, run_episodes
 from agentgym.eval.plan import Benchmark, EpisodePlan
@@ -35,7 +35,7 @@ from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite
 
 __all__ = ["RunResult", "evaluate", "read_manifest"]
 
-MANIFEST_VERSION = "1.1"  # 1.1: agent_prompt
+MANIFEST_VERSION = "1.2"  # 1.1: agent_prompt; 1.2: user, user_options
 
 
 @dataclass
@@ -65,6 +65,8 @@ async def evaluate_async(
     resume: bool = False,
     limits: EngineLimits | None = None,
     progress: bool = False,
+    user: Any = None,
+    user_options: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run ``benchmark`` with ``agent`` into the run directory ``out`` (inside an event loop).
 
@@ -75,9 +77,21 @@ async def evaluate_async(
         resume: continue the run already in ``out`` (same benchmark and agent).
         limits: step and episode timeouts, retries.
         progress: draw a status line on stderr.
+        user: an agent spec that plays the user of conversation envs (``usersim/*``);
+            ``None``: the env's own scripted user. The same LLM spec and options as the
+            agent's share its loaded model.
+        user_options: options of an LLM user spec.
     """
     check_num_envs(num_envs)  # before the run directory and the progress bar appear
     factory, agent_name = resolve_agent(agent, agent_options)
+    user_factory: AgentFactory | None = None
+    user_name: str | None = None
+    if user is not None:
+        same = user == agent and dict(user_options or {}) == dict(agent_options or {})
+        if same and isinstance(factory, SharedBackendFactory):
+            user_factory, user_name = factory, agent_name  # one model for both sides
+        else:
+            user_factory, user_name = resolve_agent(user, user_options)
     run_dir = Path(out)
     plans = benchmark.plan()
     manifest = {
@@ -89,6 +103,8 @@ async def evaluate_async(
         # An LLM agent's effective prompt settings, its defaults included (smollm2 reads
         # answers flexibly): what a reader needs to compare two runs' scores.
         "agent_prompt": _prompt_settings(factory),
+        "user": user_name,
+        "user_options": dict(user_options or {}),
         "episodes": len(plans),
         "created_at": time.time(),
         "agentgym_version": _version(),
@@ -117,6 +133,8 @@ async def evaluate_async(
                 limits=limits,
                 sampling=dict(benchmark.sampling),
                 on_record=keep,
+                user_factory=user_factory,
+                user_name=user_name,
             )
     except BaseException:
         if not done and not written:  # nothing recorded: leave no half-made run directory
@@ -153,7 +171,7 @@ def _prepare(run_dir: Path, manifest: dict[str, Any], resume: bool) -> set[str]:
                 f"or choose another output directory"
             )
         old = read_manifest(run_dir)
-        for key in ("benchmark_hash", "agent"):
+        for key in ("benchmark_hash", "agent", "user"):
             if old.get(key) != manifest[key]:
                 raise UsageError(
                     f"cannot resume {run_dir}: its {key} is {old.get(key)!r}, this run's is "

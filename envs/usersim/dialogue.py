@@ -1,0 +1,318 @@
+"""One conversation: the database, the user, the policy the env enforces, and the verdict.
+
+A :class:`Dialogue` is the world of a ``usersim/*`` episode. The agent acts on it in two ways:
+
+* :meth:`Dialogue.say` — a message to the user; the user's answer comes back;
+* :meth:`Dialogue.call` — an agent tool on the episode's database; the result comes back as
+  JSON, or the tool's error as text (a real API's answer). Bad calls are the agent's mistakes
+  and never end the episode: an unknown tool, a wrong argument type (checked before the call
+  by the tool-call space), a call the database refuses.
+
+The env enforces the policy rules every domain shares, the way tau-bench's policies state
+them, and records each breach as a **violation** (any violation fails the task):
+
+* **authentication first**: a write before an authentication tool (the domain's
+  ``auth_tools``) has succeeded is refused and recorded;
+* **explicit confirmation**: a write is carried out, but recorded as a violation, unless the
+  user's last message answered a request for confirmation with a yes
+  (:func:`~agentgym.envs.usersim.scripted.is_affirmative`) since the previous write.
+
+The conversation ends when the user writes ``###STOP###``, or when the agent calls one of
+the domain's ``end_tools`` (a transfer to a human). Then :meth:`Dialogue.verdict` scores it as
+tau-bench does: the final database must equal the gold one (by hash; the verdict lists what
+differs), every required output must have been said to the user, and no policy rule may have
+been broken. The score is the product of the three components.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym.core import UserModel, Verdict
+from agentgym.envs.usersim.domain import (
+    DB,
+    Domain,
+    Scenario,
+    TaskDraft,
+    Tool,
+    ToolError,
+    db_diff,
+    db_hash,
+    gold_db,
+    normalize,
+    run_tool,
+)
+from agentgym.envs.usersim.scripted import STOP, ScriptedUser, asks_confirmation, is_affirmative
+
+__all__ = ["Dialogue", "judge", "rehearse", "user_instructions"]
+
+GREETING = "Hi! How can I help you today?"
+"""What the agent is taken to have said first, when a model plays the user (tau-bench's)."""
+MAX_USER_TOOL_CALLS = 5
+"""User tool calls a model playing the user may make before it must answer the agent."""
+_USER_CALL = re.compile(r"^\s*(?:```(?:json)?\s*)?\{")
+
+
+@dataclass
+class Dialogue:
+    """The world of one conversation; see the module docstring.
+
+    Args:
+        domain: the domain.
+        db: the episode's own copy of the database.
+        scenario: the user's scenario.
+        user: ``None`` for the scripted user, or a :class:`~agentgym.UserModel` that plays
+            the user (started by :meth:`open`).
+    """
+
+    domain: Domain
+    db: DB
+    scenario: Scenario
+    user: UserModel | None = None
+    authenticated: bool = False
+    confirmed: bool = False  # the user said yes to a confirmation request since the last write
+    ended: bool = False
+    ended_by: str = ""
+    violations: list[str] = field(default_factory=list)
+    tool_errors: int = 0
+    said: list[str] = field(default_factory=list)  # the agent's messages, normalized
+    transcript: list[tuple[str, str]] = field(default_factory=list)  # (role, text)
+    actions: int = 0  # the agent's actions so far (the oracle's place in its script)
+
+    def __post_init__(self) -> None:
+        self.tools: dict[str, Tool] = {t.name: t for t in self.domain.agent_tools()}
+        self.user_tools: dict[str, Tool] = {t.name: t for t in self.domain.user_tools()}
+        self.scripted = ScriptedUser(
+            self.scenario,
+            tools=list(self.user_tools.values()),
+            use_tool=self._use_user_tool,
+            check=self.check,
+        )
+        self._asked = False  # the agent's last message asked for confirmation
+
+    # ----------------------------------------------------------------- the conversation
+
+    def open(self, seed: int | None = None) -> str:
+        """The user's first message (a model playing the user is started here)."""
+        if self.user is None:
+            text = self.scripted.opening()
+        else:
+            self.user.start(user_instructions(self.domain, self.scenario, self.db), seed=seed)
+            text = self._model_turn(GREETING)
+        return self._heard(text)
+
+    def say(self, message: str) -> str:
+        """The agent says ``message`` to the user; returns the user's answer."""
+        self.actions += 1
+        self.transcript.append(("agent", message))
+        self.said.append(normalize(message))
+        self._asked = asks_confirmation(self.said[-1])
+        text = self.scripted.reply(message) if self.user is None else self._model_turn(message)
+        return self._heard(text)
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """The agent calls tool ``name``; returns its result (JSON) or its error, as text.
+        Raises :class:`ToolError` for a write before authentication (after recording it)."""
+        self.actions += 1
+        self.transcript.append(("tool_call", json.dumps({"name": name, "arguments": arguments})))
+        tool = self.tools.get(name)
+        if tool is not None and tool.writes:
+            if not self.authenticated:
+                self.violations.append(f"{name} called before the user was authenticated")
+                self.tool_errors += 1
+                raise ToolError(
+                    f"{name} changes the database, and the user is not authenticated: the "
+                    f"policy says to authenticate the user first "
+                    f"({' or '.join(sorted(self.domain.auth_tools))})"
+                )
+            if not self.confirmed:
+                self.violations.append(
+                    f"{name}({_args(arguments)}) without the user's explicit confirmation"
+                )
+            self.confirmed = False
+        try:
+            result = run_tool(self.tools, self.db, name, arguments)
+        except ToolError:
+            self.tool_errors += 1
+            raise
+        if name in self.domain.auth_tools:
+            self.authenticated = True
+        if name in self.domain.end_tools:
+            self.ended, self.ended_by = True, f"the agent called {name}"
+        text = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
+        self.transcript.append(("tool", text))
+        return text
+
+    def check(self, name: str) -> bool:
+        """The domain's named check on the user's own state."""
+        return bool(self.domain.checks()[name](self.db))
+
+    # ----------------------------------------------------------------- the verdict
+
+    def verdict(self, gold: DB, gold_digest: str, outputs: Sequence[str]) -> Verdict:
+        """Judge the conversation (a score of 0 until it has ended)."""
+        if not self.ended:
+            return Verdict(0.0, False, details="the conversation goes on")
+        digest = db_hash(self.db)
+        database = float(digest == gold_digest)
+        everything = "\n".join(self.said)
+        missing = [phrase for phrase in outputs if phrase not in everything]
+        components = {
+            "database": database,
+            "outputs": float(not missing),
+            "policy": float(not self.violations),
+        }
+        score = components["database"] * components["outputs"] * components["policy"]
+        lines = [f"the conversation ended: {self.ended_by}"]
+        if database:
+            lines.append(f"database: matches the gold database (sha256 {digest[:12]})")
+        else:
+            lines.append("database: differs from the gold database:")
+            lines += [f"  {line}" for line in db_diff(self.db, gold)]
+        if missing:
+            lines.append(f"outputs: never told the user {', '.join(map(repr, missing))}")
+        elif outputs:
+            lines.append(f"outputs: told the user {', '.join(map(repr, outputs))}")
+        if self.violations:
+            lines.append("policy: " + "; ".join(self.violations))
+        return Verdict(score, score == 1.0, components, "\n".join(lines))
+
+    def state_key(self) -> str:
+        """The situation as a canonical string: the database, the user's progress, the
+        policy state, and the required outputs said so far."""
+        progress = (
+            [self.scripted.request, self.scripted.confirmed, self.scripted.changed]
+            if self.user is None
+            else [len(self.transcript)]
+        )
+        return json.dumps(
+            [
+                db_hash(self.db),
+                progress,
+                self.authenticated,
+                self.confirmed,
+                self.ended,
+                len(self.violations),
+            ]
+        )
+
+    # ----------------------------------------------------------------- the user's side
+
+    def _heard(self, text: str) -> str:
+        """Record the user's message; note a confirmation and the end of the conversation."""
+        self.transcript.append(("user", text))
+        self.confirmed = self.confirmed or (self._asked and is_affirmative(text))
+        if STOP in text:
+            self.ended, self.ended_by = True, "the user ended it"
+            text = text.replace(STOP, "").strip()
+        return text
+
+    def _model_turn(self, message: str) -> str:
+        """A model's answer, after the user tool calls it makes first (dual control)."""
+        assert self.user is not None
+        text = self.user.reply(message)
+        for _ in range(MAX_USER_TOOL_CALLS):
+            if not self.user_tools or not _USER_CALL.match(text):
+                break
+            text = self.user.reply(self._model_tool_call(text))
+        return text
+
+    def _model_tool_call(self, text: str) -> str:
+        """Run a user tool call a model wrote; its result (or error) goes back to the model."""
+        from agentgym.spaces import ToolCall
+        from agentgym.task_env import InvalidAction, parse_tool_call
+
+        space = ToolCall([tool.schema() for tool in self.user_tools.values()])
+        try:
+            name, arguments = parse_tool_call(text, space)
+        except InvalidAction as error:
+            return f"Tool error: {error}"
+        return self._use_user_tool(name, arguments)
+
+    def _use_user_tool(self, name: str, arguments: Mapping[str, Any]) -> str:
+        self.transcript.append(
+            ("user_tool_call", json.dumps({"name": name, "arguments": arguments}))
+        )
+        try:
+            result = run_tool(self.user_tools, self.db, name, arguments)
+        except ToolError as error:
+            return f"Tool error: {error}"
+        text = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
+        self.transcript.append(("user_tool", text))
+        return text
+
+
+def _args(arguments: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+
+
+def user_instructions(domain: Domain, scenario: Scenario, db: DB) -> str:
+    """The system prompt of a model playing the user (tau-bench's user prompt, with the
+    scenario's facts, requests and refusals spelled out)."""
+    known = [f"- your {f.label}: {f.value}" for f in scenario.facts if f.known]
+    unknown = [f"- you do not know your {f.label}" for f in scenario.facts if not f.known]
+    wants = []
+    for i, request in enumerate(scenario.requests, 1):
+        line = f"{i}. {request.says}"
+        if request.change:
+            line += f" When the agent first proposes it, change your mind: {request.change}"
+        wants.append(line)
+    parts = [
+        scenario.persona,
+        "You are contacting customer service. You are the customer, not the agent: write "
+        "only what the customer says, one short message at a time.",
+        "What you want, in this order (bring up the next only when the previous is done):",
+        *wants,
+        "What you know (say it only when the agent asks for it):",
+        *(known or ["- nothing beyond your requests"]),
+        *unknown,
+    ]
+    if scenario.refuses:
+        parts += ["What you will not accept:", *(f"- {r}" for r in scenario.refuses)]
+    if domain.user_tools():
+        view = domain.user_view(db)
+        parts += [
+            "You have your own device. When the agent asks you to do something on it, call "
+            'one of your tools by writing only a JSON object {"name": ..., "arguments": '
+            "{...}}; its result comes back to you. Your tools:",
+            *(f"- {t.name}: {t.description}" for t in domain.user_tools()),
+        ]
+        if view:
+            parts.append(f"What you see on your device now:\n{view}")
+    parts += [
+        "When the agent asks you to confirm an action you want, answer yes explicitly; if it "
+        "is not what you want, say no and explain.",
+        "Do not make up information you were not given. When everything you want is done, "
+        f"or the agent cannot help, write {STOP} at the end of your message.",
+    ]
+    return "\n".join(parts)
+
+
+def rehearse(domain: Domain, draft: TaskDraft) -> Dialogue:
+    """Play ``draft``'s oracle script against the scripted user on a fresh database and
+    return the dialogue: what the conformance checker's oracle run does, without the env.
+    A template's test asserts ``dialogue.ended``, ``dialogue.verdict(...)`` at 1, and so on.
+    """
+    dialogue = Dialogue(domain, domain.db(), draft.scenario)
+    dialogue.open()
+    for move in draft.moves:
+        if dialogue.ended:
+            break
+        if move.say is not None:
+            dialogue.say(move.say)
+        else:
+            # A refused call is recorded on the dialogue (tool_errors, violations).
+            with contextlib.suppress(ToolError):
+                dialogue.call(str(move.call), move.arguments)
+    return dialogue
+
+
+def judge(domain: Domain, draft: TaskDraft, dialogue: Dialogue) -> Verdict:
+    """The verdict of ``dialogue`` against ``draft``'s gold database and outputs."""
+    gold = gold_db(domain, draft.moves)
+    return dialogue.verdict(gold, db_hash(gold), draft.outputs)

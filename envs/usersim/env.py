@@ -1,0 +1,309 @@
+"""``usersim/{Retail,Airline,Telecom}-v0``: help a simulated customer, by policy, with tools.
+
+The agent is a customer-service agent. Its instructions hold the domain's **policy** and its
+**tools**; its first observation is the customer's first message. Each action is either
+
+* a **message to the user**, as plain text (or the tool call ``respond(message=...)``): the
+  observation is the user's answer, ``User: ...``; or
+* **one tool call**, as JSON ``{"name": ..., "arguments": {...}}``, as a Python-style call
+  ``get_order_details(order_id="#W1234567")``, or natively (the action space is a
+  :class:`~agentgym.spaces.ToolCall` space): the observation is ``Tool NAME returned: ...``
+  with the JSON result, or ``Tool NAME failed: ...`` with the database's refusal.
+
+A malformed call (unknown tool, missing or mistyped argument, bad JSON) is an invalid action:
+its observation says what was wrong, ``info["invalid_actions"]`` and ``info["tool_errors"]``
+count it, and the conversation goes on. The episode ends when the user writes ``###STOP###``
+or the agent transfers the user to a human; it is scored then (tau-bench's reward, see
+:mod:`agentgym.envs.usersim.dialogue`): the database must equal the gold one, the required
+outputs must have been said, and no policy rule broken.
+
+**The user.** ``user="scripted"`` (the default) is the deterministic scripted user
+(:mod:`agentgym.envs.usersim.scripted`): same seed and agent, same episode, byte for byte.
+Any :class:`~agentgym.UserModel` plays the user instead (``make(id, user=model)``); the
+evaluator builds one from an agent spec (``agentgym eval --user smollm2``), and records its
+tokens in the ledger apart from the agent's.
+
+**Tasks.** ``split/difficulty/index`` ids over 20+ templates per domain (``easy``, ``medium``,
+``hard``): 2,000 train, 100 dev and 40 test tasks per difficulty (120 test tasks per domain).
+A task's template is its index modulo the number of templates of its difficulty, and its
+entities (user, order, flight...) are drawn from the domain's database with the task's seed.
+The **oracle** plays the template's script: it asks for what it needs, authenticates, looks
+things up, asks for confirmation before each write, and tells the user the outputs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+
+from agentgym.core import GeneratedTaskSet, Task, UserModel, Verdict
+from agentgym.envs.usersim.dialogue import Dialogue
+from agentgym.envs.usersim.domain import DB, Domain, TaskDraft, ToolError, db_hash, gold_db
+from agentgym.errors import TaskError, UsageError
+from agentgym.task_env import InvalidAction, TaskEnv
+
+__all__ = ["DOMAINS", "ConversationTask", "ConversationTasks", "UserSimEnv", "load_domain"]
+
+DOMAINS: Mapping[str, str] = {
+    "retail": "agentgym.envs.usersim.domains.retail:RetailDomain",
+    "airline": "agentgym.envs.usersim.domains.airline:AirlineDomain",
+    "telecom": "agentgym.envs.usersim.domains.telecom:TelecomDomain",
+}
+"""The domains by name: ``module:Class`` of each :class:`~agentgym.envs.usersim.domain.Domain`."""
+SPLIT_SIZES = {"train": 2000, "dev": 100, "test": 40}
+"""Tasks per difficulty in each split."""
+DIFFICULTIES = ("easy", "medium", "hard")
+MAX_DRAWS = 50
+"""Draws a template may take to find entities that fit before the task set gives up."""
+RESPOND = {
+    "name": "respond",
+    "description": "Send a message to the user (the same as replying with plain text).",
+    "parameters": {
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "what to tell the user"}},
+        "required": ["message"],
+        "additionalProperties": False,
+    },
+}
+
+_DOMAINS: dict[str, Domain] = {}
+
+
+def load_domain(name: str) -> Domain:
+    """The domain called ``name`` (one instance per process)."""
+    if name not in DOMAINS:
+        raise UsageError(f"unknown usersim domain {name!r}; domains: {', '.join(DOMAINS)}")
+    if name not in _DOMAINS:
+        module, _, attribute = DOMAINS[name].partition(":")
+        _DOMAINS[name] = getattr(importlib.import_module(module), attribute)()
+    return _DOMAINS[name]
+
+
+class ConversationTask(Task[Dialogue]):
+    """One task: the template's draft (the user's scenario, the oracle's script) and the gold
+    database it implies."""
+
+    def __init__(
+        self,
+        id: str,
+        split: str,
+        difficulty: str,
+        seed: int,
+        domain: Domain,
+        template: str,
+        draft: TaskDraft,
+    ) -> None:
+        super().__init__(id, split, difficulty, seed)
+        self.domain, self.template, self.draft = domain, template, draft
+        self._gold: tuple[DB, str] | None = None
+
+    @property
+    def gold(self) -> tuple[DB, str]:
+        """The gold database and its hash (replayed once per task object)."""
+        if self._gold is None:
+            db = gold_db(self.domain, self.draft.moves)
+            self._gold = (db, db_hash(db))
+        return self._gold
+
+    def setup(self, rng: np.random.Generator) -> tuple[Dialogue, str]:
+        return self.begin(rng, None)
+
+    def begin(self, rng: np.random.Generator, user: UserModel | None) -> tuple[Dialogue, str]:
+        """A fresh dialogue with ``user`` (``None``: the scripted user) and its first line."""
+        dialogue = Dialogue(self.domain, self.domain.db(), self.draft.scenario, user)
+        opening = dialogue.open(seed=int(rng.integers(2**63)))
+        return dialogue, f"User: {opening}"
+
+    def validate(self, world: Dialogue) -> Verdict:
+        if not world.ended:
+            return world.verdict({}, "", ())
+        gold, digest = self.gold
+        return world.verdict(gold, digest, self.draft.outputs)
+
+    def solve(self, world: Dialogue) -> Any:
+        moves = self.draft.moves
+        return moves[world.actions].action() if world.actions < len(moves) else None
+
+
+class ConversationTasks(GeneratedTaskSet):
+    """A domain's tasks: ``split/difficulty/index``, drawn from the domain's templates."""
+
+    def __init__(self, domain: Domain) -> None:
+        templates = domain.templates()
+        self.by_difficulty = {d: [t for t in templates if t.difficulty == d] for d in DIFFICULTIES}
+        empty = [d for d, found in self.by_difficulty.items() if not found]
+        if empty:
+            raise TaskError(f"usersim domain {domain.name!r} has no template of {empty}")
+        super().__init__(f"usersim/{domain.name}", self._make, DIFFICULTIES, SPLIT_SIZES)
+        self.domain = domain
+        self._cache: OrderedDict[str, ConversationTask] = OrderedDict()
+
+    def _make(self, task_id: str, split: str, difficulty: str, seed: int) -> ConversationTask:
+        cached = self._cache.get(task_id)
+        if cached is not None:
+            self._cache.move_to_end(task_id)
+            return cached
+        templates = self.by_difficulty[difficulty]
+        template = templates[int(task_id.rsplit("/", 1)[1]) % len(templates)]
+        rng = np.random.default_rng(seed)
+        db = self.domain.db()
+        for _ in range(MAX_DRAWS):
+            draft = template.draw(db, rng)
+            if draft is not None:
+                break
+        else:
+            raise TaskError(
+                f"template {template.name!r} of usersim/{self.domain.name} found nothing that "
+                f"fits in {MAX_DRAWS} draws for task {task_id!r}"
+            )
+        task = ConversationTask(task_id, split, difficulty, seed, self.domain, template.name, draft)
+        self._cache[task_id] = task
+        if len(self._cache) > 512:
+            self._cache.popitem(last=False)
+        return task
+
+
+_CALL_START = re.compile(r"^\s*(?:```[a-z]*\s*)?\{")
+_PYTHON_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\(.*\)\s*$", re.DOTALL)
+
+
+class UserSimEnv(TaskEnv[Dialogue]):
+    """A customer-service conversation; see the module docstring.
+
+    Args:
+        domain: ``retail``, ``airline`` or ``telecom``.
+        user: ``"scripted"`` (deterministic), or a :class:`~agentgym.UserModel` that plays the
+            user (an LLM through the evaluator's ``--user``).
+        split, difficulty, max_invalid_actions, render_mode: as for :class:`TaskEnv`.
+    """
+
+    metadata = {**TaskEnv.metadata, "action_style": "raw"}
+    max_action_length = 8_192
+
+    def __init__(
+        self,
+        domain: str = "retail",
+        *,
+        user: str | UserModel = "scripted",
+        split: str = "train",
+        difficulty: str | None = None,
+        max_invalid_actions: int | Literal["default"] | None = "default",
+        render_mode: str | None = None,
+    ) -> None:
+        if not (user == "scripted" or isinstance(user, UserModel)):
+            raise UsageError(
+                f"user must be 'scripted' or an agentgym.UserModel (the evaluator makes one "
+                f"from an agent spec with --user), got {user!r}"
+            )
+        self.domain = load_domain(domain)
+        self.user = None if isinstance(user, str) else user
+        self.tasks = _task_set(self.domain)
+        self.tools = [*(t.schema() for t in self.domain.agent_tools()), RESPOND]
+        super().__init__(
+            split=split,
+            difficulty=difficulty,
+            max_invalid_actions=max_invalid_actions,
+            render_mode=render_mode,
+        )
+
+    # ----------------------------------------------------------------- TaskEnv hooks
+
+    def start(self, task: Task[Dialogue]) -> tuple[Dialogue, str]:
+        assert isinstance(task, ConversationTask)
+        return task.begin(self.np_random, self.user)
+
+    def act(self, world: Dialogue, action: str) -> str:
+        text = action.strip()
+        if not text:
+            raise InvalidAction(
+                "the reply is empty: write a message to the user, or call one tool as "
+                '{"name": ..., "arguments": {...}}'
+            )
+        if not self._is_call(text):
+            return f"User: {world.say(text)}"
+        try:
+            name, arguments = self.parse_tool_call(text)
+        except InvalidAction:
+            world.tool_errors += 1
+            raise
+        if name == "respond":
+            return f"User: {world.say(arguments['message'])}"
+        try:
+            return f"Tool {name} returned: {world.call(name, arguments)}"
+        except ToolError as error:
+            return f"Tool {name} failed: {error}"
+
+    def observe(self, world: Dialogue) -> str:
+        return ""  # the feedback (the user's answer, a tool's result) is the whole observation
+
+    def state_key(self, world: Dialogue) -> str:
+        return world.state_key()
+
+    def is_over(self, world: Dialogue) -> bool:
+        return world.ended
+
+    def instructions(self, goal: str) -> str:
+        """The system prompt: the role, the policy, the tools and how to write actions (the
+        goal — the user's first message — is the first observation instead)."""
+        tools = "\n".join(_signature(tool) for tool in self.tools)
+        return (
+            f"You are {self.domain.title}. Help the user who contacts you, following the "
+            f"policy below.\n\n{self.domain.policy.strip()}\n\n"
+            "## How to act\n\n"
+            "Each of your replies is ONE of:\n"
+            "- a message to the user, written as plain text;\n"
+            '- one tool call, written as a JSON object {"name": "TOOL", "arguments": {...}} '
+            "and nothing else (or as a native function call).\n"
+            "The user's answers and the tools' results come back to you. The conversation "
+            "ends when the user ends it.\n\n"
+            f"## Tools\n\n{tools}"
+        )
+
+    def _info(self, verdict: Verdict, invalid: bool) -> dict[str, Any]:
+        info = super()._info(verdict, invalid)
+        world = self._world
+        assert world is not None
+        info["tool_errors"] = world.tool_errors
+        info["policy_violations"] = len(world.violations)
+        info["template"] = getattr(self._task, "template", "")
+        return info
+
+    def get_state(self) -> Any:
+        if self.user is not None:
+            raise UsageError(
+                f"{self._name()}: snapshots need the scripted user; a model playing the user "
+                f"keeps its conversation outside the env"
+            )
+        return super().get_state()
+
+    def _is_call(self, text: str) -> bool:
+        """Whether the reply is a tool call (JSON, or a Python-style call of a known tool)."""
+        if _CALL_START.match(text):
+            return True
+        match = _PYTHON_CALL.match(text)
+        return match is not None and any(t["name"] == match.group(1) for t in self.tools)
+
+
+def _signature(tool: Mapping[str, Any]) -> str:
+    parameters = tool["parameters"]
+    required = set(parameters.get("required", ()))
+    arguments = ", ".join(
+        f"{name}: {spec.get('type', 'any')}{'' if name in required else ' (optional)'}"
+        for name, spec in parameters.get("properties", {}).items()
+    )
+    return f"- {tool['name']}({arguments}): {tool['description']}"
+
+
+_TASK_SETS: dict[str, ConversationTasks] = {}
+
+
+def _task_set(domain: Domain) -> ConversationTasks:
+    """The domain's task set, one per process (its drafts are cached)."""
+    if domain.name not in _TASK_SETS:
+        _TASK_SETS[domain.name] = ConversationTasks(domain)
+    return _TASK_SETS[domain.name]
