@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import agentgym
+from agentgym.agents import RecordedUser
 from agentgym.core import Verdict
 from agentgym.eval.engine import plan_env
 from agentgym.eval.plan import Benchmark, EpisodePlan
@@ -199,7 +200,9 @@ def replay_episode(
     the replay's own verdict, whatever the record says. The actions still have to play out
     to the record's end.
     """
-    env = plan_env(plan)
+    # A model played the user: the replay plays its recorded messages back.
+    user = RecordedUser([turn.text for turn in record.user_turns]) if record.spec.user else None
+    env = plan_env(plan) if user is None else plan_env(plan, user=user)
     try:
         exact = env.unwrapped.metadata.get("replay", "exact") != "verdict"
         differed = False

@@ -33,6 +33,7 @@ from agentgym.agents.human import HumanAgent
 from agentgym.agents.models import TRAINED_PROMPT_FILE
 from agentgym.agents.openai_chat import OpenAIAgent
 from agentgym.agents.prompting import Conversation, PromptConfig, extract_action
+from agentgym.agents.users import AgentUser, RecordedUser, user_model
 from agentgym.backends.sampling import SAMPLING_KEYS
 from agentgym.errors import UsageError
 
@@ -42,6 +43,7 @@ __all__ = [
     "Agent",
     "AgentFactory",
     "AgentReply",
+    "AgentUser",
     "ChatAgent",
     "Conversation",
     "EpisodeContext",
@@ -51,10 +53,12 @@ __all__ = [
     "OracleAgent",
     "PromptConfig",
     "RandomAgent",
+    "RecordedUser",
     "SharedBackendFactory",
     "TokenAgent",
     "extract_action",
     "resolve_agent",
+    "user_model",
 ]
 
 BUILTIN_AGENTS: dict[str, Callable[[], Agent]] = {

@@ -1,0 +1,91 @@
+"""Models that play the user: an agent as a UserModel, played-back users, and the ledger's
+user turns (no domain needed)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from agentgym.agents import Agent, AgentReply, FunctionAgent
+from agentgym.agents.users import AgentUser, RecordedUser, user_model
+from agentgym.errors import InfrastructureError, UsageError
+from agentgym.ledger import EpisodeRecord, EpisodeSpec, TokenRecord, UserTurnRecord
+
+
+class Echo(Agent):
+    """Answers with what it was told, tokens included (a stand-in model: what is measured is
+    the bridge between a sync env and an async agent, not a model)."""
+
+    def reset(self, context):
+        self.context = context
+
+    async def act(self, observation, info):
+        await asyncio.sleep(0)
+        return AgentReply(
+            action=f"heard: {observation}",
+            text=f"heard: {observation}",
+            tokens=TokenRecord([1, 2], [3], [-0.5]),
+            usage={"prompt_tokens": 2, "completion_tokens": 1},
+        )
+
+
+def test_an_agent_plays_the_user_from_another_thread_and_its_turns_are_kept():
+    user = user_model(Echo)
+    user.start("You are a customer.", seed=7)
+    assert user.agent.context.instructions == "You are a customer."
+    assert user.agent.context.seed == 7 and user.agent.context.action_style == "raw"
+    assert user.reply("hello") == "heard: hello"
+    user.steps = 3
+    assert user.reply("more") == "heard: more"
+    assert [(t.after_step, t.text) for t in user.turns] == [(0, "heard: hello"), (3, "heard: more")]
+    assert user.turns[0].tokens.completion_ids == [3]
+
+
+def test_a_user_on_a_running_loop_is_answered_by_that_loop():
+    async def main():
+        loop = asyncio.get_running_loop()
+        user = AgentUser(FunctionAgent(lambda obs, info: obs.upper()), loop, timeout=30)
+        user.start("", seed=None)
+        return await asyncio.to_thread(user.reply, "yes please")
+
+    assert asyncio.run(main()) == "YES PLEASE"
+
+
+def test_a_user_that_does_not_answer_in_time_is_an_infrastructure_error():
+    gate = threading.Event()
+
+    class Stuck(Agent):
+        async def act(self, observation, info):
+            while not gate.is_set():
+                await asyncio.sleep(0.01)
+            return "late"
+
+    user = user_model(Stuck)
+    user.timeout = 0.2
+    user.start("", seed=0)
+    with pytest.raises(InfrastructureError, match=r"took over 0\.2 s"):
+        user.reply("hello?")
+    gate.set()
+
+
+def test_a_recorded_user_plays_its_turns_back_and_refuses_one_more():
+    user = RecordedUser(["hi", "yes"])
+    user.start("ignored", seed=1)
+    assert [user.reply("a"), user.reply("b")] == ["hi", "yes"]
+    with pytest.raises(UsageError, match="holds 2 user turns"):
+        user.reply("c")
+
+
+def test_user_turns_round_trip_through_the_ledger_and_are_left_out_when_absent():
+    spec = EpisodeSpec(env_id="usersim/Retail-v0", task_id="test/easy/0", seed=1, agent="a")
+    plain = EpisodeRecord(spec=spec, initial_observation="User: hi")
+    data = plain.to_dict()
+    assert "user_turns" not in data and "user" not in data["spec"]
+    spec.user = "smollm2"
+    turn = UserTurnRecord(0, "hi", TokenRecord([1], [2, 3], [-0.1, -0.2]), {"prompt_tokens": 1})
+    record = EpisodeRecord(spec=spec, initial_observation="User: hi", user_turns=[turn])
+    back = EpisodeRecord.from_dict(record.to_dict())
+    assert back.spec.user == "smollm2"
+    assert back.user_turns == [turn]
