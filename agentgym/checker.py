@@ -129,6 +129,11 @@ MALFORMED_ACTIONS = (
     "((((]]]]",
     "\\u0000;DROP TABLE",
 )
+WORDLESS = 3
+"""The first actions of :data:`MALFORMED_ACTIONS` hold no word at all: invalid in every env.
+The rest are text that an env whose actions are free text (it declares
+``metadata["free_text_actions"]``: a message to a simulated person) may take as said; there
+they must still be answered without an exception."""
 
 
 @dataclass
@@ -556,7 +561,8 @@ def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
         malformed: list[Any] = list(MALFORMED_ACTIONS)
         if isinstance(space, Text):
             malformed.append("x" * (space.max_length + 1))
-        for action in malformed:
+        free_text = bool(env.unwrapped.metadata.get("free_text_actions"))
+        for number, action in enumerate(malformed):
             try:
                 observation, _, terminated, truncated, info = env.step(action)
             except InfrastructureError:  # no breach: CheckReport.run retries it
@@ -572,7 +578,8 @@ def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
                     f"{env_id}: after step({action!r:.40}) the observation is not in the "
                     f"observation space: {observation!r:.80}"
                 )
-            if info.get("invalid_action") is not True:
+            may_be_said = free_text and number >= WORDLESS and isinstance(action, str)
+            if info.get("invalid_action") is not True and not may_be_said:
                 raise BadActionError(
                     f"{env_id}: step({action!r:.40}) was accepted as a valid action; expected "
                     f"info['invalid_action'] = True and feedback saying what is wrong"

@@ -31,7 +31,11 @@ from timings import family_of
 
 BROWSER_FAMILIES = ("web", "miniwob")
 MODEL_FIXTURES = {"smollm2_server", "warm_policy"}
-MODEL_PATHS = ("tests/baselines/", "tests/agents/test_smollm2.py")
+MODEL_PATHS = (
+    "tests/baselines/",
+    "tests/agents/test_smollm2.py",
+    "tests/usersim/test_llm_user.py",
+)
 
 
 def pytest_collection_modifyitems(config, items):

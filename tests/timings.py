@@ -76,6 +76,8 @@ FOLDER_FAMILIES = {
     "tests/games": "games",
     "tests/multiagent": "multiagent",
     "tests/reasoning": "reasoning",
+    "tests/swe": "swe",
+    "tests/usersim": "usersim",
     "tests/web": "web",
 }
 """Test folders that belong to one env family."""

@@ -83,6 +83,7 @@ class Dialogue:
     said: list[str] = field(default_factory=list)  # the agent's messages, normalized
     transcript: list[tuple[str, str]] = field(default_factory=list)  # (role, text)
     actions: int = 0  # the agent's actions so far (the oracle's place in its script)
+    writes: list[str] = field(default_factory=list)  # the calls that changed the database
 
     def __post_init__(self) -> None:
         self.tools: dict[str, Tool] = {t.name: t for t in self.domain.agent_tools()}
@@ -140,6 +141,8 @@ class Dialogue:
         except ToolError:
             self.tool_errors += 1
             raise
+        if tool is not None and tool.writes:
+            self.writes.append(self.transcript[-1][1])
         if name in self.domain.auth_tools:
             self.authenticated = True
         if name in self.domain.end_tools:
@@ -183,8 +186,9 @@ class Dialogue:
         return Verdict(score, score == 1.0, components, "\n".join(lines))
 
     def state_key(self) -> str:
-        """The situation as a canonical string: the database, the user's progress, the
-        policy state, and the required outputs said so far."""
+        """The situation as a canonical string: the database (as the calls that changed it:
+        hashing the whole database at every step would cost milliseconds), the user's
+        progress and the policy state."""
         progress = (
             [self.scripted.request, self.scripted.confirmed, self.scripted.changed]
             if self.user is None
@@ -192,7 +196,7 @@ class Dialogue:
         )
         return json.dumps(
             [
-                db_hash(self.db),
+                self.writes,
                 progress,
                 self.authenticated,
                 self.confirmed,
@@ -235,13 +239,14 @@ class Dialogue:
         return self._use_user_tool(name, arguments)
 
     def _use_user_tool(self, name: str, arguments: Mapping[str, Any]) -> str:
-        self.transcript.append(
-            ("user_tool_call", json.dumps({"name": name, "arguments": arguments}))
-        )
+        call = json.dumps({"name": name, "arguments": arguments})
+        self.transcript.append(("user_tool_call", call))
         try:
             result = run_tool(self.user_tools, self.db, name, arguments)
         except ToolError as error:
             return f"Tool error: {error}"
+        if self.user_tools[name].writes:
+            self.writes.append(call)
         text = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
         self.transcript.append(("user_tool", text))
         return text

@@ -182,7 +182,9 @@ class UserSimEnv(TaskEnv[Dialogue]):
         split, difficulty, max_invalid_actions, render_mode: as for :class:`TaskEnv`.
     """
 
-    metadata = {**TaskEnv.metadata, "action_style": "raw"}
+    # Free text is an action here (a message to the user): the checker's wordless actions
+    # are still invalid, while text such as "((((]]]]" is said, and answered.
+    metadata = {**TaskEnv.metadata, "action_style": "raw", "free_text_actions": True}
     max_action_length = 8_192
 
     def __init__(
@@ -225,6 +227,10 @@ class UserSimEnv(TaskEnv[Dialogue]):
                 '{"name": ..., "arguments": {...}}'
             )
         if not self._is_call(text):
+            if not any(character.isalnum() for character in text):
+                raise InvalidAction(
+                    f"{text[:40]!r} has no words: write a message to the user, or call a tool"
+                )
             return f"User: {world.say(text)}"
         try:
             name, arguments = self.parse_tool_call(text)

@@ -1,0 +1,217 @@
+"""The customer-service envs through Gymnasium's API and the evaluator: oracle, floor, bad
+tool calls, the policy the env enforces, reruns byte for byte, and the docs' example."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import agentgym
+from agentgym.envs.usersim.domain import Move
+from agentgym.envs.usersim.env import DOMAINS, load_domain
+from agentgym.eval.plan import Benchmark
+from agentgym.eval.run import evaluate
+
+IDS = [f"usersim/{name.capitalize()}-v0" for name in DOMAINS]
+TIMING = ("started_at", "seconds", "env_seconds", "agent_seconds")
+
+
+def play(env, actions):
+    """Step through ``actions`` until the episode ends; the last step's results."""
+    result = None
+    for action in actions:
+        result = env.step(action)
+        if result[2] or result[3]:
+            break
+    return result
+
+
+def oracle_episode(env, task_id: str, seed: int = 0):
+    env.reset(seed=seed, options={"task_id": task_id})
+    terminated = truncated = False
+    steps = 0
+    while not (terminated or truncated):
+        _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        steps += 1
+    return info, steps
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_oracle_scores_one_on_test_tasks_of_every_difficulty(env_id):
+    env = agentgym.make(env_id)
+    for difficulty in ("easy", "medium", "hard"):
+        for index in (0, 1, 7):
+            task_id = f"test/{difficulty}/{index}"
+            info, _ = oracle_episode(env, task_id)
+            verdict = info["verdict"]
+            assert verdict.score == 1.0, (task_id, verdict.details)
+            assert info["tool_errors"] == 0 and info["policy_violations"] == 0
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_doing_nothing_scores_zero(env_id):
+    env = agentgym.make(env_id, max_episode_steps=12)
+    for difficulty in ("easy", "hard"):
+        env.reset(seed=1, options={"task_id": f"test/{difficulty}/3"})
+        _, _, terminated, truncated, info = play(env, ["ok"] * 12)
+        assert terminated or truncated
+        assert info["verdict"].score == 0.0
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_bad_tool_calls_are_observations_and_are_counted(env_id):
+    env = agentgym.make(env_id)
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    domain = env.unwrapped.domain
+    write = next(t for t in domain.agent_tools() if t.writes)
+    parameters = write.schema()["parameters"]
+    typed = {"string": "x", "integer": 1, "number": 1.0, "boolean": False, "array": []}
+    arguments = {
+        name: typed.get(parameters["properties"][name].get("type"), {})
+        for name in parameters["required"]
+    }
+    bad = [
+        ('{"name": "no_such_tool", "arguments": {}}', "unknown tool"),
+        ('{"name": "' + write.name + '", "arguments": 7}', "must be an object"),
+        ('{"name": ', "not valid JSON"),
+        ({"name": write.name, "arguments": {k: None for k in arguments}}, "must be"),
+        ({"name": write.name, "arguments": arguments}, "not authenticated"),
+    ]
+    for count, (action, words) in enumerate(bad, 1):
+        observation, reward, terminated, truncated, info = env.step(action)
+        assert words in observation, (action, observation)
+        assert not (terminated or truncated) and reward == 0.0
+        assert info["tool_errors"] == count
+    assert info["policy_violations"] == 1  # the write before authentication
+    env.close()
+
+
+def _retail_task_with_a_write(env):
+    """A retail test task whose script writes, and the script."""
+    for index in range(40):
+        task = env.unwrapped.tasks.get(f"test/easy/{index}")
+        tools = {t.name: t for t in env.unwrapped.domain.agent_tools()}
+        if any(m.call and tools[m.call].writes for m in task.draft.moves):
+            return task
+    raise AssertionError("no easy retail test task writes")
+
+
+def test_a_write_without_explicit_confirmation_breaks_the_policy():
+    env = agentgym.make("usersim/Retail-v0")
+    task = _retail_task_with_a_write(env)
+    tools = {t.name: t for t in env.unwrapped.domain.agent_tools()}
+    env.reset(seed=0, options={"task_id": task.id})
+    moves = list(task.draft.moves)
+    # The script without the confirmation request before its first write.
+    first = next(i for i, m in enumerate(moves) if m.call and tools[m.call].writes)
+    ask = max(i for i in range(first) if moves[i].say is not None)
+    actions = [m.action() for i, m in enumerate(moves) if i != ask]
+    _, _, _, _, info = play(env, [*actions, *["Is there anything else?"] * 12])
+    verdict = info["verdict"]
+    assert verdict.components["policy"] == 0.0 and verdict.score == 0.0
+    assert "without the user's explicit confirmation" in verdict.details
+    env.close()
+
+
+def test_calls_can_be_written_as_json_as_python_or_natively_and_respond_talks():
+    env = agentgym.make("usersim/Retail-v0")
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    native = env.step({"name": "list_all_product_types", "arguments": {}})[0]
+    written = env.step('{"name": "list_all_product_types", "arguments": {}}')[0]
+    python = env.step("list_all_product_types()")[0]
+    assert native == written == python and native.startswith("Tool list_all_product_types")
+    said = env.step({"name": "respond", "arguments": {"message": "Hello! How can I help?"}})[0]
+    assert said.startswith("User: ")
+    env.close()
+
+
+def test_the_instructions_hold_the_role_the_policy_and_every_tool():
+    env = agentgym.make("usersim/Airline-v0")
+    observation, info = env.reset(seed=0, options={"task_id": "test/medium/2"})
+    domain = env.unwrapped.domain
+    assert observation.startswith("User: ")
+    assert domain.policy.strip()[:200] in info["instructions"]
+    for tool in domain.agent_tools():
+        assert f"- {tool.name}(" in info["instructions"]
+    env.close()
+
+
+def test_the_state_key_follows_the_database_and_the_conversation():
+    env = agentgym.make("usersim/Retail-v0")
+    _, first = env.reset(seed=0, options={"task_id": "test/easy/0"})
+    _, again = env.reset(seed=5, options={"task_id": "test/easy/0"})
+    assert first["state_key"] == again["state_key"]
+    keys = {first["state_key"]}
+    terminated = False
+    while not terminated:
+        *_, terminated, _, info = env.step(env.unwrapped.oracle_action())
+        keys.add(info["state_key"])
+    assert len(keys) > 3
+    env.close()
+
+
+def benchmark(env_id: str, tasks: int = 3, episodes: int = 1) -> Benchmark:
+    return Benchmark.from_dict(
+        {
+            "name": "usersim-test",
+            "seed": 4,
+            "episodes_per_task": episodes,
+            "sampling": {"temperature": 0.0, "max_tokens": 24},
+            "envs": [{"id": env_id, "split": "test", "tasks": tasks}],
+        }
+    )
+
+
+def without_timing(line: str) -> str:
+    def scrub(value):
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items() if k not in TIMING}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    return json.dumps(scrub(json.loads(line)))
+
+
+def test_reruns_with_the_scripted_user_are_byte_identical(tmp_path):
+    """Same seeds, the scripted user and a deterministic agent (the oracle on one env, a
+    fixed reply on another): the same ledger, timing aside."""
+    for env_id, agent in (("usersim/Telecom-v0", "oracle"), ("usersim/Retail-v0", "random")):
+        lines = []
+        for run in ("a", "b"):
+            out = tmp_path / f"{env_id.replace('/', '-')}-{run}"
+            evaluate(benchmark(env_id, tasks=3, episodes=2), agent, out, num_envs=3)
+            lines.append(
+                [without_timing(x) for x in (out / "episodes.jsonl").read_text().split("\n") if x]
+            )
+        assert lines[0] == lines[1] and len(lines[0]) == 6
+
+
+def test_the_oracle_scores_pass_hat_4_of_one_through_the_evaluator(tmp_path):
+    result = evaluate(benchmark("usersim/Airline-v0", tasks=3, episodes=4), "oracle", tmp_path)
+    overall = result.summary["overall"]
+    assert overall["pass^4"] == 1.0 and overall["pass^1"] == 1.0
+
+
+def test_the_docs_example_runs(capsys):
+    doc = (Path(__file__).parents[2] / "docs" / "envs" / "usersim.md").read_text()
+    block = re.findall(r"```python\n(.*?)```", doc, flags=re.DOTALL)[0]
+    exec(compile(block, "docs/envs/usersim.md", "exec"), {})
+    assert "{'database': 1.0, 'outputs': 1.0, 'policy': 1.0}" in capsys.readouterr().out
+
+
+def test_every_domain_has_twenty_templates_over_three_difficulties():
+    for name in DOMAINS:
+        templates = load_domain(name).templates()
+        assert len(templates) >= 20, name
+        assert {t.difficulty for t in templates} == {"easy", "medium", "hard"}, name
+
+
+def test_a_move_is_a_message_or_a_call():
+    with pytest.raises(ValueError, match="not both or neither"):
+        Move(say="hi", call="x")
