@@ -92,6 +92,7 @@ async def evaluate_async(
             user_factory, user_name = factory, agent_name  # one model for both sides
         else:
             user_factory, user_name = resolve_agent(user, user_options)
+        _check_users(benchmark)
     run_dir = Path(out)
     plans = benchmark.plan()
     manifest = {
@@ -147,6 +148,21 @@ async def evaluate_async(
     summary = {"benchmark": benchmark.name, "agent": agent_name, **summarize(records)}
     _write_json(run_dir / "summary.json", summary)
     return RunResult(run_dir, records, summary, resumed=len(plans) - len(todo))
+
+
+def _check_users(benchmark: Benchmark) -> None:
+    """A model can play the user only of envs that have one (they take ``user=``)."""
+    import inspect
+
+    from agentgym.registry import spec
+
+    for entry in benchmark.envs:
+        parameters = inspect.signature(spec(entry.id).load()).parameters
+        if "user" not in parameters:
+            raise UsageError(
+                f"--user: {entry.id} has no simulated user for a model to play (conversation "
+                f"envs such as usersim/Retail-v0 have one)"
+            )
 
 
 def _prompt_settings(factory: Any) -> dict[str, Any] | None:

@@ -81,6 +81,13 @@ fewest candidates (ties: the fewer left over both answers, then the finding's na
 answers once one candidate is left. It uses no privileged knowledge; the check at task
 creation proves it within the free budget.
 
+**A model as the patient.** ``make("usersim/Diagnosis-v0", user=MODEL)`` (or the
+evaluator's ``--user SPEC``) has any :class:`~agentgym.UserModel` answer the questions
+instead: its instructions say who the patient is, what they have and do not have (each
+finding's answer), and never to name a condition. What a question counts for (which findings
+it asks about) and the scoring stay the scripted ones, so scores stay comparable; the
+opening complaint is the scripted one.
+
 **Version history.** v0: first release.
 """
 
@@ -95,7 +102,8 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.core import GeneratedTaskSet, Task, Verdict
+from agentgym.core import GeneratedTaskSet, Task, UserModel, Verdict
+from agentgym.errors import UsageError
 from agentgym.task_env import InvalidAction, TaskEnv
 
 __all__ = [
@@ -113,6 +121,7 @@ __all__ = [
     "knowledge_base",
     "make_patient",
     "normalise",
+    "patient_instructions",
     "recognise",
     "score_for",
     "worst_case",
@@ -449,12 +458,54 @@ class DiagnosisTask(Task[Consultation]):
         return knowledge_base().findings[finding].question
 
 
+def patient_instructions(patient: Patient) -> str:
+    """The system prompt of a model playing ``patient``: who they are, every finding's
+    answer in the first person, and the rules of the part."""
+    kb = knowledge_base()
+    answers = {
+        f: (kb.findings[f].yes if f in patient.present else kb.findings[f].no) for f in kb.findings
+    }
+    facts = [f"- {kb.findings[f].question} {answers[f]}" for f in sorted(kb.findings)]
+    return "\n".join(
+        [
+            f"You are {patient.name}, {patient.age}, a patient seeing a doctor; you are "
+            f"{patient.manner}. You came because: {kb.findings[patient.opening].complaint}",
+            "You are the patient, not the doctor: answer only what the doctor asks, in one or "
+            "two sentences, in your own words. Never name or guess a condition. If a question "
+            "is unclear, say so. The truth about you (a question you may be asked, and your "
+            "answer):",
+            *facts,
+        ]
+    )
+
+
 class DiagnosisEnv(TaskEnv[Consultation]):
     __doc__ = __doc__
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, user: str | UserModel = "scripted", **kwargs: Any) -> None:
+        if not (user == "scripted" or isinstance(user, UserModel)):
+            raise UsageError(
+                f"user must be 'scripted' or an agentgym.UserModel (the evaluator makes one "
+                f"from an agent spec with --user), got {user!r}"
+            )
+        self.user = None if isinstance(user, str) else user
         self.tasks = GeneratedTaskSet("usersim-diagnosis", DiagnosisTask, tuple(LEVELS), SIZES)
         super().__init__(**kwargs)
+
+    def start(self, task: Task[Consultation]) -> tuple[Consultation, str]:
+        world, goal = task.setup(self.np_random)
+        if self.user is not None:
+            seed = int(self.np_random.integers(2**63))
+            self.user.start(patient_instructions(world.patient), seed=seed)
+        return world, goal
+
+    def get_state(self) -> Any:
+        if self.user is not None:
+            raise UsageError(
+                f"{self._name()}: snapshots need the scripted patient; a model playing the "
+                f"patient keeps its conversation outside the env"
+            )
+        return super().get_state()
 
     def act(self, world: Consultation, action: str) -> str:
         if not action.strip():
@@ -467,7 +518,10 @@ class DiagnosisEnv(TaskEnv[Consultation]):
         if answers:
             world.diagnosis = self._condition(world, answers[-1])
             return f"Diagnosis recorded: {knowledge_base().conditions[world.diagnosis].name}."
-        return f'{world.patient.name.split()[0]}: "{self._reply(world, action)}"'
+        reply = self._reply(world, action)
+        if self.user is not None:
+            reply = self.user.reply(action.strip())
+        return f'{world.patient.name.split()[0]}: "{reply}"'
 
     @staticmethod
     def _reply(world: Consultation, question: str) -> str:

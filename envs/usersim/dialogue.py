@@ -46,6 +46,7 @@ from agentgym.envs.usersim.domain import (
     gold_db,
     normalize,
     run_tool,
+    run_user_tool,
 )
 from agentgym.envs.usersim.scripted import STOP, ScriptedUser, asks_confirmation, is_affirmative
 
@@ -153,7 +154,7 @@ class Dialogue:
 
     def check(self, name: str) -> bool:
         """The domain's named check on the user's own state."""
-        return bool(self.domain.checks()[name](self.db))
+        return bool(self.domain.checks()[name](self.db, self.scenario.context))
 
     # ----------------------------------------------------------------- the verdict
 
@@ -242,7 +243,9 @@ class Dialogue:
         call = json.dumps({"name": name, "arguments": arguments})
         self.transcript.append(("user_tool_call", call))
         try:
-            result = run_tool(self.user_tools, self.db, name, arguments)
+            result = run_user_tool(
+                self.user_tools, self.db, self.scenario.context, name, arguments
+            )
         except ToolError as error:
             return f"Tool error: {error}"
         if self.user_tools[name].writes:
@@ -280,7 +283,7 @@ def user_instructions(domain: Domain, scenario: Scenario, db: DB) -> str:
     if scenario.refuses:
         parts += ["What you will not accept:", *(f"- {r}" for r in scenario.refuses)]
     if domain.user_tools():
-        view = domain.user_view(db)
+        view = domain.user_view(db, scenario.context)
         parts += [
             "You have your own device. When the agent asks you to do something on it, call "
             'one of your tools by writing only a JSON object {"name": ..., "arguments": '
@@ -319,5 +322,5 @@ def rehearse(domain: Domain, draft: TaskDraft) -> Dialogue:
 
 def judge(domain: Domain, draft: TaskDraft, dialogue: Dialogue) -> Verdict:
     """The verdict of ``dialogue`` against ``draft``'s gold database and outputs."""
-    gold = gold_db(domain, draft.moves)
+    gold = gold_db(domain, draft)
     return dialogue.verdict(gold, db_hash(gold), draft.outputs)

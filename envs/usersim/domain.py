@@ -50,6 +50,7 @@ __all__ = [
     "gold_db",
     "normalize",
     "run_tool",
+    "run_user_tool",
 ]
 
 DB = dict[str, dict[str, dict[str, Any]]]
@@ -76,7 +77,10 @@ class Tool:
             ``optional``.
         function: ``function(db, **arguments)`` -> a JSON-able result; raises
             :class:`ToolError` for a call the database refuses. It may change ``db`` only
-            when ``writes`` is true.
+            when ``writes`` is true. A *user* tool (dual control) is called as
+            ``function(db, context, **arguments)``, with the scenario's ``context`` (which
+            phone is the user's own). Functions are module-level, so that an episode's
+            snapshot can be pickled.
         writes: whether the tool changes the database (then the agent needs an
             authenticated user and the user's explicit confirmation first).
         optional: the arguments that may be left out.
@@ -179,6 +183,9 @@ class Scenario:
         requests: what they want, in order.
         refuses: what they will not accept, for the LLM user's prompt ("You do not want store
             credit."); the scripted user refuses by ``Request.confirm``.
+        context: dual control: what makes the user's own things theirs
+            (``{"phone_number": "415-555-0123"}``), handed to the user's tools, the domain's
+            checks and its :meth:`Domain.user_view`. Nothing the agent sees.
     """
 
     persona: str
@@ -186,6 +193,7 @@ class Scenario:
     facts: tuple[Fact, ...]
     requests: tuple[Request, ...]
     refuses: tuple[str, ...] = ()
+    context: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -271,11 +279,12 @@ class Domain(ABC):
         """The tools only the user can call (dual control); none by default."""
         return []
 
-    def checks(self) -> Mapping[str, Callable[[DB], bool]]:
-        """Named checks on the user's own state, for :attr:`Request.done_when`."""
+    def checks(self) -> Mapping[str, Callable[[DB, Mapping[str, Any]], bool]]:
+        """Named checks on the user's own state, for :attr:`Request.done_when`:
+        ``check(db, context)`` with the scenario's ``context``."""
         return {}
 
-    def user_view(self, db: DB) -> str:
+    def user_view(self, db: DB, context: Mapping[str, Any]) -> str:
         """What the user sees of their own state (dual control; empty by default): the LLM
         user's prompt shows it."""
         return ""
@@ -342,19 +351,37 @@ def run_tool(tools: Mapping[str, Tool], db: DB, name: str, arguments: Mapping[st
     return tool.function(db, **arguments)
 
 
-def gold_db(domain: Domain, moves: tuple[Move, ...]) -> DB:
+def run_user_tool(
+    tools: Mapping[str, Tool],
+    db: DB,
+    context: Mapping[str, Any],
+    name: str,
+    arguments: Mapping[str, Any],
+) -> Any:
+    """Call the user's tool ``name`` on ``db``, as the user of ``context``."""
+    tool = tools.get(name)
+    if tool is None:
+        raise ToolError(f"unknown tool {name!r}; your tools: {', '.join(tools)}")
+    return tool.function(db, context, **arguments)
+
+
+def gold_db(domain: Domain, draft: TaskDraft) -> DB:
     """The gold database: a fresh one after replaying the script's tool calls and the user
     tool calls its messages ask for, in order (tau-bench's gold replay). A call the database
     refuses is a bug in the template, raised as :class:`ValueError`."""
     db = domain.db()
     agent = {tool.name: tool for tool in domain.agent_tools()}
     user = {tool.name: tool for tool in domain.user_tools()}
-    for move in moves:
-        calls = [(agent, move.call, move.arguments)] if move.call else []
-        calls += [(user, name, arguments) for name, arguments in move.user_calls]
-        for tools, name, arguments in calls:
+    context = draft.scenario.context
+    for move in draft.moves:
+        calls = [(False, move.call, move.arguments)] if move.call else []
+        calls += [(True, name, arguments) for name, arguments in move.user_calls]
+        for users, name, arguments in calls:
             try:
-                run_tool(tools, db, str(name), arguments)
+                if users:
+                    run_user_tool(user, db, context, str(name), arguments)
+                else:
+                    run_tool(agent, db, str(name), arguments)
             except ToolError as error:
                 raise ValueError(
                     f"the gold call {name}({dict(arguments)}) fails: {error}"

@@ -106,7 +106,7 @@ class ConversationTask(Task[Dialogue]):
     def gold(self) -> tuple[DB, str]:
         """The gold database and its hash (replayed once per task object)."""
         if self._gold is None:
-            db = gold_db(self.domain, self.draft.moves)
+            db = gold_db(self.domain, self.draft)
             self._gold = (db, db_hash(db))
         return self._gold
 

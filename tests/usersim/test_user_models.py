@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+import agentgym
 from agentgym.agents import Agent, AgentReply, FunctionAgent
 from agentgym.agents.users import AgentUser, RecordedUser, user_model
 from agentgym.errors import InfrastructureError, UsageError
@@ -89,3 +90,70 @@ def test_user_turns_round_trip_through_the_ledger_and_are_left_out_when_absent()
     back = EpisodeRecord.from_dict(record.to_dict())
     assert back.spec.user == "smollm2"
     assert back.user_turns == [turn]
+
+
+class Scripted(Agent):
+    """Answers from a list, recording what it was told (a stand-in model: what is measured
+    is how the envs drive a model that plays the user)."""
+
+    def __init__(self, replies):
+        self.replies, self.heard = list(replies), []
+
+    def reset(self, context):
+        self.context = context
+
+    async def act(self, observation, info):
+        self.heard.append(observation)
+        return self.replies.pop(0) if self.replies else f"You said: {observation}"
+
+
+def test_a_model_plays_the_customer_from_the_greeting_on():
+    agent = Scripted([])
+    env = agentgym.make("usersim/Retail-v0", user=user_model(lambda: agent))
+    observation, _ = env.reset(seed=0, options={"task_id": "test/easy/0"})
+    assert observation == "User: You said: Hi! How can I help you today?"
+    persona = env.unwrapped.task.draft.scenario.persona
+    assert agent.context.instructions.startswith(persona)
+    assert "###STOP###" in agent.context.instructions
+    assert env.step("Hello there")[0] == "User: You said: Hello there"
+    with pytest.raises(UsageError, match="snapshots need the scripted user"):
+        env.unwrapped.get_state()
+    env.close()
+
+
+def test_a_model_playing_a_dual_control_user_calls_its_phone_tools_first():
+    agent = Scripted(["Hi, my data is broken.", '{"name": "check_status_bar", "arguments": {}}'])
+    env = agentgym.make("usersim/Telecom-v0", user=user_model(lambda: agent))
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    assert "check_status_bar" in agent.context.instructions
+    observation = env.step("Please check your status bar.")[0]
+    # The tool's result went back to the model, whose next message reached the agent.
+    assert agent.heard[-1].startswith("{") and "signal" in agent.heard[-1]
+    assert observation == f"User: You said: {agent.heard[-1]}"
+    roles = [role for role, _ in env.unwrapped._world.transcript]
+    assert roles.count("user_tool_call") == 1
+    env.close()
+
+
+def test_a_model_plays_the_patient_and_the_questions_count_as_before():
+    agent = Scripted(["A little, yes."])
+    env = agentgym.make("usersim/Diagnosis-v0", user=user_model(lambda: agent))
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    patient = env.unwrapped.task.patient
+    assert agent.context.instructions.startswith(f"You are {patient.name}")
+    observation, _, _, _, info = env.step("Have you had a fever?")
+    assert observation.startswith(f'{patient.name.split()[0]}: "A little, yes."')
+    assert info["verdict"].components["questions"] == 1.0
+    env.close()
+
+
+def test_an_env_without_a_simulated_user_refuses_one_for_the_evaluator(tmp_path):
+    from agentgym.eval.plan import Benchmark
+    from agentgym.eval.run import evaluate
+
+    suite = Benchmark.from_dict(
+        {"name": "no-user", "envs": [{"id": "games/Maze-v0", "split": "test", "tasks": 1}]}
+    )
+    with pytest.raises(UsageError, match="games/Maze-v0 has no simulated user"):
+        evaluate(suite, "random", tmp_path / "run", user="random")
+    assert not (tmp_path / "run").exists()
