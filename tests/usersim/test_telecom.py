@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
+import re
 from typing import Any
 
 import numpy as np
@@ -48,10 +50,17 @@ def line_where(db: DB, faults: str = "", **fields: Any) -> dict[str, Any]:
     raise AssertionError(f"no line with faults {faults!r} and {fields}")
 
 
+def mine(line: dict[str, Any]) -> dict[str, Any]:
+    """The context of the user whose own phone is ``line``'s."""
+    return {"phone_number": line["phone_number"]}
+
+
 def signed_in(line: dict[str, Any]) -> Dialogue:
-    """A dialogue whose agent has authenticated the holder of ``line``."""
+    """A dialogue with the holder of ``line`` (their phone is the user's own), whose agent has
+    authenticated them."""
     draft = draw(TEMPLATES[0], 0)
-    dialogue = Dialogue(DOMAIN, DOMAIN.db(), draft.scenario)
+    scenario = dataclasses.replace(draft.scenario, context=mine(line))
+    dialogue = Dialogue(DOMAIN, DOMAIN.db(), scenario)
     name = dialogue.db["customers"][line["customer_id"]]["name"]
     dialogue.call(
         "get_customer_by_phone", {"phone_number": line["phone_number"], "full_name": name}
@@ -69,7 +78,7 @@ def test_build_db_is_deterministic_and_sized():
     assert len(db["customers"]) == 120
     assert len(db["lines"]) == len(db["devices"]) == 200
     assert len(db["plans"]) == 4
-    assert db["session"] == {}
+    assert set(db) == {"customers", "lines", "plans", "devices"}  # no session table
     for line in db["lines"].values():
         assert db["devices"][line["phone_number"]]["line_id"] == line["line_id"]
         assert line["line_id"] in db["customers"][line["customer_id"]]["line_ids"]
@@ -179,65 +188,103 @@ def test_a_wrong_name_does_not_authenticate():
             "get_customer_by_phone",
             {"phone_number": line["phone_number"], "full_name": "Nobody Atall"},
         )
-    assert not dialogue.authenticated and dialogue.db["session"] == {}
+    assert not dialogue.authenticated
 
 
 def test_phone_numbers_are_found_however_written():
     db = DOMAIN.db()
+    before = db_hash(db)
     line = line_where(db)
     name = db["customers"][line["customer_id"]]["name"]
     area, mid, last = line["phone_number"].split("-")
     for written in (f"({area}) {mid}-{last}", f"+1 {area} {mid} {last}", area + mid + last):
         found = AGENT["get_customer_by_phone"].function(db, written, name.upper())
         assert found["customer_id"] == line["customer_id"]
-    assert db["session"]["call"]["phone_number"] == line["phone_number"]
+    assert db_hash(db) == before  # authentication is a pure read
+    assert not AGENT["get_customer_by_phone"].writes
+
+
+def test_every_scenario_names_the_phone_it_is_about():
+    for template in TEMPLATES:
+        draft = draw(template, 0)
+        phone = draft.scenario.context["phone_number"]
+        assert set(draft.scenario.context) == {"phone_number"}
+        auth = next(m for m in draft.moves if m.call == "get_customer_by_phone")
+        assert auth.arguments["phone_number"] == phone
+        assert phone in draft.scenario.persona
+        for request in draft.scenario.requests:
+            assert request.done_when in (None, f"mobile_data_works:{phone}", f"fast_data:{phone}")
 
 
 # ------------------------------------------------------------------ user tools and checks
 
 
-def test_user_tools_act_on_the_authenticated_phone_only():
+def test_user_tools_act_on_the_users_own_phone_only():
     db = DOMAIN.db()
-    with pytest.raises(ToolError, match="not identified your line"):
-        USER["set_airplane_mode"].function(db, on=False)
     line = line_where(db, "airplane")
+    phone, context = line["phone_number"], mine(line)
+    # before (and without) any authentication: the user's phone is theirs
+    assert USER["check_status_bar"].function(db, context)["signal"].startswith("none, airplane")
+    assert "airplane" in DOMAIN.user_view(db, context)
+    assert not DOMAIN.checks()["mobile_data_works"](db, context)  # bare: the user's own phone
+    before = json.loads(json.dumps(db["devices"]))
+    USER["set_airplane_mode"].function(db, context, on=False)
+    changed = [key for key, device in db["devices"].items() if device != before[key]]
+    assert changed == [phone]
+    assert DOMAIN.checks()["mobile_data_works"](db, context)
+    assert re.search(r"Mobile data: [45]G icon", DOMAIN.user_view(db, context))
+
+
+def test_user_tools_in_a_dialogue_act_on_the_scenarios_phone():
+    line = line_where(DOMAIN.db(), "airplane")
     dialogue = signed_in(line)
     phone = line["phone_number"]
     assert not dialogue.check(f"mobile_data_works:{phone}")
-    assert not dialogue.check("mobile_data_works")  # bare: the phone of the call
-    assert "airplane" in DOMAIN.user_view(dialogue.db)
-    before = json.dumps(dialogue.db["devices"], sort_keys=True)
-    USER["set_airplane_mode"].function(dialogue.db, on=False)
-    changed = [
-        key for key, device in dialogue.db["devices"].items() if device != json.loads(before)[key]
-    ]
-    assert changed == [phone]
+    assert not dialogue.check("mobile_data_works")  # bare: the user's own phone
+    assert "airplane" in DOMAIN.user_view(dialogue.db, dialogue.scenario.context)
+    USER["set_airplane_mode"].function(dialogue.db, dialogue.scenario.context, on=False)
     assert dialogue.check(f"mobile_data_works:{phone}") and dialogue.check("has_service")
-    assert "Mobile data:" in DOMAIN.user_view(dialogue.db)
+    assert "Mobile data:" in DOMAIN.user_view(dialogue.db, dialogue.scenario.context)
+
+
+def test_user_view_shows_the_users_phone_from_the_start():
+    draft = draw(next(t for t in TEMPLATES if t.name == "airplane_mode"), 0)
+    dialogue = Dialogue(DOMAIN, DOMAIN.db(), draft.scenario)
+    assert not dialogue.authenticated
+    view = DOMAIN.user_view(dialogue.db, draft.scenario.context)
+    assert view.startswith("Signal: none, airplane mode icon shown.")
+    assert "Mobile data: no mobile data icon" in view
 
 
 def test_slow_data_is_fixed_on_the_phone():
     line = line_where(DOMAIN.db(), "3g saver")
     db = signed_in(line).db
-    phone = line["phone_number"]
+    phone, context = line["phone_number"], mine(line)
     checks = DOMAIN.checks()
-    assert checks[f"mobile_data_works:{phone}"](db) and not checks[f"fast_data:{phone}"](db)
-    assert USER["run_speed_test"].function(db)["rating"] == "very slow"
-    USER["set_network_mode"].function(db, mode="5g")
-    USER["set_data_saver"].function(db, on=False)
-    assert checks[f"fast_data:{phone}"](db)
-    assert USER["run_speed_test"].function(db)["rating"] == "fast"
+    assert checks[f"mobile_data_works:{phone}"](db, {})
+    assert not checks[f"fast_data:{phone}"](db, {}) and not checks["fast_data"](db, context)
+    assert USER["run_speed_test"].function(db, context)["rating"] == "very slow"
+    USER["set_network_mode"].function(db, context, mode="5g")
+    USER["set_data_saver"].function(db, context, on=False)
+    assert checks[f"fast_data:{phone}"](db, {}) and checks["fast_data"](db, context)
+    assert USER["run_speed_test"].function(db, context)["rating"] == "fast"
     with pytest.raises(ToolError, match="does not exist"):
-        USER["set_network_mode"].function(db, mode="6g")
+        USER["set_network_mode"].function(db, context, mode="6g")
 
 
 def test_check_names():
     checks = DOMAIN.checks()
     assert "mobile_data_works:415-555-0000" in checks and "fast_data" in checks
     assert "signal_strength:415-555-0000" not in checks
-    assert not checks["has_service:000-000-0000"](DOMAIN.db())  # no such phone
+    db = DOMAIN.db()
+    healthy = line_where(db)
+    assert not checks["has_service:000-000-0000"](db, mine(healthy))  # no such phone
+    assert checks[f"has_service:{healthy['phone_number']}"](db, {})  # kind:phone, any context
+    assert checks["has_service"](db, mine(healthy))  # bare: the user's own phone
+    assert not checks["has_service"](db, {})  # no phone of their own
     assert set(checks) == {"has_service", "mobile_data_works", "fast_data"}
-    assert DOMAIN.user_view(DOMAIN.db()) == ""
+    assert DOMAIN.user_view(db, {}) == ""
+    assert DOMAIN.user_view(db, mine(healthy)).startswith("Signal: 4 bars")
 
 
 def test_refuel_is_charged_to_the_open_bill():

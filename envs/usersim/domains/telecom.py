@@ -22,16 +22,21 @@ rounded to cents; data in GB, one decimal):
   mobile_data, data_roaming (the phone's side of roaming), sim_status (``active`` |
   ``missing`` | ``locked_pin``), apn (``correct`` | ``broken``), network_mode (``5g`` | ``4g``
   | ``3g_only``), data_saver, wifi_calling, registration (``ok`` | ``stale``: the phone must
-  restart to register), abroad and country;
-* ``session``: the call in progress; authentication (``get_customer_by_phone``) records the
-  customer and the phone they are calling about, and the user tools act on that phone.
+  restart to register), abroad and country.
+
+The user's own phone is the scenario's :attr:`Scenario.context` (``{"phone_number":
+"415-555-0123"}``, the phone of the line the task is about; never shown to the agent): the user
+tools act on it, the user's view shows its status bar, and a bare check checks it. The user can
+use their phone at any time, before or without the agent's authentication, and authentication is
+a pure read.
 
 A phone's **mobile data works** iff its line is active, within its data limit (plan plus
 refuels), airplane mode is off, mobile data is on, the SIM is active, the APN is correct, the
 phone is registered, and, when abroad, roaming is on both on the line and on the phone. Data
 is **fast** when it works, the network mode is not ``3g_only`` and data saver is off.
 Checks for :attr:`Request.done_when`: ``mobile_data_works:<phone>``, ``fast_data:<phone>`` and
-``has_service:<phone>`` (calls and texts).
+``has_service:<phone>`` (calls and texts); a bare ``mobile_data_works``, ``fast_data`` or
+``has_service`` checks the user's own phone.
 
 **Agent tools.** Read: ``get_customer_by_phone(phone_number, full_name)`` (the only
 authentication tool), ``get_customer_by_id``, ``get_details_by_id`` (any customer, line, plan
@@ -41,14 +46,15 @@ or bill id), ``get_bills``, ``get_line_details``, ``get_plan_details``, ``list_p
 ``refuel_data`` (whole GB, at most 5 GB per line per cycle, charged to the open bill),
 ``change_plan``, ``enable_roaming``, ``disable_roaming``. End: ``transfer_to_human_agents``.
 
-**User tools** (the scripted user calls one when the agent's message holds all the phrases of
-one of its triggers). Read: ``check_status_bar`` ("check" + "status bar"),
-``check_network_settings`` ("check" + "network settings"), ``run_speed_test`` ("speed
-test"). Write: ``set_airplane_mode`` ("turn off" + "airplane mode": off),
-``set_mobile_data`` ("turn on" + "mobile data": on), ``set_data_roaming`` ("turn on" + "data
-roaming": on), ``reset_apn_settings`` ("reset" + "apn"), ``reseat_sim`` ("take out" + "sim" +
-"put it back"), ``set_network_mode`` ("network mode" + "5g": 5g), ``set_data_saver`` ("turn
-off" + "data saver": off), ``reboot_device`` ("restart" + "phone").
+**User tools** (each acts on the user's own phone, the scenario's context; the scripted user
+calls one when the agent's message holds all the phrases of one of its triggers). Read:
+``check_status_bar`` ("check" + "status bar"), ``check_network_settings`` ("check" + "network
+settings"), ``run_speed_test`` ("speed test"). Write: ``set_airplane_mode`` ("turn off" +
+"airplane mode": off), ``set_mobile_data`` ("turn on" + "mobile data": on),
+``set_data_roaming`` ("turn on" + "data roaming": on), ``reset_apn_settings`` ("reset" +
+"apn"), ``reseat_sim`` ("take out" + "sim" + "put it back"), ``set_network_mode`` ("network
+mode" + "5g": 5g), ``set_data_saver`` ("turn off" + "data saver": off), ``reboot_device``
+("restart" + "phone").
 
 **Policy** (:attr:`TelecomDomain.policy`): authenticate by full name and phone number; an
 explicit yes before each change; device steps one at a time; a line suspended for an unpaid
@@ -306,7 +312,6 @@ def get_customer_by_phone(db: DB, phone_number: str, full_name: str) -> dict[str
             f"the name {full_name!r} does not match the holder of {phone}; ask the customer "
             "for the full name on the account"
         )
-    db["session"]["call"] = {"customer_id": customer["customer_id"], "phone_number": phone}
     return {k: v for k, v in customer.items() if k != "bills"}
 
 
@@ -462,14 +467,9 @@ def transfer_to_human_agents(db: DB, summary: str) -> str:
 # ------------------------------------------------------------------ user tools
 
 
-def _my_phone(db: DB) -> dict[str, Any]:
-    call = db["session"].get("call")
-    if call is None:
-        raise ToolError(
-            "the agent has not identified your line yet: give them your full name and "
-            "phone number first"
-        )
-    device: dict[str, Any] = db["devices"][call["phone_number"]]
+def _my_phone(db: DB, context: Mapping[str, Any]) -> dict[str, Any]:
+    """The user's own phone: the device of the scenario's ``context["phone_number"]``."""
+    device: dict[str, Any] = db["devices"][context["phone_number"]]
     return device
 
 
@@ -495,12 +495,12 @@ def _status_bar(db: DB, phone: str) -> dict[str, Any]:
     return {"signal": signal, "mobile_data": data, "other_icons": icons}
 
 
-def check_status_bar(db: DB) -> dict[str, Any]:
-    return _status_bar(db, _my_phone(db)["phone_number"])
+def check_status_bar(db: DB, context: Mapping[str, Any]) -> dict[str, Any]:
+    return _status_bar(db, _my_phone(db, context)["phone_number"])
 
 
-def check_network_settings(db: DB) -> dict[str, Any]:
-    device = _my_phone(db)
+def check_network_settings(db: DB, context: Mapping[str, Any]) -> dict[str, Any]:
+    device = _my_phone(db, context)
     return {
         "airplane_mode": device["airplane_mode"],
         "mobile_data": device["mobile_data"],
@@ -514,39 +514,39 @@ def check_network_settings(db: DB) -> dict[str, Any]:
     }
 
 
-def run_speed_test(db: DB) -> dict[str, Any]:
-    speed = _speed_mbps(db, _my_phone(db)["phone_number"])
+def run_speed_test(db: DB, context: Mapping[str, Any]) -> dict[str, Any]:
+    speed = _speed_mbps(db, _my_phone(db, context)["phone_number"])
     if speed == 0.0:
         return {"result": "no connection"}
     return {"download_mbps": speed, "rating": "fast" if speed >= 10.0 else "very slow"}
 
 
-def _set_setting(db: DB, on: bool, setting: str) -> str:
-    _my_phone(db)[setting] = bool(on)
+def _set_setting(db: DB, context: Mapping[str, Any], on: bool, setting: str) -> str:
+    _my_phone(db, context)[setting] = bool(on)
     return f"{setting.replace('_', ' ')} is now {'on' if on else 'off'}"
 
 
-def reset_apn_settings(db: DB) -> str:
-    _my_phone(db)["apn"] = "correct"
+def reset_apn_settings(db: DB, context: Mapping[str, Any]) -> str:
+    _my_phone(db, context)["apn"] = "correct"
     return "APN settings restored to the defaults"
 
 
-def reseat_sim(db: DB) -> str:
-    device = _my_phone(db)
+def reseat_sim(db: DB, context: Mapping[str, Any]) -> str:
+    device = _my_phone(db, context)
     if device["sim_status"] == "missing":
         device["sim_status"] = "active"
     return f"SIM card taken out and put back; SIM status: {device['sim_status']}"
 
 
-def set_network_mode(db: DB, mode: str) -> str:
+def set_network_mode(db: DB, context: Mapping[str, Any], mode: str) -> str:
     if mode not in ("5g", "4g", "3g_only"):
         raise ToolError(f"network mode {mode!r} does not exist: choose 5g, 4g or 3g_only")
-    _my_phone(db)["network_mode"] = mode
+    _my_phone(db, context)["network_mode"] = mode
     return f"preferred network mode is now {mode}"
 
 
-def reboot_device(db: DB) -> str:
-    _my_phone(db)["registration"] = "ok"
+def reboot_device(db: DB, context: Mapping[str, Any]) -> str:
+    _my_phone(db, context)["registration"] = "ok"
     return "the phone restarted"
 
 
@@ -632,9 +632,9 @@ def _user_tools() -> list[Tool]:
 # ------------------------------------------------------------------ checks
 
 
-class _Checks(Mapping[str, Callable[[DB], bool]]):
-    """``kind:phone`` (``mobile_data_works:415-555-0123``) -> a check of that phone; a bare
-    ``kind`` checks the phone of the call in progress."""
+class _Checks(Mapping[str, Callable[[DB, Mapping[str, Any]], bool]]):
+    """``kind:phone`` (``mobile_data_works:415-555-0123``) -> ``check(db, context)`` of that
+    phone; a bare ``kind`` checks the user's own phone, ``context["phone_number"]``."""
 
     kinds: ClassVar[dict[str, Callable[[DB, str], bool]]] = {
         "has_service": _has_service,
@@ -642,14 +642,14 @@ class _Checks(Mapping[str, Callable[[DB], bool]]):
         "fast_data": _fast_data,
     }
 
-    def __getitem__(self, name: str) -> Callable[[DB], bool]:
+    def __getitem__(self, name: str) -> Callable[[DB, Mapping[str, Any]], bool]:
         kind, _, phone = name.partition(":")
         check = self.kinds.get(kind)
         if check is None:
             raise KeyError(name)
 
-        def run(db: DB) -> bool:
-            number = phone or db["session"].get("call", {}).get("phone_number")
+        def run(db: DB, context: Mapping[str, Any]) -> bool:
+            number = phone or context.get("phone_number")
             return number in db["devices"] and check(db, number)
 
         return run
@@ -794,7 +794,6 @@ def _build(seed: int) -> DB:
         "lines": lines,
         "plans": plans,
         "devices": devices,
-        "session": {},
     }
 
 
@@ -902,7 +901,14 @@ class _Script:
     def draft(
         self, opening: str, requests: list[Request], refuses: tuple[str, ...] = ()
     ) -> TaskDraft:
-        scenario = Scenario(self.persona, opening, tuple(self.facts), tuple(requests), refuses)
+        scenario = Scenario(
+            self.persona,
+            opening,
+            tuple(self.facts),
+            tuple(requests),
+            refuses,
+            context={"phone_number": self.phone},
+        )
         return TaskDraft(scenario, tuple(self.moves))
 
     # ---- pieces of the carrier's side
@@ -1454,14 +1460,14 @@ class TelecomDomain(Domain):
     def user_tools(self) -> list[Tool]:
         return _user_tools()
 
-    def checks(self) -> Mapping[str, Callable[[DB], bool]]:
+    def checks(self) -> Mapping[str, Callable[[DB, Mapping[str, Any]], bool]]:
         return _Checks()
 
-    def user_view(self, db: DB) -> str:
-        call = db["session"].get("call")
-        if call is None:
-            return ""
-        bar = _status_bar(db, call["phone_number"])
+    def user_view(self, db: DB, context: Mapping[str, Any]) -> str:
+        phone = context.get("phone_number")
+        if phone not in db["devices"]:
+            return ""  # no phone of the user's own (not a telecom scenario)
+        bar = _status_bar(db, phone)
         icons = ", ".join(bar["other_icons"]) or "none"
         return f"Signal: {bar['signal']}. Mobile data: {bar['mobile_data']}. Icons: {icons}."
 
