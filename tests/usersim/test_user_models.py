@@ -157,3 +157,28 @@ def test_an_env_without_a_simulated_user_refuses_one_for_the_evaluator(tmp_path)
     with pytest.raises(UsageError, match="games/Maze-v0 has no simulated user"):
         evaluate(suite, "random", tmp_path / "run", user="random")
     assert not (tmp_path / "run").exists()
+
+
+def test_the_evaluator_records_the_users_turns_and_a_replay_plays_them_back(tmp_path):
+    from agentgym.eval.plan import Benchmark
+    from agentgym.eval.run import evaluate
+    from agentgym.leaderboard.rescore import replay_episode
+
+    suite = Benchmark.from_dict(
+        {
+            "name": "stand-in-user",
+            "seed": 1,
+            "envs": [{"id": "usersim/Retail-v0", "split": "test", "tasks": 2, "max_steps": 5}],
+        }
+    )
+    result = evaluate(suite, "oracle", tmp_path, user=lambda: Scripted([]))
+    for plan, record in zip(suite.plan(), result.records, strict=True):
+        assert record.status == "truncated" and record.spec.user
+        said = [step.action for step in record.steps if isinstance(step.action, str)]
+        assert [t.text for t in record.user_turns[1:]] == [f"You said: {s}" for s in said]
+        spoken = [i + 1 for i, step in enumerate(record.steps) if isinstance(step.action, str)]
+        assert [t.after_step for t in record.user_turns] == [0, *spoken]
+        assert not isinstance(replay_episode(plan, record), str)
+        # A record whose user said something else does not replay.
+        record.user_turns[-1].text = "something else"
+        assert isinstance(replay_episode(plan, record), str)
