@@ -229,18 +229,19 @@ def _short(n: int) -> str:
 def _info(args: argparse.Namespace) -> int:
     found = spec(args.id)
     cls = found.load()
-    doc = inspect.getdoc(cls) or "(no documentation)"
-    print(f"{found.id}  —  {found.description}\n")
-    print(doc)
-    print("\n" + "-" * 72)
-    print(f"entry point      {found.entry_point}")
-    print(f"kind             {found.kind}")
-    print(f"step limit       {found.max_episode_steps}")
-    if found.extra:
-        print(f"extra            pip install 'agentgym[{found.extra}]'")
-    if found.kind == "env":
-        env = make(found.id)
-        try:
+    env = make(found.id) if found.kind == "env" else None
+    try:
+        # An env instance may carry its own page (one class serving several domains does).
+        doc = inspect.getdoc(env.unwrapped if env is not None else cls) or "(no documentation)"
+        print(f"{found.id}  —  {found.description}\n")
+        print(doc)
+        print("\n" + "-" * 72)
+        print(f"entry point      {found.entry_point}")
+        print(f"kind             {found.kind}")
+        print(f"step limit       {found.max_episode_steps}")
+        if found.extra:
+            print(f"extra            pip install 'agentgym[{found.extra}]'")
+        if env is not None:
             base = env.unwrapped
             print(f"observations     {env.observation_space}")
             print(f"actions          {env.action_space}")
@@ -250,7 +251,8 @@ def _info(args: argparse.Namespace) -> int:
                 print(f"split {split:<10} {tasks.count(split)} tasks, e.g. {tasks.ids(split)[0]}")
             flags = {k: v for k, v in base.metadata.items() if isinstance(v, bool)}
             print("capabilities     " + ", ".join(f"{k}={v}" for k, v in flags.items()))
-        finally:
+    finally:
+        if env is not None:
             env.close()
     return 0
 

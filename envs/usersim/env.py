@@ -34,6 +34,7 @@ things up, asks for confirmation before each write, and tells the user the outpu
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -203,6 +204,9 @@ class UserSimEnv(TaskEnv[Dialogue]):
                 f"from an agent spec with --user), got {user!r}"
             )
         self.domain = load_domain(domain)
+        # The doc page of this id (``agentgym info``): the domain's, then the family's.
+        page = inspect.getdoc(importlib.import_module(type(self.domain).__module__))
+        self.__doc__ = f"{page}\n\n{__doc__}"
         self.user = None if isinstance(user, str) else user
         self.tasks = _task_set(self.domain)
         self.tools = [*(t.schema() for t in self.domain.agent_tools()), RESPOND]
