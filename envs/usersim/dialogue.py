@@ -243,9 +243,7 @@ class Dialogue:
         call = json.dumps({"name": name, "arguments": arguments})
         self.transcript.append(("user_tool_call", call))
         try:
-            result = run_user_tool(
-                self.user_tools, self.db, self.scenario.context, name, arguments
-            )
+            result = run_user_tool(self.user_tools, self.db, self.scenario.context, name, arguments)
         except ToolError as error:
             return f"Tool error: {error}"
         if self.user_tools[name].writes:
