@@ -120,20 +120,14 @@ LEAK_SETTLE = 5.0
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
-# Actions no env could take for a valid move.
-MALFORMED_ACTIONS = (
-    "",
-    "   \n\t ",
-    "\x00\x01\x02\x7f",
-    "🙂🙃🙂🙃",
-    "((((]]]]",
-    "\\u0000;DROP TABLE",
-)
-WORDLESS = 3
-"""The first actions of :data:`MALFORMED_ACTIONS` hold no word at all: invalid in every env.
-The rest are text that an env whose actions are free text (it declares
-``metadata["free_text_actions"]``: a message to a simulated person) may take as said; there
-they must still be answered without an exception."""
+WORDLESS_ACTIONS = ("", "   \n\t ", "\x00\x01\x02\x7f")
+"""Actions with no word in them: invalid in every env."""
+SAYABLE_ACTIONS = ("🙂🙃🙂🙃", "((((]]]]", "\\u0000;DROP TABLE")
+"""Malformed actions that are still text a person could be sent: an env whose actions are
+free text (it declares ``metadata["free_text_actions"]``: a message to a simulated person)
+may take them as said, and must still answer them without an exception."""
+MALFORMED_ACTIONS = (*WORDLESS_ACTIONS, *SAYABLE_ACTIONS)
+"""Actions no env could take for a valid move."""
 
 
 @dataclass
@@ -562,7 +556,7 @@ def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
         if isinstance(space, Text):
             malformed.append("x" * (space.max_length + 1))
         free_text = bool(env.unwrapped.metadata.get("free_text_actions"))
-        for number, action in enumerate(malformed):
+        for action in malformed:
             try:
                 observation, _, terminated, truncated, info = env.step(action)
             except InfrastructureError:  # no breach: CheckReport.run retries it
@@ -578,7 +572,7 @@ def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
                     f"{env_id}: after step({action!r:.40}) the observation is not in the "
                     f"observation space: {observation!r:.80}"
                 )
-            may_be_said = free_text and number >= WORDLESS and isinstance(action, str)
+            may_be_said = free_text and action in SAYABLE_ACTIONS
             if info.get("invalid_action") is not True and not may_be_said:
                 raise BadActionError(
                     f"{env_id}: step({action!r:.40}) was accepted as a valid action; expected "

@@ -17,7 +17,7 @@ import numpy as np
 from gymnasium.utils.env_checker import data_equivalence
 
 from agentgym.checker import (
-    MALFORMED_ACTIONS,
+    WORDLESS_ACTIONS,
     CheckReport,
     EnvFactory,
     _made,
@@ -282,7 +282,7 @@ def _check_multi_determinism(
 
 def _check_multi_bad_actions(factory: Callable[[], Any], env_id: str, seed: int) -> None:
     with _made_game(factory) as env:
-        for action in MALFORMED_ACTIONS[:3]:
+        for action in WORDLESS_ACTIONS:
             if _is_parallel(env):
                 env.reset(seed=seed)
                 agent = env.agents[0]
