@@ -103,7 +103,7 @@ from typing import Any
 import numpy as np
 
 from agentgym.core import GeneratedTaskSet, Task, UserModel, Verdict
-from agentgym.errors import UsageError
+from agentgym.envs.usersim.users import ModelUserEnv, model_user
 from agentgym.task_env import InvalidAction, TaskEnv
 
 __all__ = [
@@ -479,16 +479,11 @@ def patient_instructions(patient: Patient) -> str:
     )
 
 
-class DiagnosisEnv(TaskEnv[Consultation]):
+class DiagnosisEnv(ModelUserEnv, TaskEnv[Consultation]):
     __doc__ = __doc__
 
     def __init__(self, *, user: str | UserModel = "scripted", **kwargs: Any) -> None:
-        if not (user == "scripted" or isinstance(user, UserModel)):
-            raise UsageError(
-                f"user must be 'scripted' or an agentgym.UserModel (the evaluator makes one "
-                f"from an agent spec with --user), got {user!r}"
-            )
-        self.user = None if isinstance(user, str) else user
+        self.user = model_user(user)
         self.tasks = GeneratedTaskSet("usersim-diagnosis", DiagnosisTask, tuple(LEVELS), SIZES)
         super().__init__(**kwargs)
 
@@ -498,14 +493,6 @@ class DiagnosisEnv(TaskEnv[Consultation]):
             seed = int(self.np_random.integers(2**63))
             self.user.start(patient_instructions(world.patient), seed=seed)
         return world, goal
-
-    def get_state(self) -> Any:
-        if self.user is not None:
-            raise UsageError(
-                f"{self._name()}: snapshots need the scripted patient; a model playing the "
-                f"patient keeps its conversation outside the env"
-            )
-        return super().get_state()
 
     def act(self, world: Consultation, action: str) -> str:
         if not action.strip():

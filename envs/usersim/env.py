@@ -45,6 +45,7 @@ import numpy as np
 from agentgym.core import GeneratedTaskSet, Task, UserModel, Verdict
 from agentgym.envs.usersim.dialogue import Dialogue
 from agentgym.envs.usersim.domain import DB, Domain, TaskDraft, ToolError, db_hash, gold_db
+from agentgym.envs.usersim.users import ModelUserEnv, model_user
 from agentgym.errors import TaskError, UsageError
 from agentgym.task_env import InvalidAction, TaskEnv
 
@@ -173,7 +174,7 @@ _CALL_START = re.compile(r"^\s*(?:```[a-z]*\s*)?\{")
 _PYTHON_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\(.*\)\s*$", re.DOTALL)
 
 
-class UserSimEnv(TaskEnv[Dialogue]):
+class UserSimEnv(ModelUserEnv, TaskEnv[Dialogue]):
     """A customer-service conversation; see the module docstring.
 
     Args:
@@ -198,16 +199,11 @@ class UserSimEnv(TaskEnv[Dialogue]):
         max_invalid_actions: int | Literal["default"] | None = "default",
         render_mode: str | None = None,
     ) -> None:
-        if not (user == "scripted" or isinstance(user, UserModel)):
-            raise UsageError(
-                f"user must be 'scripted' or an agentgym.UserModel (the evaluator makes one "
-                f"from an agent spec with --user), got {user!r}"
-            )
+        self.user = model_user(user)
         self.domain = load_domain(domain)
         # The doc page of this id (``agentgym info``): the domain's, then the family's.
         page = inspect.getdoc(importlib.import_module(type(self.domain).__module__))
         self.__doc__ = f"{page}\n\n{__doc__}"
-        self.user = None if isinstance(user, str) else user
         self.tasks = _task_set(self.domain)
         self.tools = [*(t.schema() for t in self.domain.agent_tools()), RESPOND]
         super().__init__(
@@ -282,14 +278,6 @@ class UserSimEnv(TaskEnv[Dialogue]):
         info["policy_violations"] = len(world.violations)
         info["template"] = getattr(self._task, "template", "")
         return info
-
-    def get_state(self) -> Any:
-        if self.user is not None:
-            raise UsageError(
-                f"{self._name()}: snapshots need the scripted user; a model playing the user "
-                f"keeps its conversation outside the env"
-            )
-        return super().get_state()
 
     def _is_call(self, text: str) -> bool:
         """Whether the reply is a tool call (JSON, or a Python-style call of a known tool)."""
