@@ -18,6 +18,7 @@ byte for byte, timing fields aside.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import platform
@@ -32,6 +33,7 @@ from agentgym.eval.engine import EngineLimits, check_num_envs, run_episodes
 from agentgym.eval.plan import Benchmark, EpisodePlan
 from agentgym.eval.stats import episode_tokens, summarize
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
+from agentgym.registry import spec
 
 __all__ = ["RunResult", "evaluate", "read_manifest"]
 
@@ -152,10 +154,6 @@ async def evaluate_async(
 
 def _check_users(benchmark: Benchmark) -> None:
     """A model can play the user only of envs that have one (they take ``user=``)."""
-    import inspect
-
-    from agentgym.registry import spec
-
     for entry in benchmark.envs:
         parameters = inspect.signature(spec(entry.id).load()).parameters
         if "user" not in parameters:

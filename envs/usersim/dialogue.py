@@ -49,6 +49,8 @@ from agentgym.envs.usersim.domain import (
     run_user_tool,
 )
 from agentgym.envs.usersim.scripted import STOP, ScriptedUser, asks_confirmation, is_affirmative
+from agentgym.spaces import ToolCall
+from agentgym.task_env import InvalidAction, parse_tool_call
 
 __all__ = ["Dialogue", "judge", "rehearse", "user_instructions"]
 
@@ -229,9 +231,6 @@ class Dialogue:
 
     def _model_tool_call(self, text: str) -> str:
         """Run a user tool call a model wrote; its result (or error) goes back to the model."""
-        from agentgym.spaces import ToolCall
-        from agentgym.task_env import InvalidAction, parse_tool_call
-
         space = ToolCall([tool.schema() for tool in self.user_tools.values()])
         try:
             name, arguments = parse_tool_call(text, space)

@@ -33,10 +33,10 @@ things up, asks for confirmation before each write, and tells the user the outpu
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -141,15 +141,12 @@ class ConversationTasks(GeneratedTaskSet):
         empty = [d for d, found in self.by_difficulty.items() if not found]
         if empty:
             raise TaskError(f"usersim domain {domain.name!r} has no template of {empty}")
-        super().__init__(f"usersim/{domain.name}", self._make, DIFFICULTIES, SPLIT_SIZES)
+        # Drafts are drawn once per task id (a task's gold database is replayed once too).
+        draw = functools.lru_cache(maxsize=512)(self._draw)
+        super().__init__(f"usersim/{domain.name}", draw, DIFFICULTIES, SPLIT_SIZES)
         self.domain = domain
-        self._cache: OrderedDict[str, ConversationTask] = OrderedDict()
 
-    def _make(self, task_id: str, split: str, difficulty: str, seed: int) -> ConversationTask:
-        cached = self._cache.get(task_id)
-        if cached is not None:
-            self._cache.move_to_end(task_id)
-            return cached
+    def _draw(self, task_id: str, split: str, difficulty: str, seed: int) -> ConversationTask:
         templates = self.by_difficulty[difficulty]
         template = templates[int(task_id.rsplit("/", 1)[1]) % len(templates)]
         rng = np.random.default_rng(seed)
@@ -163,11 +160,7 @@ class ConversationTasks(GeneratedTaskSet):
                 f"template {template.name!r} of usersim/{self.domain.name} found nothing that "
                 f"fits in {MAX_DRAWS} draws for task {task_id!r}"
             )
-        task = ConversationTask(task_id, split, difficulty, seed, self.domain, template.name, draft)
-        self._cache[task_id] = task
-        if len(self._cache) > 512:
-            self._cache.popitem(last=False)
-        return task
+        return ConversationTask(task_id, split, difficulty, seed, self.domain, template.name, draft)
 
 
 _CALL_START = re.compile(r"^\s*(?:```[a-z]*\s*)?\{")
