@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ledger_lines import without_timing  # tests/: the ledger without its timing fields
 
 from agentgym.agents import Agent, AgentReply
 from agentgym.errors import ContextLengthError, UsageError
@@ -290,19 +291,6 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path):
 
 
 # ----------------------------------------------------------------------------- reproducibility
-
-TIMING = ("started_at", "seconds", "env_seconds", "agent_seconds")
-
-
-def without_timing(line: str) -> str:
-    def scrub(value):
-        if isinstance(value, dict):
-            return {k: scrub(v) for k, v in value.items() if k not in TIMING}
-        if isinstance(value, list):
-            return [scrub(v) for v in value]
-        return value
-
-    return json.dumps(scrub(json.loads(line)), sort_keys=False)
 
 
 def test_same_seeds_and_a_deterministic_agent_give_an_identical_ledger(tmp_path):

@@ -3,11 +3,11 @@ tool calls, the policy the env enforces, reruns byte for byte, and the docs' exa
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
+from ledger_lines import without_timing  # tests/: the ledger without its timing fields
 
 import agentgym
 from agentgym.envs.usersim.domain import Move
@@ -16,7 +16,6 @@ from agentgym.eval.plan import Benchmark
 from agentgym.eval.run import evaluate
 
 IDS = [f"usersim/{name.capitalize()}-v0" for name in DOMAINS]
-TIMING = ("started_at", "seconds", "env_seconds", "agent_seconds")
 
 
 def play(env, actions):
@@ -165,17 +164,6 @@ def benchmark(env_id: str, tasks: int = 3, episodes: int = 1) -> Benchmark:
             "envs": [{"id": env_id, "split": "test", "tasks": tasks}],
         }
     )
-
-
-def without_timing(line: str) -> str:
-    def scrub(value):
-        if isinstance(value, dict):
-            return {k: scrub(v) for k, v in value.items() if k not in TIMING}
-        if isinstance(value, list):
-            return [scrub(v) for v in value]
-        return value
-
-    return json.dumps(scrub(json.loads(line)))
 
 
 def test_reruns_with_the_scripted_user_are_byte_identical(tmp_path):
