@@ -66,8 +66,11 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+# The conformance checker over the registry, then the task-blind tests over every task
+# (the suite plays a fixed sample of them: tests/sampling.py).
 check: install swe-repos
 	$(VENV)/bin/agentgym check
+	AGENTGYM_CHECK_FULL=1 $(PY) -m pytest $(PARALLEL) -m task_blind
 
 # Speed, as ratios against a reference run in the same process (docs/performance.md).
 perf: install
