@@ -70,7 +70,7 @@ lint: install
 # (the suite plays a fixed sample of them: tests/sampling.py).
 check: install swe-repos
 	$(VENV)/bin/agentgym check
-	AGENTGYM_CHECK_FULL=1 $(PY) -m pytest $(PARALLEL) -m task_blind
+	AGENTGYM_FULL_CONFORMANCE=1 $(PY) -m pytest $(PARALLEL) -m task_blind
 
 # Speed, as ratios against a reference run in the same process (docs/performance.md).
 perf: install

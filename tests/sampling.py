@@ -3,7 +3,7 @@
 Some checks are worth running over every task (a task-blind policy on every task of a
 split), but not on every suite run: the suite has a time budget (``docs/testing.md``). Such a
 test draws its cases with :func:`sample`, which keeps a fixed sample of ``k`` in the suite
-and every case when ``AGENTGYM_CHECK_FULL=1`` is set, as ``make check`` sets it. Mark such
+and every case when ``AGENTGYM_FULL_CONFORMANCE=1`` is set, as ``make check`` sets it. Mark such
 tests ``task_blind`` so that ``make check`` finds them.
 """
 
@@ -16,7 +16,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-FULL = os.environ.get("AGENTGYM_CHECK_FULL") == "1"
+FULL = os.environ.get("AGENTGYM_FULL_CONFORMANCE") == "1"
 """Whether this run checks every case (``make check``) rather than the suite's sample."""
 
 
