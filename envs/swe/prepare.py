@@ -125,8 +125,8 @@ class PreparedRepo:
         return durations
 
     def read(self, path: str) -> str:
-        """A file of the pristine tree, as text."""
-        return (self.tree / path).read_text(encoding="utf-8")
+        """A file of the pristine tree, as text (its line ends as they are: ``\r\n`` stays)."""
+        return (self.tree / path).read_bytes().decode("utf-8")
 
 
 def prepared_repo(
