@@ -35,6 +35,7 @@ from agentgym.errors import UsageError
 
 from .bundle import Bundle, BundleLimits, read_bundle
 from .ranking import METRICS, Board, EntryStats, Metric, board, entry_stats, paired
+from .rescore import BOARD_USERS
 from .results import TIERS, Rescore, ScoredEpisode, Tier
 from .store import BenchmarkRecord, NotFoundError, RescoreRecord, Store, SubmissionRecord
 from .submission import METHODS
@@ -170,6 +171,7 @@ class BenchmarkView:
             "description": self.record.spec.get("description", ""),
             "envs": self.envs,
             "episodes_per_task": self.record.spec.get("episodes_per_task"),
+            "users": list(BOARD_USERS),
             "entries": self.entries,
             "pending": self.pending,
             "created_at": self.record.created_at.isoformat(),
@@ -212,6 +214,7 @@ class BoardView:
             "benchmark": self.benchmark.name,
             "version": self.benchmark.version,
             "spec_hash": self.benchmark.spec_hash,
+            "users": list(BOARD_USERS),
             "tiers": list(self.tiers),
             "method": self.method,
             **data,

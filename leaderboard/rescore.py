@@ -42,7 +42,21 @@ from agentgym.leaderboard.bundle import Bundle, BundleRejected
 from agentgym.leaderboard.results import Rescore, ScoredEpisode
 from agentgym.ledger import EpisodeRecord, jsonable
 
-__all__ = ["ORACLE_SHARE_FLAG", "replay_episode", "rescore", "scorer_version"]
+__all__ = [
+    "BOARD_USERS",
+    "ORACLE_SHARE_FLAG",
+    "check_users",
+    "replay_episode",
+    "rescore",
+    "scorer_version",
+]
+
+BOARD_USERS = ("scripted",)
+"""Who may play the user in a run a board ranks: each env's own scripted user (an env
+without a user needs none). A model that played the user (``agentgym eval --user``) is the
+submitter's code: a replay can only play its recorded messages back, and cannot tell a
+model's from a colluding user's (a patient who names the condition), so such a run is
+refused, never ranked."""
 
 ORACLE_SHARE_FLAG = 0.2
 """Flag a bundle where more than this share of the passed episodes are the oracle's actions."""
@@ -74,6 +88,7 @@ def rescore(
         progress: called with (episodes done, episodes in all).
     """
     started = time.monotonic()
+    check_users(bundle)
     recorded = bundle.manifest.get("benchmark_hash")
     if recorded != benchmark.digest():
         raise BundleRejected(
@@ -127,6 +142,23 @@ def rescore(
         scorer_version=scorer_version(benchmark),
         flags=_flags(scored, bundle.episodes),
         seconds=time.monotonic() - started,
+    )
+
+
+def check_users(bundle: Bundle) -> None:
+    """Refuse a run in which anyone but the envs' own scripted users played the user
+    (:data:`BOARD_USERS`): the manifest's ``user``, any episode's ``spec.user`` or recorded
+    user turns."""
+    named = bundle.manifest.get("user")
+    if named is None:
+        played = next((r for r in bundle.episodes if r.spec.user or r.user_turns), None)
+        if played is None:
+            return
+        named = played.spec.user or "a model"
+    raise BundleRejected(
+        f"the run's user was played by {str(named)[:80]!r} (agentgym eval --user); a board "
+        f"ranks only runs with each env's own scripted user, since a replay cannot tell a "
+        f"model's messages from a colluding user's (run it again without --user)"
     )
 
 

@@ -72,7 +72,7 @@ from agentgym.eval.plan import Benchmark
 from .bundle import BundleLimits, BundleRejected, read_bundle
 from .pages import CSP, DEFAULT_TIERS, Links, Site
 from .ranking import PairedComparison, paired
-from .rescore import rescore, scorer_version
+from .rescore import check_users, rescore, scorer_version
 from .results import Rescore
 from .store import (
     AuthError,
@@ -683,6 +683,7 @@ def _accept(
     """Read, match, store and record a bundle; queue its check if it is new."""
     try:
         bundle = read_bundle(data, limits.bundle)
+        check_users(bundle)
     except BundleRejected as error:
         raise ApiError(422, f"bundle refused: {error}") from None
     benchmark = _benchmark_of(store, bundle.manifest)
