@@ -59,7 +59,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fastapi import FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -208,8 +208,10 @@ class Checker:
                 if job is None or self._closed:
                     return
                 self._check(*job)
-            except Exception:  # a store that fails under the checker: keep serving the rest
+            except Exception as error:  # a store that fails under the checker: serve the rest
                 log.exception("checking %s failed", job[0] if job else None)
+                if job is not None:  # shown on its page; checked again at the next start
+                    self.errors[job[0]] = f"{type(error).__name__}: {error}".splitlines()[0]
             finally:
                 self._queue.task_done()
 
@@ -334,6 +336,7 @@ def create_app(
     app = FastAPI(
         title="agentgym leaderboard",
         lifespan=lifespan,
+        dependencies=[Depends(_plain_parameters)],
         docs_url=None,  # Swagger UI loads its script from a CDN: the schema alone, offline
         redoc_url=None,
         openapi_url="/api/openapi.json",
@@ -629,7 +632,15 @@ def _difference(difference: PairedComparison) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Uploads
+# Uploads and parameters
+
+
+def _plain_parameters(request: Request) -> None:
+    """Refuse (422) a path or query parameter holding a NUL character, before any route reads
+    it: no name or id holds one, and PostgreSQL cannot even be asked about one."""
+    for name, value in [*request.path_params.items(), *request.query_params.multi_items()]:
+        if "\x00" in str(value):
+            raise ApiError(422, f"the parameter {name[:40]!r} holds a NUL character")
 
 
 async def _read_capped(request: Request, cap: int) -> bytes:

@@ -125,6 +125,11 @@ AuthFailure = Literal["unknown", "revoked", "lacks scope"]
 MIGRATIONS = Path(__file__).parent / "migrations"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _CHUNK = 1 << 20
+MAX_VERSION = 2**31 - 1
+"""The highest benchmark version a store holds (its column is a 32-bit integer on
+PostgreSQL): a version above it names no benchmark."""
+MAX_NAME = 200
+"""The longest benchmark name a store holds (its column's width)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -679,6 +684,11 @@ class Store:
         :class:`ConflictError`: a changed spec must be a new version, or two boards would
         rank runs of different plans side by side.
         """
+        if not 0 <= version <= MAX_VERSION or not 0 < len(name) <= MAX_NAME:
+            raise UsageError(
+                f"a board needs a name of 1 to {MAX_NAME} characters and a version from 0 to "
+                f"{MAX_VERSION:,}; {name[:80]!r} v{version} is not"
+            )
         with self._read() as session:
             same = session.scalar(select(BenchmarkRow).where(BenchmarkRow.spec_hash == spec_hash))
             if same is not None:
@@ -720,6 +730,8 @@ class Store:
     @staticmethod
     def _benchmark_row(session: Session, name: str, version: int | None) -> BenchmarkRow:
         query = select(BenchmarkRow).where(BenchmarkRow.name == name)
+        if version is not None and not 0 <= version <= MAX_VERSION:
+            raise NotFoundError(f"no benchmark {name[:200]!r} has version {version}")
         if version is not None:
             query = query.where(BenchmarkRow.version == version)
         row = session.scalar(query.order_by(BenchmarkRow.version.desc()).limit(1))
@@ -813,6 +825,7 @@ class Store:
             raise UsageError(f"status must be one of {STATUSES}, got {status!r}")
         if (status == "rejected") != bool(reason):
             raise UsageError("a rejection needs a reason, and only a rejection has one")
+        reason = _storable(reason) if reason else reason
         with self._write(
             actor, "submission.status", submission_id, status=status, reason=reason
         ) as session:
@@ -1044,9 +1057,20 @@ def _submission(row: Any) -> SubmissionRecord:
 
 def _episode_rows(rescore_id: int, episodes: list[ScoredEpisode]) -> list[dict[str, Any]]:
     return [
-        {"rescore_id": rescore_id, "position": i, **episode.to_dict()}
+        {
+            "rescore_id": rescore_id,
+            "position": i,
+            **episode.to_dict(),
+            "reason": _storable(episode.reason),
+        }
         for i, episode in enumerate(episodes)
     ]
+
+
+def _storable(text: str | None) -> str | None:
+    """``text`` with every NUL character replaced (U+FFFD): PostgreSQL's text holds none, and
+    a reason may quote what a record said (an errored episode's error)."""
+    return text.replace("\x00", "\ufffd") if text else text
 
 
 def _episodes_of(session: Session, rescore_ids: list[int]) -> dict[int, list[ScoredEpisode]]:

@@ -325,3 +325,76 @@ def test_a_key_twice_in_one_object_is_refused(tiny_runs, tmp_path):
     with pytest.raises(BundleRejected, match=r"episodes.jsonl line 1 .*'status' appears twice"):
         read_bundle(repacked({**files, "episodes.jsonl": b"\n".join([edited, *rest])}))
     assert parse_json('{"a": {"b": 1}, "b": {"b": 2}}', "x") == {"a": {"b": 1}, "b": {"b": 2}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Request parameters
+
+
+HUGE = "9" * 40
+BAD_PARAMETERS = [
+    ("GET", f"/b/tiny-games?version={HUGE}"),
+    ("GET", f"/api/v1/benchmarks/tiny-games/board?version={HUGE}"),
+    ("GET", "/b/tiny-games?version=-1"),
+    ("GET", "/b/tiny-games?version=2147483648"),
+    ("GET", "/b/tiny-games?version=x"),
+    ("GET", "/b/tiny-games?tier=%00"),
+    ("GET", "/b/tiny-games?method=%00"),
+    ("GET", "/b/tiny-games?metric=%00"),
+    ("GET", "/b/%00"),
+    ("GET", "/b/%ff%fe"),
+    ("GET", "/b/" + "x" * 5000),
+    ("GET", "/api/v1/benchmarks/%00/board"),
+    ("GET", "/s/%00"),
+    ("GET", "/s/%ed%a0%80"),
+    ("GET", "/s/x/e/%00"),
+    ("GET", "/api/v1/submissions/%00"),
+    ("GET", "/api/v1/submissions/%00/episodes"),
+    ("GET", "/api/v1/submissions/x/episodes/%00"),
+    ("GET", "/compare?a=%00&b=x"),
+    ("GET", "/compare?a=x&b=" + "y" * 5000),
+    ("POST", "/api/v1/submissions/%00/rescore"),
+    ("POST", "/api/v1/rescore?benchmark=%00"),
+    ("POST", f"/api/v1/rescore?benchmark={HUGE}"),
+]
+
+
+def test_every_bad_request_parameter_is_a_4xx_with_one_line_on_both_databases(store, tiny):
+    client, tokens = open_board(store, tiny)
+    headers = {"Authorization": f"Bearer {tokens['admin']}"}
+    quiet = TestClient(client.app, raise_server_exceptions=False)
+    try:
+        answers = {
+            url: quiet.request(method, url, headers=headers) for method, url in BAD_PARAMETERS
+        }
+        failed = {
+            url[:60]: a.status_code for url, a in answers.items() if not 400 <= a.status_code < 500
+        }
+        assert failed == {}
+        for url, answer in answers.items():
+            if url.startswith("/api/"):
+                assert "\n" not in answer.json()["detail"], url
+    finally:
+        client.app.state.checker.close()
+
+
+def test_a_nul_in_what_a_record_says_is_stored_on_both_databases(store, tiny, tmp_path):
+    sixteen = Benchmark.from_dict(
+        {**tiny.to_dict(), "envs": [{**env, "tasks": 8} for env in tiny.to_dict()["envs"]]}
+    )
+    run = evaluate(sixteen, "random", tmp_path / "run").run_dir
+    lines = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+    lines[0].update(status="errored", error="the agent said \x00 and stopped")
+    (run / "episodes.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    client, tokens = open_board(store, sixteen)
+    try:
+        sent = post(
+            client, pack_bundle(run, INFO, tmp_path / "b.tar.gz").read_bytes(), tokens["submit"]
+        )
+        assert client.app.state.checker.wait(60)
+        status = client.get(sent.json()["api"]).json()
+        assert (status["status"], status["check_error"]) == ("scored", None)
+        episodes = client.get(f"{sent.json()['api']}/episodes").json()["episodes"]
+        assert "the agent said \ufffd and stopped" in [e["reason"] for e in episodes]
+    finally:
+        client.app.state.checker.close()
