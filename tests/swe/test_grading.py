@@ -20,19 +20,21 @@ from agentgym.envs.swe.workspace import open_workspace
 from agentgym.errors import VerifierError
 
 F2P = ("tests/test_numbers.py::test_mean", "tests/test_numbers.py::test_mean_of_one")
-CANARIES = ("agentgym_canary/test_c.py::test_passes_c", "agentgym_canary/test_c.py::test_fails_c")
+CANARIES = grading.Canaries(
+    {}, ("tests/test_numbers.py::test_of_mean",), ("tests/test_numbers.py::test_one_nothing",)
+)
 
 
 def run_report(exit_code: int = 1, output: str = "", **outcomes: str) -> TestReport:
     """A report whose tests (``name=outcome``; ``f2p0``, ``p2p0``, ``canary_pass`` and
     ``canary_fail`` stand for the ids) ended so."""
-    ids = {"f2p0": F2P[0], "canary_pass": CANARIES[0], "canary_fail": CANARIES[1]}
+    ids = {"f2p0": F2P[0], "canary_pass": CANARIES.passing[0], "canary_fail": CANARIES.failing[0]}
     found = {ids[name]: TestOutcome(ids[name], outcome) for name, outcome in outcomes.items()}
     return TestReport(found, exit_code, False, 1.0, True, output)
 
 
 HONEST = {"f2p0": "passed", "canary_pass": "passed", "canary_fail": "failed"}
-RECORD = {F2P[0]: "passed", CANARIES[0]: "passed", CANARIES[1]: "failed"}
+RECORD = {F2P[0]: "passed", CANARIES.passing[0]: "passed", CANARIES.failing[0]: "failed"}
 
 
 # ------------------------------------------------------------------------ writable_path
@@ -85,50 +87,170 @@ def test_a_new_file_is_writable_only_beside_the_package_modules(tinylib, path, w
 # ------------------------------------------------------------------- harness_references
 
 
-def test_harness_names_count_in_code_comments_and_strings():
-    source = 'm = __import__("pytest")  # like pytest\n'
-    assert harness_references(source) == {"pytest": 2, "__import__": 1}
+def test_harness_names_count_where_they_name_something_not_in_comments_or_strings():
+    assert harness_references('m = __import__("pytest")  # like pytest\n') == {"__import__": 1}
+    assert harness_references("import pytest\n") == {"harness name pytest": 1}
+    assert harness_references("from _pytest import python\n") == {"harness name _pytest": 1}
 
 
 def test_a_harness_name_counts_as_part_of_a_snake_case_word():
-    source = 'def pytest_runtest_makereport(item):\n    path = "/testbed/agentgym_canary"\n'
-    assert harness_references(source) == {"pytest": 1, "agentgym": 1}
+    source = "def pytest_runtest_makereport(item):\n    return item.agentgym_canary\n"
+    assert harness_references(source) == {
+        "harness name pytest_runtest_makereport": 1,
+        "harness name agentgym_canary": 1,
+    }
 
 
 def test_capability_names_count_only_in_code():
     assert harness_references('"fork"  # os.fork\n') == {}
-    assert harness_references("import os\nos.fork()\n") == {"fork": 1}
+    assert harness_references("import os\nos.fork()\n") == {".fork": 1}
 
 
-def test_compile_and_the_like_count_only_called_bare():
+def test_compile_and_the_like_count_only_named_bare():
     assert harness_references("import re\nPATTERN = re.compile('x')\n") == {}
     assert harness_references("code = compile(text, 'f', 'exec')\n") == {"compile": 1}
+    assert harness_references("run = exec\n") == {"exec": 1}
 
 
 def test_getattr_counts_only_with_a_computed_attribute_name():
     assert harness_references("size = getattr(obj, 'size', 0)\n") == {}
-    assert harness_references("found = getattr(sys, 'mod' + 'ules')\n") == {"getattr": 1}
+    found = harness_references("found = getattr(obj, 'mod' + 'ules')\n")
+    assert found == {"getattr with a computed name": 1}
+    assert harness_references("get = getattr\n") == {"getattr with a computed name": 1}
 
 
-def test_a_dotted_name_counts_however_it_is_spaced_and_wherever_it_is():
-    assert harness_references("import sys\nsys . modules['x']\n") == {"sys.modules": 1}
-    assert harness_references("name = 'sys.path'\n") == {"sys.path": 1}
-    assert harness_references("sys.pathology = 1\n") == {}
+def test_a_literal_attribute_name_is_judged_as_the_attribute_it_names():
+    assert harness_references("f = getattr(g, '__globals__')\n") == {".__globals__": 1}
+    assert harness_references("import sys\nm = getattr(sys, 'modules')\n") == {"sys.modules": 1}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import sys\nsys . modules['x']\n",
+        "import sys as _s\n_s.modules['x']\n",
+        "from sys import modules\n",
+        "from sys import modules as found\n",
+    ],
+    ids=["spaced", "an alias", "from sys", "from sys as"],
+)
+def test_sys_modules_counts_however_sys_is_named(source):
+    assert harness_references(source) == {"sys.modules": 1}
+
+
+def test_sys_is_read_only_for_the_facts_a_fix_may_need():
+    assert harness_references("import sys\nif sys.version_info < (3, 12):\n    pass\n") == {}
+    assert harness_references("import sys\nsys.stdout.write('x')\n") == {}
+    assert "sys.pathology" in harness_references("import sys\nsys.pathology = 1\n")
+    assert "sys.stdout" in harness_references("import sys\nsys.stdout = None\n")
+    assert harness_references("import sys\nfind(sys)\n") == {"sys as a value": 1}
+
+
+def test_a_module_reached_as_an_attribute_of_another_counts():
+    assert harness_references("import os\nm = os.sys.modules\n") == {".sys": 1}
+    assert harness_references("from os import sys\n") == {".sys": 1}
+    source = "import os\nmatch os:\n    case object(sys=found):\n        pass\n"
+    assert harness_references(source) == {".sys": 1}
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("import importlib\n", "import importlib"),
+        ("from importlib import import_module\n", "import importlib"),
+        ("import gc\n", "import gc"),
+        ("from inspect import currentframe\n", "import inspect"),
+        ("import ctypes.util\n", "import ctypes.util"),
+        ("from logging import config\n", "import logging.config"),
+        ("import builtins\n", "import builtins"),
+        ("from os import *\n", "from os import *"),
+        ("from tests.helpers import make\n", "import tests.helpers"),
+    ],
+)
+def test_modules_that_reach_into_the_interpreter_count_where_imported(source, found):
+    assert found in harness_references(source)
 
 
 def test_modules_named_by_common_words_count_only_where_imported():
     assert harness_references("code = 3\nreturn code\n") == {}
-    assert harness_references("import code\ncode.interact()\n") == {"code": 1}
-    assert harness_references("from os import path, code\n") == {"code": 1}
+    assert harness_references("import code\ncode.interact()\n") == {"import code": 1}
+    assert harness_references("from os import path, code\n") == {".code": 1}
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("d = obj.__dict__\n", ".__dict__"),
+        ("subs = object.__subclasses__()\n", ".__subclasses__"),
+        ("g = f.__globals__\n", ".__globals__"),
+        ("c = f.__code__.co_consts\n", ".__code__"),
+        ("c = code.co_consts\n", ".co_consts"),
+        ("b = __builtins__\n", "__builtins__"),
+        ("frame = error.__traceback__.tb_frame\n", ".__traceback__"),
+        ("up = frame.f_back.f_globals\n", ".f_back"),
+        ("x = object.__getattribute__(o, name)\n", ".__getattribute__"),
+        ("class A:\n    def __del__(self):\n        pass\n", "__del__"),
+    ],
+)
+def test_reflection_frames_and_code_objects_count(source, found):
+    assert found in harness_references(source)
+
+
+def test_the_data_models_dunders_and_a_names_plain_facts_do_not_count():
+    source = (
+        "class A:\n    __slots__ = ('x',)\n\n    def __init__(self, x):\n        self.x = x\n\n"
+        "    def __repr__(self):\n        return f'{self.__class__.__name__}({self.x!r})'\n\n"
+        "    def __eq__(self, other):\n        return self.x == other.x\n"
+    )
+    assert harness_references(source) == {}
+
+
+def fullwidth(word: str) -> str:
+    """``word`` in fullwidth letters, which Python reads as the word (NFKC)."""
+    return "".join(chr(ord(letter) + 0xFEE0) for letter in word)
+
+
+def test_identifiers_count_as_python_reads_them_after_nfkc():
+    assert harness_references(f"{fullwidth('exec')}(b.decode())\n") == {"exec": 1}
+    assert harness_references(f"import sys\nsys.{fullwidth('modules')}\n") == {"sys.modules": 1}
+    found = harness_references(f"g = getattr(f, '__{fullwidth('globals')}__')\n")
+    assert found == {".__globals__": 1}
+
+
+@pytest.mark.parametrize(
+    "cookie", ["# coding: utf-8", "# -*- coding: utf8 -*-", "# vim: set fileencoding=UTF-8 :"]
+)
+def test_a_utf8_coding_declaration_is_fine(cookie):
+    assert harness_references(f"{cookie}\nx = 1\n") == {}
+
+
+@pytest.mark.parametrize("encoding", ["utf-7", "latin-1", "utf-16", "rot13", "no-such-codec"])
+def test_a_coding_declaration_other_than_utf8_counts(encoding):
+    found = harness_references(f"#!/usr/bin/env python\n# coding: {encoding}\nx = 1\n")
+    assert list(found) and next(iter(found)).startswith("coding declaration")
+
+
+def test_assigning_to_what_another_package_binds_counts_and_to_the_own_package_does_not():
+    assert harness_references("import json\njson.dumps = str\n") == {
+        "an assignment to json's .dumps": 1
+    }
+    source = "import xml.etree.ElementTree as tree\nsetattr(tree, 'tostring', str)\n"
+    assert harness_references(source) == {"an assignment to tree's .tostring": 1}
+    own = frozenset({"tinylib"})
+    assert harness_references("import tinylib.numbers as n\nn.LIMIT = 3\n", own) == {}
 
 
 def test_names_that_start_threads_or_processes_count_by_their_parts():
     source = "pool = ThreadPoolExecutor()\nloop.run_in_executor(None, work)\n"
-    assert harness_references(source) == {"thread": 1, "executor": 2}
+    assert harness_references(source) == {
+        "ThreadPoolExecutor (thread)": 1,
+        "ThreadPoolExecutor (executor)": 1,
+        "run_in_executor (executor)": 1,
+    }
 
 
-def test_source_that_does_not_tokenize_is_screened_word_by_word():
-    assert harness_references('"""unterminated\nimport pluggy\n') == {"pluggy": 1}
+def test_source_that_does_not_parse_counts_as_unreadable():
+    assert harness_references('"""unterminated\nimport pluggy\n') == {grading.UNREADABLE: 1}
 
 
 def test_a_reference_the_pristine_file_holds_is_not_counted_against_a_fix(tinylib, tmp_path):
@@ -141,7 +263,24 @@ def test_a_reference_the_pristine_file_holds_is_not_counted_against_a_fix(tinyli
     buggy = pristine.replace("inspect.signature(f)", "None")
     assert grading._screen(repo, {"pkg/mod.py": buggy}, {"pkg/mod.py": pristine}) == ""
     more = pristine + "\n\ndef frame():\n    return inspect.currentframe()\n"
-    assert grading._screen(repo, {"pkg/mod.py": buggy}, {"pkg/mod.py": more}) == "inspect"
+    assert grading._screen(repo, {"pkg/mod.py": buggy}, {"pkg/mod.py": more}) == ".currentframe"
+
+
+def test_code_that_holds_a_capability_may_move_but_not_change(tinylib, tmp_path):
+    """Each capability counts with the statement that holds it: a statement moved is the
+    same, one changed is new, even when another is deleted to keep the count."""
+    (tmp_path / "tree" / "pkg").mkdir(parents=True)
+    helper = "def field(obj, name):\n    return getattr(obj, name)\n"
+    pristine = f"import os\n\n\n{helper}\n\ndef other():\n    return 1\n"
+    (tmp_path / "tree" / "pkg" / "mod.py").write_text(pristine)
+    repo = PreparedRepo(tinylib.spec, tmp_path)
+    start = {"pkg/mod.py": pristine}
+    moved = f"import os\n\n\ndef other():\n    return 2\n\n\n{helper}"
+    assert grading._screen(repo, start, {"pkg/mod.py": moved}) == ""
+    swapped = pristine.replace("getattr(obj, name)", "getattr(os, 's' + 'ys')")
+    assert grading._screen(repo, start, {"pkg/mod.py": swapped}) == "getattr with a computed name"
+    unreadable = pristine + "def (:\n"
+    assert grading._screen(repo, start, {"pkg/mod.py": unreadable}).startswith(grading.UNREADABLE)
 
 
 def test_a_patch_adding_a_harness_reference_scores_0_without_a_run(tinylib, mean_task):
@@ -150,7 +289,7 @@ def test_a_patch_adding_a_harness_reference_scores_0_without_a_run(tinylib, mean
     patch = make_patch({"tinylib/numbers.py": (start, "import gc\n" + fixed["tinylib/numbers.py"])})
     result = grade(tinylib, mean_task, patch)
     assert result.verdict.score == 0.0 and result.verdict.components["tampering"] == 1.0
-    assert result.report is None and "(gc)" in result.verdict.details
+    assert result.report is None and "(import gc)" in result.verdict.details
 
 
 @pytest.mark.parametrize(
@@ -220,6 +359,61 @@ def test_the_guard_is_armed_before_the_first_conftest_is_imported(tinylib):
     assert "agentgym guard: code that was not in the repository when the run began" in (
         report.output
     )
+
+
+# ----------------------------------------------------------------------------- canaries
+
+
+def test_canaries_sit_among_the_tests_of_each_file_named_as_their_neighbours(
+    tinylib, mean_task, window_task
+):
+    selected = [*mean_task.fail_to_pass, *window_task.fail_to_pass, *window_task.pass_to_pass]
+    canaries = grading._canaries(tinylib, {}, selected)
+    assert set(canaries.files) == {"tests/test_numbers.py", "tests/test_sequences.py"}
+    for path, text in canaries.files.items():
+        tests = [t for t in canaries.tests if t.startswith(f"{path}::")]
+        assert len(tests) == 2
+        names = [t.partition("::")[2] for t in tests]
+        assert all(name.startswith("test_") and "canary" not in name for name in names)
+        pristine = tinylib.read(path)
+        assert text.count("\ndef ") == pristine.count("\ndef ") + 2  # nothing else changed
+        before = text[: text.index(f"def {names[0]}(")]
+        last = before[before.rindex("\ndef ") + 5 :].partition("(")[0]
+        assert f"{path}::{last}" in selected  # right after a selected test
+    again = grading._canaries(tinylib, {}, selected)
+    assert again.tests != canaries.tests  # drawn anew at each grading
+
+
+def test_a_canary_beside_a_method_is_a_method_of_its_class(tinylib):
+    source = (
+        "import unittest\n\n\nclass CacheTest(unittest.TestCase):\n"
+        "    def test_get_missing_key(self):\n        self.assertEqual(1, 1)\n\n"
+        "    def test_set_and_get(self):\n        pass\n"
+    )
+    files = {"tests/test_cache.py": source}
+    canaries = grading._canaries(
+        tinylib, files, ["tests/test_cache.py::CacheTest::test_set_and_get"]
+    )
+    text = canaries.files["tests/test_cache.py"]
+    (passing,), (failing,) = canaries.passing, canaries.failing
+    assert passing.startswith("tests/test_cache.py::CacheTest::test_")
+    tree = ast.parse(text)
+    methods = [n.name for n in tree.body[1].body]
+    assert methods[2:] == [passing.rpartition("::")[2], failing.rpartition("::")[2]]
+
+
+def test_without_a_plain_selected_test_the_canaries_get_a_test_file_of_their_own(tinylib):
+    canaries = grading._canaries(tinylib, {}, ["tests/test_numbers.py::test_clamp[1-2]"])
+    (path,) = canaries.files
+    assert path.startswith("tests/test_") and path != "tests/test_numbers.py"
+
+
+def test_the_graders_run_reports_its_canaries_from_the_task_test_files(tinylib, mean_task):
+    result = grade(tinylib, mean_task, mean_task.patch)
+    selected = {*mean_task.fail_to_pass, *mean_task.pass_to_pass}
+    ours = set(result.report.outcomes) - selected
+    assert len(ours) == 2 and all(t.startswith("tests/test_numbers.py::test_") for t in ours)
+    assert sorted(result.report.outcomes[t].outcome for t in ours) == ["failed", "passed"]
 
 
 # ------------------------------------------------------------- trusting a run's report
@@ -295,7 +489,7 @@ def test_a_grader_that_cannot_run_pytest_raises_verifier_error(tinylib, mean_tas
     (tmp_path / "venv" / "bin").mkdir(parents=True)
     shutil.copy(tinylib.venv / "pyvenv.cfg", tmp_path / "venv")
     broken = PreparedRepo(tinylib.spec, tmp_path)
-    with pytest.raises(VerifierError, match="control run of two canary tests"):
+    with pytest.raises(VerifierError, match="control run of canary tests"):
         grade(broken, mean_task, mean_task.patch)
 
 
