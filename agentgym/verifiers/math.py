@@ -19,20 +19,26 @@ the answers a reply marks as final. Text after a chat-template token (``<|im_sta
 part of the reply.
 
 **Equivalence** (:func:`math_equal`): two plain numbers (``1,000``, ``1 000``, ``1e3``, ``$12``,
-``0.5``, ``7/2``, ``12 dollars``) are compared here, exactly: integers must be equal, other
-values agree within a relative ``tolerance`` (``1/3`` and ``0.3333333``). Everything else goes
-to HuggingFace's ``math-verify``, which parses both sides (LaTeX or plain: fractions, sets,
-tuples and intervals as structures, matrices, equations) into SymPy and compares them. A
-statement (``7 = 5``, ``1 = 1``, ``5 \\lor 6``) never equals a value by one of its sides; only
-a whole assignment such as ``x = 5`` does.
+``0.5``, ``7/2``, ``12 dollars``, ``3.2 \\times 10^{4}``, ``25\\%``) are compared here,
+exactly: integers must be equal, other values agree within a relative ``tolerance``
+(``1/3`` and ``0.3333333``). A percentage equals its number and its value, as math-verify
+reads it (``25\\%`` is ``25`` and ``0.25``). Everything else goes to HuggingFace's
+``math-verify``, which parses both sides (LaTeX or plain: fractions, sets, tuples and
+intervals as structures, matrices, equations) into SymPy and compares them; a side in
+scientific notation goes to it as the decimal it stands for (math-verify reads the ``e`` of
+``3.2e4`` as Euler's number). A statement (``7 = 5``, ``1 = 1``, ``5 \\lor 6``) never equals
+a value by one of its sides; only a whole assignment such as ``x = 5`` does.
 
 **Time and faults.** math-verify and SymPy run in a long-lived worker process
-(:mod:`agentgym.verifiers._math_worker`), one call at a time, each with a deadline
+(:mod:`agentgym.verifiers._math_worker`), one call at a time. An answer whose exact value
+would be too large to compute (``9^{9^{9}}``, ``(10^{10})!``, a sum of ``10^7`` terms) is
+refused there before SymPy evaluates it, in milliseconds. Every call also has a deadline
 (``TIME_LIMIT_S``); a call past it kills the worker, which restarts on the next call. So an
-answer such as ``9^{9^{9}}`` costs its own episode 0 and holds no thread of the evaluator.
-Whatever an answer causes (a timeout, an exception, a crash of the worker) is a wrong answer;
-:class:`~agentgym.errors.VerifierError` is kept for what the answer cannot cause: a worker that
-cannot start (math-verify missing), or a gold answer that does not parse in time.
+answer costs its own episode 0 and holds no thread of the evaluator, and the verdict's
+details say why it was not judged on its merits. Whatever an answer causes (a refusal, a
+timeout, an exception, a crash of the worker) is a wrong answer;
+:class:`~agentgym.errors.VerifierError` is kept for what the answer cannot cause: a worker
+that cannot start (math-verify missing), or a gold answer that does not parse in time.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
@@ -212,32 +220,61 @@ _NUMBER = re.compile(
     r"""(?P<sign>[-+]?)(?:
         (?P<thousands>[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d{0,2}(?:[ \u00a0]\d{3})+)(?P<tail>\.\d+)?
       | (?P<decimal_comma>\d+,\d{1,2}|\d+,\d{4,}|0,\d+)
-      | (?P<plain>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exponent>[-+]?\d{1,3}))?
+      | (?P<plain>\d+(?:\.\d*)?|\.\d+)(?:
+            [eE](?P<exponent>[-+]?\d{1,3})
+          | \s*(?:\\times|\\cdot|\*|\u00d7|\u00b7)\s*10\s*\^\s*
+            (?:\{\s*(?P<braced_power>[-+]?\d{1,3})\s*\}|(?P<power>\d))
+        )?
       | (?P<numerator>\d+)/(?P<denominator>\d+)
     )""",
     re.VERBOSE,
 )
 _UNIT = re.compile(r"(?:\s*\\(?:text|mbox|mathrm)\s*\{\s*[A-Za-z ]+\}|\s+[A-Za-z]{2,}){1,2}$")
+_PERCENT = re.compile(
+    r"\s*(?:\\?%|\\(?:text|mbox|mathrm)\s*\{\s*(?:percent|pct)\s*\}|\s(?:percent(?:age)?|pct))$"
+)
 
 
-def _plain_number(text: str) -> Fraction | None:
-    """``text`` as an exact number when it is one plain number (maybe with a unit), else None."""
-    cleaned = _UNIT.sub("", text.strip().rstrip(".").strip())
-    cleaned = re.sub(r"\\[!,;]|\{,\}|\\?%|\\?\$|€|^\\\(|\\\)$", "", cleaned).strip()
-    match = _NUMBER.fullmatch(cleaned)
+@dataclass(frozen=True)
+class _Plain:
+    """A plain number: its exact value, and how it was written."""
+
+    value: Fraction
+    percent: bool = False  # "25%": both 25 and 0.25, as math-verify reads it
+    scientific: bool = False  # "3.2e4", "3.2 \\times 10^{4}"
+
+    def text(self) -> str:
+        """How the worker is given it: scientific notation as the decimal it stands for
+        (math-verify reads the ``e`` of ``3.2e4`` as Euler's number)."""
+        with localcontext() as context:
+            context.prec = 2 * MAX_ANSWER_CHARS + 1100  # exact: the value is a short decimal
+            return format(Decimal(self.value.numerator) / self.value.denominator, "f")
+
+
+def _plain_number(text: str) -> _Plain | None:
+    """``text`` as an exact number when it is one plain number (maybe with a unit or a percent
+    sign, maybe in scientific notation), else None."""
+    cleaned = re.sub(r"\\[!,;]|\{,\}|\\?\$|€|^\\\(|\\\)$", "", text.strip().rstrip(".").strip())
+    percent = _PERCENT.search(cleaned)
+    if percent:
+        cleaned = cleaned[: percent.start()]
+    match = _NUMBER.fullmatch(_UNIT.sub("", cleaned.strip()).strip())
     if match is None:
         return None
     sign = -1 if match["sign"] == "-" else 1
+    power = match["exponent"] or match["braced_power"] or match["power"]
     if match["numerator"] is not None:
         denominator = int(match["denominator"])
-        return None if denominator == 0 else sign * Fraction(int(match["numerator"]), denominator)
-    if match["thousands"] is not None:
-        digits = re.sub(r"\D", "", match["thousands"]) + (match["tail"] or "")
-        return sign * Fraction(digits)
-    if match["decimal_comma"] is not None:
-        return sign * Fraction(match["decimal_comma"].replace(",", "."))
-    value = Fraction(match["plain"].rstrip(".") or "0")
-    return sign * value * Fraction(10) ** int(match["exponent"] or 0)
+        value = None if denominator == 0 else Fraction(int(match["numerator"]), denominator)
+    elif match["thousands"] is not None:
+        value = Fraction(re.sub(r"\D", "", match["thousands"]) + (match["tail"] or ""))
+    elif match["decimal_comma"] is not None:
+        value = Fraction(match["decimal_comma"].replace(",", "."))
+    else:
+        value = Fraction(match["plain"].rstrip(".") or "0") * Fraction(10) ** int(power or 0)
+    if value is None:
+        return None
+    return _Plain(sign * value, percent=bool(percent), scientific=power is not None)
 
 
 def _bare_text(answer: str) -> str:
@@ -248,6 +285,17 @@ def _numbers_equal(a: Fraction, b: Fraction, tolerance: float) -> bool:
     if a.denominator == 1 or b.denominator == 1:
         return a == b  # integers are exact: 1234567 is not 1234568
     return abs(a - b) <= Fraction(tolerance) * max(abs(a), abs(b))
+
+
+def _plains_equal(a: _Plain, b: _Plain, tolerance: float) -> bool:
+    """Equal numbers; a percentage against a number is equal by its number or its value."""
+    if _numbers_equal(a.value, b.value, tolerance):
+        return True
+    if a.percent == b.percent:
+        return False
+    return _numbers_equal(
+        a.value / (100 if a.percent else 1), b.value / (100 if b.percent else 1), tolerance
+    )
 
 
 # ---------------------------------------------------------------- the worker
@@ -369,31 +417,47 @@ def math_equal(
 
     Raises :class:`VerifierError` only for what the prediction cannot cause: a gold answer
     that does not parse, a worker that does not start."""
-    if not prediction.strip() or len(prediction) > MAX_ANSWER_CHARS:
-        return False
+    return _compare(prediction, gold, tolerance, time_limit)[0]
+
+
+def _compare(prediction: str, gold: str, tolerance: float, time_limit: float) -> tuple[bool, str]:
+    """Whether ``prediction`` equals ``gold``, and why it was not judged on its merits when it
+    was not (too long, too large to evaluate, past the deadline): "" when it was."""
+    if not prediction.strip():
+        return False, "it is empty"
+    if len(prediction) > MAX_ANSWER_CHARS:
+        return False, f"it is over {MAX_ANSWER_CHARS} characters"
     if _bare_text(prediction) == _bare_text(gold):
-        return True  # the same text, even when math-verify cannot read it
+        return True, ""  # the same text, even when math-verify cannot read it
     a, b = _plain_number(prediction), _plain_number(gold)
     if a is not None and b is not None:
-        return _numbers_equal(a, b, tolerance)
+        return _plains_equal(a, b, tolerance), ""
+    prediction, gold = (
+        plain.text() if plain is not None and plain.scientific else text
+        for plain, text in ((a, prediction), (b, gold))
+    )
     _check_gold(gold, time_limit)
     reply = _WORKER.call({"op": "equal", "answer": prediction, "gold": gold}, time_limit)
-    return bool(reply and reply.get("equal"))
+    if reply is None:
+        return False, f"its comparison ran past the deadline of {time_limit:g} s"
+    return bool(reply.get("equal")), str(reply.get("why", ""))
 
 
 def verify_math(
     response: str, gold: str, *, tolerance: float = 1e-6, time_limit: float = TIME_LIMIT_S
 ) -> Verdict:
-    """Extract the answer from ``response`` and compare it with ``gold``."""
+    """Extract the answer from ``response`` and compare it with ``gold``; the details say why
+    an answer was not judged on its merits (too large to evaluate, past the deadline)."""
     answer = extract_answer(response)
     if answer is None:
         return Verdict(
             0.0, False, {"extracted": 0.0, "correct": 0.0}, "no clear final answer found"
         )
-    right = math_equal(answer, gold, tolerance=tolerance, time_limit=time_limit)
+    right, why = _compare(answer, gold, tolerance, time_limit)
     return Verdict(
         float(right),
         right,
         {"extracted": 1.0, "correct": float(right)},
-        f"answer {answer!r} {'equals' if right else 'does not equal'} {gold!r}",
+        f"answer {answer!r} {'equals' if right else 'does not equal'} {gold!r}"
+        + (f" ({why})" if why else ""),
     )

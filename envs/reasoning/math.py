@@ -3,8 +3,9 @@
 Two envs share the tasks and the scoring:
 
 * ``reasoning/Math-v0`` (:class:`MathEnv`) — single turn: the reply is the solution, its final
-  answer (``\\boxed{}``, else "the answer is", else the last number) is compared with the gold
-  one by :func:`agentgym.verifiers.verify_math` (``1/2``, ``0.5`` and ``\\frac{1}{2}`` agree);
+  answer (``\\boxed{}``, else "the answer is") is compared with the gold one by
+  :func:`agentgym.verifiers.verify_math` (``1/2``, ``0.5`` and ``\\frac{1}{2}`` agree; so do
+  ``25\\%`` and ``0.25``, ``3.2 \\times 10^{4}`` and ``32000``);
 * ``reasoning/MathTool-v0`` (:class:`MathToolEnv`) — multi-turn: a reply with a fenced
   ```` ```python ```` block runs it in a sandbox (no network, time and memory limits) and shows
   its output; a reply with a ``\\boxed{}`` answer ends the episode and is scored.
@@ -24,7 +25,9 @@ with ``dataset=`` and ``path=`` (all rows become the ``test`` split):
 (With HuggingFace ``datasets`` installed, ``load_dataset(...).to_json(path)`` writes these.)
 
 **Scoring.** 1 when the final answer equals the gold one, else 0; components ``extracted``
-(an answer was found) and ``correct``. The final answer must be marked (``\boxed{}``, or
+(an answer was found) and ``correct``. An answer too large to evaluate (``9^{9^{9}}``)
+scores 0 at once, with the reason in the verdict's details: never an errored episode. The
+final answer must be marked (``\boxed{}``, or
 "the answer is"): a reply without one is an invalid action, which ends the single-turn
 episode with 0. **Oracle.** Generated tasks: the worked solution with
 the boxed answer; with the tool, first the Python that computes it, then the answer read from

@@ -81,11 +81,81 @@ def test_hedging_between_candidates_fails(reply):
     assert not verify_math(reply, "4").passed
 
 
-def test_a_runaway_answer_scores_zero_without_holding_the_evaluator():
-    verify_math("\\boxed{2x}", "x+x")  # a warm worker
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "9^{9^{9}}",
+        "{9^9}^{9^9}",
+        "2^{-10^{10}}",
+        "(10^{10})!",
+        "\\binom{10^{9}}{10^{8}}",
+        "(x+1)^{10^{6}}",
+        "\\frac{9^{9^{9}}}{9^{9^{9}}}",
+        "2^{2^{2^{2^{2}}}}",
+        "\\sum_{i=1}^{10^{7}} i^{i}",
+        "\\prod_{i=1}^{10^{6}} i",
+    ],
+)
+def test_an_answer_too_large_to_evaluate_scores_zero_at_once_with_its_reason(answer):
+    """Issue 27: the deadline was the only bound, so under ``agentgym eval`` the episodes
+    queued behind a power tower ran past their step timeout and were recorded errored."""
+    started = time.monotonic()
+    verdict = verify_math(f"\\boxed{{{answer}}}", "1")
+    assert time.monotonic() - started < 5  # not the deadline's 10 s: refused before SymPy
+    assert verdict.score == 0.0 and "not evaluated" in verdict.details, verdict.details
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold"),
+    [
+        ("2^{100}", "1267650600228229401496703205376"),
+        ("4^{2^{15}}", "2^{2^{16}}"),  # as large as the gold is allowed, however large
+        ("\\sqrt[10^{9}]{2}^{10^{9}}", "2"),
+        ("1000!/999!", "1000"),
+        ("\\sum_{i=1}^{100} i", "5050"),
+        ("\\sum_{i=1}^{\\infty} 2^{-i}", "1"),
+    ],
+)
+def test_large_answers_within_bounds_are_still_compared(answer, gold):
+    assert math_equal(answer, gold)
+
+
+def test_a_power_tower_under_eval_is_a_failed_episode_never_an_errored_one(tmp_path):
+    from agentgym.eval import evaluate
+    from agentgym.eval.engine import EngineLimits
+    from agentgym.eval.plan import Benchmark, BenchmarkEnv
+
+    suite = Benchmark("towers", (BenchmarkEnv("reasoning/Math-v0", difficulty="easy", tasks=4),))
+    result = evaluate(
+        suite,
+        lambda observation, info: "\\boxed{9^{9^{9}}}",
+        tmp_path / "run",
+        num_envs=4,
+        limits=EngineLimits(step_timeout=8.0, retries=0),
+    )
+    overall = result.summary["overall"]
+    assert (overall["episodes"], overall["errored"], overall["success"]) == (4, 0, 0.0)
+
+
+SLOW_WORKER = """\
+import json, sys, time
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    if json.loads(line)["op"] == "equal":
+        time.sleep(60)  # an answer that runs away past every bound
+    print(json.dumps({"ok": True}), flush=True)
+"""
+
+
+def test_a_runaway_answer_scores_zero_at_its_deadline_without_holding_the_evaluator(
+    fresh_worker, tmp_path
+):
+    real_script = fresh_worker.script
+    fresh_worker.script = tmp_path / "worker.py"
+    fresh_worker.script.write_text(SLOW_WORKER)
     verdicts = []
     worker = threading.Thread(
-        target=lambda: verdicts.append(verify_math("\\boxed{9^{9^{9}}}", "1", time_limit=2))
+        target=lambda: verdicts.append(verify_math("\\boxed{x+1}", "1+y", time_limit=2))
     )
     started = time.monotonic()
     worker.start()
@@ -95,7 +165,9 @@ def test_a_runaway_answer_scores_zero_without_holding_the_evaluator():
         ticks += 1  # this thread runs: the GIL is free while the worker process computes
     worker.join(timeout=0)
     assert not worker.is_alive() and verdicts and verdicts[0].score == 0.0
+    assert "deadline of 2 s" in verdicts[0].details, verdicts[0].details
     assert ticks > 50
+    fresh_worker.script = real_script
     assert verify_math("\\boxed{(x+1)^2}", "x^2+2x+1").passed  # a fresh worker took over
 
 

@@ -8,6 +8,8 @@ docs/verifiers.md (ours against math-verify called directly).
 import json
 from pathlib import Path
 
+import pytest
+
 from agentgym.verifiers.math import verify_math
 
 CASES = json.loads((Path(__file__).parent / "data" / "math_verify_cases.json").read_text())
@@ -42,3 +44,27 @@ def test_disagreements_with_math_verify_cases_are_only_the_known_ones():
     }
     assert disagreements == set(KNOWN_DISAGREEMENTS)
     assert len(cases) - len(disagreements) == 258
+
+
+SCIENTIFIC = "scientific notation is a number (math-verify reads the e of 3.2e4 as Euler's e)"
+BEYOND_MATH_VERIFY = [
+    # (prediction, gold, expected, reason)
+    ("$3.2 \\times 10^{4}$", "$3.2e4$", True, SCIENTIFIC),
+    ("$3.2\\cdot10^4$", "$3.2e4$", True, SCIENTIFIC),
+    ("$3.2e4$", "$3.2 \\times 10^{4}$", True, SCIENTIFIC),
+    ("$3.2e4$", "$32000$", True, SCIENTIFIC),
+    ("$1.5e-3$", "$\\frac{3}{2000}$", True, SCIENTIFIC),
+    ("$\\frac{64000}{2}$", "$3.2e4$", True, SCIENTIFIC),
+]
+
+
+def math_verify_alone(pred: str, gold: str) -> bool:
+    from math_verify import parse, verify
+
+    return bool(verify(parse(gold), parse(pred)))
+
+
+@pytest.mark.parametrize(("pred", "gold", "expected", "reason"), BEYOND_MATH_VERIFY)
+def test_cases_beyond_math_verify_are_decided_as_their_reason_says(pred, gold, expected, reason):
+    assert verify_math(pred, gold).passed is expected
+    assert math_verify_alone(pred, gold) is not expected, f"math-verify agrees now: {reason}"

@@ -106,6 +106,8 @@ EQUAL = [
     ("\\sqrt{2}/2", "\\frac{1}{\\sqrt{2}}"),
     ("[1, 2)", "[1,2)"),
     ("-3", "-3.0"),
+    ("3.2E4", "32000"),
+    ("-2.5 \\times 10^{-3}", "-0.0025"),
 ]
 NEAR_MISSES = [
     ("0.51", "1/2"),
@@ -114,7 +116,27 @@ NEAR_MISSES = [
     ("2x", "2"),
     ("-3", "3"),
     ("x^2+2x", "(x+1)^2"),
+    ("3.2 \\times 10^{3}", "3.2E4"),
+    ("3.2e4", "3.2 \\cdot 10^{5}"),
 ]
+
+
+# A percentage is its number and its value, as math-verify reads it: 25% is 25 and 0.25.
+PERCENTAGES = [
+    ("\\boxed{25\\%}", "0.25", True),
+    ("\\boxed{25\\%}", "25", True),
+    ("\\boxed{25 percent}", "1/4", True),
+    ("\\boxed{0.25}", "25\\%", True),
+    ("\\boxed{12.5\\%}", "\\frac{1}{8}", True),
+    ("\\boxed{25\\%}", "0.025", False),
+    ("\\boxed{25\\%}", "2.5", False),
+    ("\\boxed{0.25}", "2.5\\%", False),
+]
+
+
+@pytest.mark.parametrize(("reply", "gold", "equal"), PERCENTAGES)
+def test_a_percentage_is_its_number_and_its_value(reply, gold, equal):
+    assert verify_math(reply, gold).passed is equal
 
 
 @pytest.mark.parametrize(("prediction", "gold"), EQUAL)
