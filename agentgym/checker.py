@@ -19,6 +19,9 @@ check                       what it proves
 ``determinism``             same seed, same task, same actions: identical episode, replaying
                             the oracle's actions and random valid ones with global randomness
                             and the clock drawn apart (:func:`check_determinism`)
+``task_blind``              policies that see nothing of the task (end at once, repeat one
+                            action, replay another task's solution, name every option) score
+                            no more than the env's chance (:func:`check_task_blind`)
 ``bad_actions``             malformed actions are feedback (``invalid_action``), not
                             exceptions; wrong argument *types* raise a ``TypeError``
 ``snapshot``                ``get_state``/``set_state`` restore the episode (when declared)
@@ -32,8 +35,8 @@ same whatever tasks it serves (:data:`CLASS_CHECKS`): Gymnasium's API, the handl
 malformed actions (the class's parser), ``close``, and the long leak cycle. An id is checked in
 one of two tiers (:data:`TIERS`): ``class`` runs everything; ``task`` runs every check that
 depends on the tasks (info contract, oracle at the maximum, random agent below it,
-determinism, snapshots, and a short leak cycle of :data:`TASK_LEAK_CYCLES`) and leaves out the
-class-level ones. :func:`plan_tiers` gives the ``class`` tier to the first id of
+determinism, task-blind policies at most at chance, snapshots, and a short leak cycle of
+:data:`TASK_LEAK_CYCLES`) and leaves out the class-level ones. :func:`plan_tiers` gives the ``class`` tier to the first id of
 every env class and of every distinct set of constructor arguments that changes behaviour (an
 env names the arguments that only choose its task source, such as MiniWoB++'s ``task`` or
 reasoning-gym's ``dataset``, in ``metadata["task_kwargs"]``), and ``task`` to the rest. The
@@ -50,6 +53,7 @@ import contextlib
 import gc
 import io
 import itertools
+import json
 import os
 import pickle
 import random
@@ -57,7 +61,7 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +83,7 @@ from agentgym.errors import (
     NullAgentError,
     OracleError,
     SnapshotError,
+    TaskBlindError,
     UsageError,
 )
 from agentgym.registry import EnvSpec
@@ -95,6 +100,7 @@ CHECKS = (
     "oracle",
     "random_agent",
     "determinism",
+    "task_blind",
     "bad_actions",
     "snapshot",
     "close",
@@ -141,6 +147,8 @@ class CheckReport:
     oracle_tasks: list[str] = field(default_factory=list)
     oracle_mean_score: float = 0.0
     random_mean_score: float = 0.0
+    blind_scores: dict[str, float] = field(default_factory=dict)
+    """Each task-blind policy's mean score, a fraction of the maximum (:data:`BLIND_POLICIES`)."""
     seconds: dict[str, float] = field(default_factory=dict)
     infrastructure: list[str] = field(default_factory=list)
     """Infrastructure errors met (and overcome by running the check again)."""
@@ -151,6 +159,8 @@ class CheckReport:
         scores = f"oracle {self.oracle_mean_score:.2f}"
         if "random_agent" in self.passed:
             scores += f" vs random {self.random_mean_score:.2f}"
+        if "task_blind" in self.passed and self.blind_scores:
+            scores += f", task-blind {max(self.blind_scores.values()):.2f}"
         tier = "" if self.tier == "class" else f" [{self.tier} tier]"
         return (
             f"{self.env_id}{tier}: {len(self.passed)} checks passed{skipped}; {scores} over "
@@ -225,13 +235,17 @@ def check_env(
     run("gymnasium", lambda: check_gymnasium(factory, env_id))
     run("info_contract", lambda: check_info_contract(factory, env_id, seed))
     tasks = _sample_tasks(factory, seed, tasks_per_split)
+    solutions: dict[str, list[Any]] = {}  # the oracle's actions per task, for task_blind
 
     def oracle() -> None:
         report.oracle_tasks = list(tasks)
-        report.oracle_mean_score = check_oracle(factory, env_id, tasks, seed)
+        report.oracle_mean_score = check_oracle(factory, env_id, tasks, seed, solutions)
 
     def random_agent() -> None:
         report.random_mean_score = check_random_agent(factory, env_id, tasks, seed)
+
+    def task_blind() -> None:
+        report.blind_scores = check_task_blind(factory, env_id, tasks, seed, solutions)
 
     with _made(factory) as probe:
         declares_snapshot = bool(probe.metadata.get("supports_state_snapshot"))
@@ -242,7 +256,10 @@ def check_env(
     else:
         run("oracle", lambda: _no_oracle(env_id))
         report.skipped.setdefault("random_agent", "no oracle to compare a random agent with")
+        report.skipped.setdefault("task_blind", "no oracle to draw task-blind policies from")
     run("determinism", lambda: check_determinism(factory, env_id, tasks[0], seed, has_oracle))
+    if has_oracle:  # after determinism: it replays the oracle's actions of other episodes
+        run("task_blind", task_blind)
     run("bad_actions", lambda: check_bad_actions(factory, env_id, seed))
     if declares_snapshot:
         run("snapshot", lambda: check_snapshot(factory, env_id, seed))
@@ -335,12 +352,23 @@ def _no_oracle(env_id: str) -> None:
     )
 
 
-def check_oracle(factory: EnvFactory, env_id: str, tasks: Sequence[str], seed: int) -> float:
-    """The oracle reaches the maximum score on every sampled task; returns its mean score."""
+def check_oracle(
+    factory: EnvFactory,
+    env_id: str,
+    tasks: Sequence[str],
+    seed: int,
+    solutions: dict[str, list[Any]] | None = None,
+) -> float:
+    """The oracle reaches the maximum score on every sampled task; returns its mean score.
+
+    The actions it played are put in ``solutions`` (by task id) for :func:`check_task_blind`.
+    """
     scores = []
     with _made(factory) as env:
         for task_id in tasks:
-            episode = _play(env, task_id, seed, policy=lambda e, _info: _ours(e).oracle_action())
+            episode = _play(env, task_id, seed, policy=_oracle)
+            if solutions is not None:
+                solutions[task_id] = episode.actions
             verdict = episode.verdict
             if not (verdict.passed and verdict.score >= verdict.max_score - 1e-9):
                 raise OracleError(
@@ -373,6 +401,242 @@ def check_random_agent(factory: EnvFactory, env_id: str, tasks: Sequence[str], s
             f"or the tasks are trivial"
         )
     return mean
+
+
+BLIND_POLICIES = ("end_at_once", "repeat_one_action", "replay_another_task", "say_every_option")
+"""The task-blind policies of :func:`check_task_blind`, built from the oracle's actions on the
+other sampled tasks, never from the task they play."""
+
+BLIND_TASKS = 2
+"""Tasks each task-blind policy plays where the env's chance is 0 (one pass fails the check)."""
+
+BLIND_TASKS_AT_CHANCE = 16
+"""Tasks each task-blind policy plays where the env declares a chance above 0: enough for a
+policy that always passes to stand out from a guess (at chance 0.5 the bound is 0.875)."""
+
+CHANCE_SIGMAS = 3.0
+"""How many standard errors above the chance a policy's mean may lie (:func:`chance_bound`)."""
+
+
+def check_task_blind(
+    factory: EnvFactory,
+    env_id: str,
+    tasks: Sequence[str],
+    seed: int,
+    solutions: dict[str, list[Any]] | None = None,
+) -> dict[str, float]:
+    """Policies that see nothing of the task score no more than chance; returns each
+    policy's mean score (a fraction of the maximum).
+
+    A reward that a policy can earn without reading the task is the first thing RL finds. Each
+    policy of :data:`BLIND_POLICIES` is built from the oracle's actions on *other* sampled tasks
+    (the donor: the next sampled task), so it works on every family without knowing its
+    syntax, and plays :data:`BLIND_TASKS` tasks:
+
+    * ``end_at_once``: the donor's last action (its ``submit``, its final answer, its stop),
+      played first, with nothing done;
+    * ``repeat_one_action``: the donor's first action, :data:`BLIND_REPEATS` times;
+    * ``replay_another_task``: the donor's whole solution;
+    * ``say_every_option``: one action naming the final answers of every sampled task, joined
+      by new lines (tool calls: each argument's values joined). A blind agent that names every
+      option names the right one too, so this task's own is among them, never first or last: a
+      verifier may read one answer by its place (the last ``\\boxed{}``), but must not take
+      any answer listed.
+
+    An episode whose actions are the task's own solution (two tasks with the same answer) is
+    no evidence and is not counted. ``solutions`` holds the oracle's actions per task from
+    :func:`check_oracle`; the oracle is played for a task missing from it. The bound is
+    :func:`chance_bound` of the env's ``metadata["chance_score"]``.
+    """
+    solutions = {} if solutions is None else solutions
+    with _made(factory) as env:
+        chance = declared_chance(env, env_id)
+        donors = _donor_tasks(env, tasks, seed)
+        count = BLIND_TASKS if chance == 0 else BLIND_TASKS_AT_CHANCE
+        targets = _more_tasks(env, donors, seed, count)[:count]
+
+        def solution(task_id: str) -> list[Any]:
+            if task_id not in solutions:
+                solutions[task_id] = _play(env, task_id, seed, policy=_oracle).actions
+            return solutions[task_id]
+
+        finals = [solution(task)[-1] for task in donors if solution(task)]
+        played: dict[str, list[_BlindEpisode]] = {name: [] for name in BLIND_POLICIES}
+        for index, task_id in enumerate(targets):
+            own = solution(task_id)
+            donor = _donor(donors, index, task_id)
+            if donor is None:  # the env has one task: nothing is blind to it
+                continue
+            tried: list[list[Any]] = []
+            for name, actions in _blind_actions(solution(donor), finals, own).items():
+                if actions in tried:  # as another policy played it on this task
+                    continue
+                tried.append(actions)
+                episode = _play(env, task_id, seed, _scripted(actions), limit=max(len(own), 1))
+                if episode.actions != own:  # the task's own solution proves nothing
+                    played[name].append(_BlindEpisode(name, task_id, episode))
+    return _judge_blind(env_id, seed, chance, played)
+
+
+def declared_chance(env: gymnasium.Env[Any, Any], env_id: str) -> float:
+    """The env's ``metadata["chance_score"]``: the mean score, as a fraction of the maximum,
+    that an answer chosen without reading the task can expect (0.0 when not declared)."""
+    chance = env.unwrapped.metadata.get("chance_score", 0.0)
+    if isinstance(chance, bool) or not isinstance(chance, int | float) or not 0 <= chance < 1:
+        raise TaskBlindError(
+            f"{env_id}: metadata['chance_score'] must be a number in [0, 1) (the mean score a "
+            f"guess can expect, as a fraction of the maximum), got {chance!r:.40}"
+        )
+    return float(chance)
+
+
+def chance_bound(chance: float, episodes: int) -> float:
+    """The highest mean score a task-blind policy may reach over ``episodes`` tasks: the chance
+    plus :data:`CHANCE_SIGMAS` standard errors of a guess that passes with that probability
+    (0 at chance 0: no task-blind pass at all)."""
+    return chance + CHANCE_SIGMAS * float(np.sqrt(chance * (1 - chance) / max(episodes, 1)))
+
+
+@dataclass
+class _BlindEpisode:
+    policy: str
+    task_id: str
+    episode: _Episode
+
+    @property
+    def fraction(self) -> float:
+        verdict = self.episode.verdict
+        return verdict.score / verdict.max_score if verdict.max_score > 0 else 0.0
+
+
+def _blind_actions(donor: list[Any], finals: list[Any], own: list[Any]) -> dict[str, list[Any]]:
+    """The actions of each task-blind policy (see :func:`check_task_blind`); a policy with no
+    action to play is left out."""
+    actions = {
+        "end_at_once": donor[-1:],
+        "repeat_one_action": donor[:1] * max(len(own), 1),
+        "replay_another_task": list(donor),
+    }
+    every = _every_option(finals, own[-1]) if own else None
+    if every is not None:
+        actions["say_every_option"] = [every]
+    return {name: listed for name, listed in actions.items() if listed}
+
+
+def _every_option(finals: Sequence[Any], own: Any) -> Any:
+    """One action naming every answer of ``finals``, ``own`` among them but never first or
+    last; ``None`` where the answers cannot be joined into one action."""
+    others: list[Any] = []
+    for final in finals:
+        if final != own and final not in others:
+            others.append(final)
+    if not others:
+        return own
+    half = max(1, len(others) // 2)
+    listed = [*others[:half], own, *(others[half:] or others[:1])]
+    calls = [call for call in map(_as_call, listed) if call is not None]
+    if len(calls) == len(listed) and len({repr(call["name"]) for call in calls}) == 1:
+        arguments = _joined_arguments([call["arguments"] for call in calls])
+        merged = {"name": calls[0]["name"], "arguments": arguments}  # every value in one call
+        return merged if isinstance(own, Mapping) else json.dumps(merged)
+    if all(isinstance(action, str) for action in listed):
+        return "\n".join(listed)
+    return None
+
+
+def _as_call(action: Any) -> dict[str, Any] | None:
+    """A tool call (native, or written as JSON text) as ``{"name", "arguments"}``, else None."""
+    if isinstance(action, str):
+        try:
+            action = json.loads(action)
+        except (ValueError, RecursionError):
+            return None
+    if not isinstance(action, Mapping) or "name" not in action:
+        return None
+    arguments = action.get("arguments", {})
+    return (
+        {"name": action["name"], "arguments": arguments} if isinstance(arguments, Mapping) else None
+    )
+
+
+def _joined_arguments(arguments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Each argument's values joined by new lines (one value where the calls agree)."""
+    joined = {}
+    for key in dict.fromkeys(k for a in arguments for k in a):
+        values = [a[key] for a in arguments if key in a]
+        same = all(value == values[0] for value in values)
+        joined[key] = values[0] if same else "\n".join(str(value) for value in values)
+    return joined
+
+
+def _judge_blind(
+    env_id: str, seed: int, chance: float, played: dict[str, list[_BlindEpisode]]
+) -> dict[str, float]:
+    """Each policy's mean score; raise for the first above :func:`chance_bound`."""
+    means = {}
+    for name, episodes in played.items():
+        if not episodes:
+            continue
+        mean = float(np.mean([e.fraction for e in episodes]))
+        means[name] = mean
+        bound = chance_bound(chance, len(episodes))
+        if mean <= bound + 1e-9:
+            continue
+        best = max(episodes, key=lambda e: e.fraction)
+        episode, verdict = best.episode, best.episode.verdict
+        limit = "chance 0: no pass at all" if chance == 0 else f"{bound:.3f} at chance {chance:g}"
+        raise TaskBlindError(
+            f"{env_id}: the task-blind policy {name} scored {mean:.3f} of the maximum on "
+            f"average over {len(episodes)} tasks (the bound is {limit}); on task "
+            f"{best.task_id!r} (seed {seed}) it scored {verdict.score:g} of "
+            f"{verdict.max_score:g}, passed={verdict.passed}, playing "
+            f"{episode.actions!r:.200} ({episode.ending}); verdict: {verdict.details!r:.200}. "
+            f"A reward earned without reading the task is the first thing RL finds: the "
+            f"verifier must judge this task's own answer (an env where a guess passes this "
+            f"often declares metadata['chance_score'])"
+        )
+    return means
+
+
+def _donor(donors: Sequence[str], index: int, task_id: str) -> str | None:
+    """The donor of the ``index``-th task played: the next sampled task that is another."""
+    others = [t for t in (*donors[index + 1 :], *donors[: index + 1]) if t != task_id]
+    return others[0] if others else None
+
+
+def _donor_tasks(env: gymnasium.Env[Any, Any], tasks: Sequence[str], seed: int) -> list[str]:
+    """The sampled tasks whose solutions the task-blind policies are built from: at least two,
+    where the env has two, so that every task has a donor other than itself."""
+    return _more_tasks(env, tasks, seed, 2)
+
+
+def _more_tasks(
+    env: gymnasium.Env[Any, Any], tasks: Sequence[str], seed: int, count: int
+) -> list[str]:
+    """``tasks``, then other tasks of every split and difficulty (drawn with ``seed``) until
+    there are ``count`` of them, or as many as the env has."""
+    chosen = list(dict.fromkeys(tasks))
+    task_set = _ours(env).tasks
+    cells = len(task_set.splits) * len(task_set.difficulties)
+    per_split = -(-count // cells)
+    for draw in itertools.count(1):
+        if len(chosen) >= count:
+            break
+        before = len(chosen)
+        chosen.extend(t for t in _tasks_of(task_set, seed + draw, per_split) if t not in chosen)
+        if len(chosen) == before and draw > 3:  # the env has no more tasks
+            break
+    return chosen
+
+
+def _scripted(actions: Sequence[Any]) -> Callable[[gymnasium.Env[Any, Any], dict[str, Any]], Any]:
+    """A policy that plays ``actions`` in turn whatever it is shown (``None`` after them)."""
+    queue = iter(actions)
+    return lambda _env, _info: next(queue, None)
+
+
+def _oracle(env: gymnasium.Env[Any, Any], _info: dict[str, Any]) -> Any:
+    return _ours(env).oracle_action()
 
 
 def check_determinism(
@@ -740,6 +1004,8 @@ class _Episode:
     ending: str
     last_observation: str
     transcript: list[tuple[Any, ...]]
+    actions: list[Any] = field(default_factory=list)
+    """The actions played, in turn."""
 
 
 def _play(
@@ -752,12 +1018,13 @@ def _play(
 ) -> _Episode:
     observation, info = env.reset(seed=seed, options={"task_id": task_id})
     transcript: list[tuple[Any, ...]] = [(observation, info)] if record else []
-    steps, ending = 0, "step limit of the check"
+    steps, ending, actions = 0, "step limit of the check", []
     while steps < limit:
         action = policy(env, info)
         if action is None:
-            ending = "the oracle had no action left"
+            ending = "the policy had no action left"
             break
+        actions.append(action)
         step = env.step(action)
         observation, _, terminated, truncated, info = step
         steps += 1
@@ -773,7 +1040,7 @@ def _play(
     verdict = info.get("verdict")
     if not isinstance(verdict, Verdict):
         raise InfoContractError(f"{env_id_of(env)}: info['verdict'] is missing or not a Verdict")
-    return _Episode(verdict, steps, ending, str(observation), transcript)
+    return _Episode(verdict, steps, ending, str(observation), transcript, actions)
 
 
 def _some_action(

@@ -34,7 +34,7 @@ Three kinds of failure are kept apart, because they are handled differently:
     ├── LedgerError                          an episode record that cannot be read or written
     └── ConformanceError (also AssertionError)   raised by the checker; one subclass per check
         ├── GymnasiumCheckError / PettingZooCheckError
-        ├── OracleError, NullAgentError, DeterminismError, BadActionError,
+        ├── OracleError, NullAgentError (TaskBlindError), DeterminismError, BadActionError,
         ├── InfoContractError, SnapshotError, CloseError, LeakError
 """
 
@@ -67,6 +67,7 @@ __all__ = [
     "SandboxFileNotFoundError",
     "SandboxUnavailableError",
     "SnapshotError",
+    "TaskBlindError",
     "TaskError",
     "UnknownEnvError",
     "UsageError",
@@ -179,6 +180,11 @@ class OracleError(ConformanceError):
 
 class NullAgentError(ConformanceError):
     """A do-nothing or random agent scored as well as the oracle: the verifier cannot tell."""
+
+
+class TaskBlindError(NullAgentError):
+    """A policy that sees nothing of the task (ends at once, repeats one action, replays
+    another task's solution, names every option) scored more than the env's chance."""
 
 
 class DeterminismError(ConformanceError):

@@ -251,3 +251,144 @@ class CrashingResetEnv(CounterEnv):
         if CrashingResetEnv.resets in CrashingResetEnv.crash_on:
             raise EnvCrashedError(f"simulated engine crash on reset {CrashingResetEnv.resets}")
         return super().reset(**kwargs)
+
+
+class Submission(Counter):
+    def __init__(self, target: int) -> None:
+        super().__init__(target)
+        self.submitted = False
+
+
+class SubmitCounterTask(CounterTask):
+    """Count up to the target, then ``submit``: only the submitted count is judged."""
+
+    def setup(self, rng: np.random.Generator) -> tuple[Counter, str]:
+        return Submission(6 + self.seed % 3), "Count up to the target, then submit."
+
+    def validate(self, world: Counter) -> Verdict:
+        assert isinstance(world, Submission)
+        done = world.submitted and world.value == world.target
+        return Verdict(float(done), done, {"solved": float(done)}, f"at {world.value}")
+
+    def solve(self, world: Counter) -> str | None:
+        assert isinstance(world, Submission)
+        if world.submitted:
+            return None
+        return "inc" if world.value < world.target else "submit"
+
+
+class SubmitCounterEnv(CounterEnv):
+    """A correct counter that ends on ``submit`` (listed nowhere, as a final answer is not):
+    no policy blind to the target passes it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tasks.make_task = self.task_class
+
+    task_class: type[CounterTask] = SubmitCounterTask
+
+    def act(self, world: Counter, action: str) -> str:
+        if action.strip() == "submit" and isinstance(world, Submission):
+            world.submitted = True
+            return f"submitted {world.value}"
+        return super().act(world, action)
+
+    def is_over(self, world: Counter) -> bool:
+        return isinstance(world, Submission) and world.submitted
+
+
+class SubmitPassesTask(SubmitCounterTask):
+    def validate(self, world: Counter) -> Verdict:
+        assert isinstance(world, Submission)
+        return Verdict(float(world.submitted), world.submitted, details="submitted")
+
+
+class SubmitPassesEnv(SubmitCounterEnv):
+    """Its verifier judges that the agent submitted, not what: ``submit`` at once passes (as
+    a SWE grader that a submission of the untouched repository passes). A random agent never
+    submits (the action is not listed), so only a task-blind policy finds it."""
+
+    task_class = SubmitPassesTask
+
+
+class Quiz:
+    def __init__(self, answer: int) -> None:
+        self.answer = answer
+        self.reply: str | None = None
+
+
+class QuizTask(Task[Quiz]):
+    """Answer with the number the goal names; one reply ends the episode. The oracle's reply
+    names its quiz, as a worked solution would, so two quizzes with one answer have two
+    different solutions."""
+
+    def setup(self, rng: np.random.Generator) -> tuple[Quiz, str]:
+        answer = self.answer()
+        return Quiz(answer), f"Reply 'answer {answer}'."
+
+    def answer(self) -> int:
+        return 100 + self.seed * 7919 % 900
+
+    def validate(self, world: Quiz) -> Verdict:
+        done = world.reply is not None and self.judge(world.reply, world.answer)
+        return Verdict(float(done), done, details=f"replied {world.reply!r}")
+
+    def judge(self, reply: str, answer: int) -> bool:
+        return reply.split()[-1] == str(answer)
+
+    def solve(self, world: Quiz) -> str | None:
+        return None if world.reply is not None else f"quiz {self.seed}: answer {world.answer}"
+
+
+class QuizEnv(TaskEnv[Quiz]):
+    """One reply, judged by its last word: a correct quiz (a reply naming several answers
+    is judged by the last one, a guess)."""
+
+    quiz_task: type[QuizTask] = QuizTask
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.tasks = GeneratedTaskSet(
+            "quiz", self.quiz_task, ("easy",), sizes={"train": 50, "dev": 50, "test": 50}
+        )
+        super().__init__(**kwargs)
+
+    def act(self, world: Quiz, action: str) -> str:
+        if "answer" not in action:
+            raise InvalidAction("reply 'answer N'")
+        world.reply = action.strip()
+        return "noted"
+
+    def observe(self, world: Quiz) -> str:
+        return "replied" if world.reply else "waiting for a reply"
+
+    def state_key(self, world: Quiz) -> str:
+        return f"{world.answer}:{world.reply}"
+
+    def is_over(self, world: Quiz) -> bool:
+        return world.reply is not None
+
+
+class SubstringQuizTask(QuizTask):
+    def judge(self, reply: str, answer: int) -> bool:
+        return str(answer) in reply.split()
+
+
+class SubstringQuizEnv(QuizEnv):
+    """Its verifier finds the answer anywhere in the reply: a reply naming every option
+    passes (as the simulated users' required outputs matched a message listing every
+    status)."""
+
+    quiz_task = SubstringQuizTask
+
+
+class CoinQuizTask(QuizTask):
+    def answer(self) -> int:
+        return 10 + self.seed % 2
+
+
+class CoinQuizEnv(QuizEnv):
+    """A correct two-option quiz (the answer is 10 or 11): a guess passes half the time, and
+    the env declares so."""
+
+    metadata = {**QuizEnv.metadata, "chance_score": 0.5}
+    quiz_task = CoinQuizTask

@@ -16,6 +16,7 @@ from broken_envs import (
     AlwaysPassEnv,
     ClockEnv,
     CloseTwiceFailsEnv,
+    CoinQuizEnv,
     CounterEnv,
     CrashingResetEnv,
     CrashOnBadActionEnv,
@@ -26,7 +27,11 @@ from broken_envs import (
     NoInstructionsEnv,
     NoStateKeyEnv,
     NumpyGlobalRandomEnv,
+    QuizEnv,
     ShallowSnapshotEnv,
+    SubmitCounterEnv,
+    SubmitPassesEnv,
+    SubstringQuizEnv,
     ThreadLeakEnv,
     WrongOracleEnv,
     release_leaked_threads,
@@ -34,7 +39,16 @@ from broken_envs import (
 from gymnasium.envs.registration import EnvSpec
 
 from agentgym import errors
-from agentgym.checker import CHECKS, CLASS_CHECKS, TASK_LEAK_CYCLES, check_env, plan_tiers
+from agentgym.checker import (
+    BLIND_POLICIES,
+    BLIND_TASKS_AT_CHANCE,
+    CHECKS,
+    CLASS_CHECKS,
+    TASK_LEAK_CYCLES,
+    chance_bound,
+    check_env,
+    plan_tiers,
+)
 
 
 def factory(cls: type, **kwargs: Any) -> Callable[[], gymnasium.Env]:
@@ -77,6 +91,67 @@ def test_a_verifier_that_always_passes_is_caught_by_the_random_agent():
         ),
     ):
         check_env(factory(AlwaysPassEnv), skip=["gymnasium"])
+
+
+ONLY_TASK_BLIND = [name for name in CHECKS if name not in ("oracle", "task_blind")]
+
+
+def test_submitting_at_once_is_a_task_blind_pass_that_only_the_new_check_finds():
+    # The verifier judges that the agent submitted, not what: every other check passes it
+    # (a random agent never submits), as it passed the SWE grader's "submit the untouched repo".
+    check_env(factory(SubmitPassesEnv), skip=["task_blind"], leak_cycles=5)
+    with pytest.raises(
+        errors.TaskBlindError,
+        match=r"^test/SubmitPassesEnv-v0: the task-blind policy end_at_once scored 1\.000 of "
+        r"the maximum on average over 2 tasks \(the bound is chance 0: no pass at all\); on "
+        r"task 'train/easy/\d' \(seed 0\) it scored 1 of 1, passed=True, playing \['submit'\] ",
+    ):
+        check_env(factory(SubmitPassesEnv), skip=ONLY_TASK_BLIND)
+
+
+def test_a_reply_naming_every_option_is_a_task_blind_pass():
+    check_env(factory(SubstringQuizEnv), skip=["task_blind", "leaks"])
+    with pytest.raises(
+        errors.TaskBlindError,
+        match=r"the task-blind policy say_every_option scored 1\.000 .* playing \['quiz \d+: "
+        r"answer \d+\\nquiz \d+: answer \d+\\nquiz",
+    ):
+        check_env(factory(SubstringQuizEnv), skip=ONLY_TASK_BLIND)
+
+
+@pytest.mark.parametrize("env_class", [CounterEnv, SubmitCounterEnv, QuizEnv])
+def test_an_env_that_judges_the_task_passes_the_task_blind_check(env_class):
+    report = check_env(factory(env_class), skip=ONLY_TASK_BLIND)
+    assert "task_blind" in report.passed
+    assert set(report.blind_scores) <= set(BLIND_POLICIES) and report.blind_scores
+    assert max(report.blind_scores.values()) == 0.0
+
+
+def test_a_declared_chance_is_the_bound_over_enough_tasks():
+    # A two-option quiz: the donor's reply names another quiz but, half the time, this
+    # quiz's answer. Declared, the chance holds it; undeclared, a blind pass fails it.
+    report = check_env(factory(CoinQuizEnv), skip=ONLY_TASK_BLIND)
+    assert 0.0 < max(report.blind_scores.values()) <= chance_bound(0.5, BLIND_TASKS_AT_CHANCE)
+
+    class UndeclaredCoinQuizEnv(CoinQuizEnv):
+        metadata = {**CoinQuizEnv.metadata, "chance_score": 0.0}
+
+    with pytest.raises(errors.TaskBlindError, match="the bound is chance 0: no pass at all"):
+        check_env(factory(UndeclaredCoinQuizEnv), skip=ONLY_TASK_BLIND)
+
+
+def test_the_chance_bound_is_exact_at_zero_and_three_standard_errors_above():
+    assert chance_bound(0.0, 2) == 0.0
+    assert chance_bound(0.5, 16) == pytest.approx(0.5 + 3 * 0.125)
+
+
+@pytest.mark.parametrize("chance", [1.0, -0.1, "half", True])
+def test_a_chance_that_is_not_a_fraction_below_one_is_refused(chance):
+    class BadChanceEnv(QuizEnv):
+        metadata = {**QuizEnv.metadata, "chance_score": chance}
+
+    with pytest.raises(errors.TaskBlindError, match=r"metadata\['chance_score'\] must be a"):
+        check_env(factory(BadChanceEnv), skip=ONLY_TASK_BLIND)
 
 
 def test_an_env_that_declares_no_oracle_fails_conformance():
@@ -248,6 +323,7 @@ def test_every_conformance_error_is_an_assertion_error():
     for name in (
         "OracleError",
         "NullAgentError",
+        "TaskBlindError",
         "DeterminismError",
         "BadActionError",
         "InfoContractError",
