@@ -36,11 +36,12 @@ malformed actions (the class's parser), ``close``, and the long leak cycle. An i
 one of two tiers (:data:`TIERS`): ``class`` runs everything; ``task`` runs every check that
 depends on the tasks (info contract, oracle at the maximum, random agent below it,
 determinism, task-blind policies at most at chance, snapshots, and a short leak cycle of
-:data:`TASK_LEAK_CYCLES`) and leaves out the class-level ones. :func:`plan_tiers` gives the ``class`` tier to the first id of
-every env class and of every distinct set of constructor arguments that changes behaviour (an
-env names the arguments that only choose its task source, such as MiniWoB++'s ``task`` or
-reasoning-gym's ``dataset``, in ``metadata["task_kwargs"]``), and ``task`` to the rest. The
-report says which tier an id got; ``agentgym check --full`` gives every id the ``class`` tier.
+:data:`TASK_LEAK_CYCLES`) and leaves out the class-level ones. :func:`plan_tiers` gives the
+``class`` tier to the first id of every env class and of every distinct set of constructor
+arguments that changes behaviour (an env names the arguments that only choose its task source,
+such as MiniWoB++'s ``task`` or reasoning-gym's ``dataset``, in ``metadata["task_kwargs"]``),
+and ``task`` to the rest. The report says which tier an id got; ``agentgym check --full``
+gives every id the ``class`` tier.
 
 The test suite runs it over the whole registry, so an env is checked the moment it is
 registered. ``agentgym check [ID ...]`` runs it from the command line. Multi-agent envs have
