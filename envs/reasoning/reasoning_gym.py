@@ -33,7 +33,7 @@ import threading
 import time
 import tokenize
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,7 +84,6 @@ that level's values (reasoning-gym's ``upper_bound`` mode), so ``hard`` holds no
 
 REFERENCE_KEYS: dict[str, str] = {
     "graph_color": "possible_answer",
-    "propositional_logic": "example_answer",
     "rubiks_cube": "example_correct_answer",
 }
 """Datasets whose items have no single gold ``answer`` (any valid solution scores), and the
@@ -330,6 +329,28 @@ def _small_exponent(tokens: list[tokenize.TokenInfo], position: int) -> bool:
 # --------------------------------------------------------------------------- task and env
 
 
+def _uses_the_numbers(answer: str, entry: Mapping[str, Any]) -> str | None:
+    """Why a puzzle24 answer breaks the item's rule (use its four numbers, each once), or None.
+
+    reasoning-gym's scorer checks only that the expression makes 24 with four numbers in the
+    level's range, so one expression (``6*(5 - 6 + 5)``) passes every item of a level."""
+    numbers = sorted(int(n) for n in entry["metadata"]["numbers"])
+    used = sorted(int(n) for n in re.findall(r"\b\d+\b", answer))
+    if used == numbers:
+        return None
+    return (
+        f"the expression must use the numbers {', '.join(map(str, numbers))}, each once; it "
+        f"uses {', '.join(map(str, used)) or 'none'}"
+    )
+
+
+ITEM_RULES: dict[str, Callable[[str, Mapping[str, Any]], str | None]] = {
+    "puzzle24": _uses_the_numbers,
+}
+"""Rules of the task that a dataset's scorer does not check, so that an answer that ignores the
+item would pass it: an answer breaking one is an invalid action (feedback, score 0)."""
+
+
 @dataclass
 class Question:
     """The world of one episode: a reasoning-gym item and the agent's answer to it."""
@@ -367,7 +388,7 @@ class ReasoningGymTask(Task[Question]):
             return Verdict(0.0, False, {"score_answer": 0.0}, "not answered yet")
         passed = world.score >= 1.0
         return Verdict(
-            world.score,
+            float(passed),  # partial credit goes to blind answers too: see the class docstring
             passed,
             {"score_answer": world.score},
             f"reasoning-gym's {world.dataset} scorer gave {world.score:g} to the answer "
@@ -394,6 +415,10 @@ class ReasoningGymTask(Task[Question]):
                 f"reasoning-gym's {self.dataset} scorer would run this answer as code, and "
                 f"{refusal}; write the answer the way the question asks for it"
             )
+        rule = ITEM_RULES.get(self.dataset)
+        broken = rule(answer, world.entry) if rule else None
+        if broken:
+            raise InvalidAction(broken)
         dataset = _dataset(self.dataset, self.difficulty, self.split)
         try:
             with _LOCK:
@@ -450,9 +475,12 @@ class ReasoningGymEnv(TaskEnv[Question]):
     runs the answer as code (Python ``eval`` or ``sympy.parse_expr``), an answer that would
     run code is refused the same way, before the scorer sees it.
 
-    **Scoring.** The dataset's own ``score_answer`` (in ``[0, 1]``; some datasets give partial
-    credit, e.g. 0.01 for any well-formed answer). ``passed`` when it is 1.0; the verdict's
-    component ``score_answer`` holds the raw score. The episode ends after one answer
+    **Scoring.** The dataset's own ``score_answer`` judges the answer: ``passed`` when it gives
+    1.0, and the verdict's score is 1.0 then, 0.0 otherwise; the component ``score_answer``
+    holds the raw score. (A departure from reasoning-gym, whose partial credit goes to answers
+    that never read the task: 0.01 or 0.05 to any well-formed answer, 0.98 to another item's
+    Game of Life grid, 0.675 to another item's mini sudoku; the conformance checker's
+    ``task_blind`` check found them.) The episode ends after one answer
     (``max_episode_steps=1``).
 
     **Tasks and levels.** Task ``split/difficulty/i`` is item ``i`` of

@@ -35,14 +35,13 @@ from agentgym.eval import evaluate
 from agentgym.eval.plan import Benchmark
 
 # Datasets of every kind: plain gold answers, reference solutions instead of a gold (graph
-# colouring, propositional logic, Rubik's cube), scorers that eval() or sympy-parse the answer,
+# colouring, Rubik's cube), scorers that eval() or sympy-parse the answer,
 # a default-only dataset, one with smaller splits.
 SAMPLE = (
     "basic_arithmetic",
     "word_sorting",
     "family_relationships",
     "graph_color",
-    "propositional_logic",
     "rubiks_cube",
     "n_queens",
     "simple_integration",
@@ -224,6 +223,49 @@ def test_the_oracle_scores_the_maximum_and_a_wrong_answer_less(dataset):
         env.reset(seed=0, options={"task_id": task_id})
         _, reward, terminated, truncated, info = env.step("<answer>not the answer</answer>")
         assert reward < 1.0 and not info["verdict"].passed and (terminated or truncated)
+
+
+def _another_items_answer(dataset, task_id, other_id):
+    """The reward and verdict of ``task_id`` answered with ``other_id``'s gold answer: a
+    reply that never read the task."""
+    env = make(dataset)
+    env.reset(seed=0, options={"task_id": other_id})
+    reply = env.unwrapped.oracle_action()
+    env.reset(seed=0, options={"task_id": task_id})
+    _, reward, _, _, info = env.step(reply)
+    return reward, info
+
+
+@pytest.mark.parametrize(
+    ("dataset", "task_id", "other_id", "raw"),
+    [  # what the checker's task_blind check found: reasoning-gym's partial credit, blind
+        ("game_of_life", "train/easy/85062", "train/medium/63696", 0.98),
+        ("mini_sudoku", "train/easy/85062", "train/medium/63696", 0.675),
+        ("advanced_geometry", "train/easy/85062", "train/medium/63696", 0.01),
+    ],
+)
+def test_partial_credit_for_another_items_answer_is_not_reward(dataset, task_id, other_id, raw):
+    reward, info = _another_items_answer(dataset, task_id, other_id)
+    verdict = info["verdict"]
+    assert verdict.components == {"score_answer": pytest.approx(raw, abs=0.01)}
+    assert (reward, verdict.score, verdict.passed) == (0.0, 0.0, False)
+
+
+def test_a_puzzle24_expression_must_use_the_items_numbers():
+    # 4*3*2*1 makes 24 with numbers in the easy level's range (1-5): reasoning-gym's scorer
+    # gives it 1.0 on every easy item. test/easy/0 asks for 5, 3, 3, 4.
+    env = make("puzzle24")
+    observation, _ = env.reset(seed=0, options={"task_id": "test/easy/0"})
+    assert "Make 24 using 5, 3, 3, 4." in observation
+    observation, reward, _, _, info = env.step("<answer>4*3*2*1</answer>")
+    assert info["invalid_action"] and reward == 0.0 and not info["verdict"].passed
+    assert "must use the numbers 3, 3, 4, 5, each once; it uses 1, 2, 3, 4" in observation
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    assert env.step(env.unwrapped.oracle_action())[1] == 1.0
+
+
+def test_propositional_logic_is_not_served_another_items_conclusion_passes():
+    assert "propositional_logic" in ids.EXCLUDED and "propositional_logic" not in ids.DATASETS
 
 
 def test_a_reply_without_answer_tags_is_an_invalid_action():
