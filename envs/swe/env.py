@@ -12,9 +12,8 @@ import hashlib
 import json
 import posixpath
 import re
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +22,15 @@ import numpy as np
 from agentgym.core import DataTaskSet, Task, Verdict
 from agentgym.envs.swe.grading import grade, starting_files
 from agentgym.envs.swe.instances import SWEInstance, load_instances
-from agentgym.envs.swe.patches import apply_patch, make_patch, split_patch
+from agentgym.envs.swe.patches import apply_patch, split_patch
 from agentgym.envs.swe.prepare import PreparedRepo, find_spec, prepared_repo
 from agentgym.envs.swe.testrun import REPO_DIR, run_tests
-from agentgym.envs.swe.workspace import IGNORED, open_workspace, write_files
+from agentgym.envs.swe.workspace import (
+    WorkingCopyError,
+    open_workspace,
+    read_working_copy,
+    write_files,
+)
 from agentgym.errors import SandboxFileNotFoundError, UsageError
 from agentgym.sandbox import ResourceLimitError, Sandbox, Session
 from agentgym.sandbox.base import check_timeout
@@ -175,8 +179,7 @@ class SWETask(Task[SWEWorld]):
 
 
 def _pristine(world: SWEWorld, path: str) -> str | None:
-    file = world.prepared.tree / path
-    return file.read_text(encoding="utf-8") if file.is_file() else None
+    return world.prepared.read(path) if (world.prepared.tree / path).is_file() else None
 
 
 def _texts(world: SWEWorld) -> dict[str, str]:
@@ -395,9 +398,17 @@ class SWEEnv(TaskEnv[SWEWorld]):
         return "\n".join([*lines, summary])
 
     def _tool_submit(self, world: SWEWorld) -> str:
-        world.patch = working_copy_patch(world)
-        graded = grade(world.prepared, world.instance, world.patch, backend=world.backend)
-        world.verdict = graded.verdict
+        try:
+            submitted = read_working_copy(world.box, world.prepared, world.start)
+        except WorkingCopyError as error:  # the agent's files: a 0 with the reason
+            world.patch = ""
+            world.verdict = Verdict(0.0, False, dict(ZERO_COMPONENTS), f"not resolved: {error}")
+            return f"Submitted. {world.verdict.details}."
+        world.patch = submitted.patch
+        verdict = grade(world.prepared, world.instance, world.patch, backend=world.backend).verdict
+        if submitted.left_out:
+            verdict = replace(verdict, details=f"{verdict.details}; {submitted.note()}")
+        world.verdict = verdict
         return f"Submitted. {world.verdict.details}."
 
     # ------------------------------------------------------------------ TaskEnv hooks
@@ -427,50 +438,6 @@ class SWEEnv(TaskEnv[SWEWorld]):
             "in the shell. Inspect the code, reproduce the failure with run_tests, fix the "
             "package (not the tests), check, then call submit."
         )
-
-
-def working_copy_patch(world: SWEWorld) -> str:
-    """The diff of the working copy against the task's starting tree, read out of the
-    sandbox as files (its git data is the agent's and is not trusted)."""
-    with tempfile.TemporaryDirectory(prefix="agentgym-swe-") as scratch:
-        world.box.get_dir(REPO_DIR, scratch, exclude=IGNORED)
-        now = _text_files(Path(scratch))
-        before = _text_files(world.prepared.tree)
-        for path, text in world.start.items():
-            if text is None:
-                before.pop(path, None)
-            else:
-                before[path] = text
-    changes = {
-        path: (before.get(path), now.get(path))
-        for path in sorted(set(before) | set(now))
-        if before.get(path) != now.get(path)
-    }
-    return make_patch(changes)
-
-
-def _text_files(root: Path) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for path in root.rglob("*"):
-        relative = path.relative_to(root)
-        if path.is_symlink() or not path.is_file() or _ignored(relative):
-            continue
-        try:
-            found[relative.as_posix()] = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue  # binary files are not part of a patch
-    return found
-
-
-def _ignored(relative: Path) -> bool:
-    return (
-        any(
-            part in (".git", "__pycache__", ".hypothesis", ".pytest_cache")
-            or part.endswith(".egg-info")
-            for part in relative.parts
-        )
-        or relative.suffix == ".pyc"
-    )
 
 
 def _path(path: str) -> str:

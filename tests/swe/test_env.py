@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from agentgym.envs.swe.env import working_copy_patch
 from agentgym.envs.swe.patches import split_patch
+from agentgym.envs.swe.workspace import MAX_FILE_BYTES, read_working_copy
 
 
 def _reset(env, tasks, index=0):
@@ -80,7 +80,7 @@ def test_edits_change_the_working_copy_and_become_the_patch(tiny_env, tiny_tasks
     _do(tiny_env, "insert", path="tinylib/sequences.py", insert_line=0, text="# top")
     _do(tiny_env, "create", path="tinylib/extra.py", file_text="X = 1\n")
     _do(tiny_env, "bash", command="mkdir -p tinylib/__pycache__ && touch tinylib/__pycache__/x.pyc")
-    patch = working_copy_patch(world)
+    patch = read_working_copy(world.box, world.prepared, world.start).patch
     assert [p.path for p in split_patch(patch)] == [
         "tinylib/extra.py",
         "tinylib/numbers.py",
@@ -181,3 +181,76 @@ def test_each_reset_starts_from_the_tasks_own_tree(tiny_env, tiny_tasks):
     _reset(tiny_env, tiny_tasks)
     obs, *_ = _do(tiny_env, "bash", command="ls")
     assert "tinylib" in obs and "tests" in obs
+
+
+STRAY_FILES = """
+printf 'x' > 'notes with space.txt'
+printf 'x' > "$(printf 'new\\nline.txt')"
+printf 'x' > "$(printf 'bad\\377name.txt')"
+printf 'x' > 'a "quoted" name.txt'
+printf 'x' > 'back\\slash.txt'
+printf 'X = 1\\n' > 'tinylib/helper module.py'
+printf 'Y = 2\\n' > "$(printf 'tinylib/new\\nline.py')"
+head -c 5000 /dev/urandom > binary.dat
+truncate -s 100M big.log
+mkfifo pipe
+ln -s /etc/passwd link
+mkdir -p build && touch build/a build/b
+printf 'secret' > locked.txt && chmod 000 locked.txt
+"""
+"""Stray files an agent may leave: names git quotes, a name that is not UTF-8, binary and
+huge files, a FIFO, a link, an unreadable file."""
+
+
+def test_stray_files_of_any_name_size_or_kind_never_void_a_correct_fix(tiny_env, tiny_tasks):
+    _reset(tiny_env, tiny_tasks)
+    obs, *_ = _do(tiny_env, "bash", command=STRAY_FILES)
+    assert "[exit code 0]" in obs, obs
+    terminated = False
+    while not terminated and (action := tiny_env.unwrapped.oracle_action()) is not None:
+        obs, reward, terminated, _, info = tiny_env.step(action)
+    assert terminated and reward == 1.0, info["verdict"]
+    details = info["verdict"].details
+    assert "resolved" in details and "left out of the patch" in details, details
+    for name in ("big.log", "bad\\xffname.txt", "binary.dat", "pipe", "link", "locked.txt"):
+        assert repr(name)[1:-1] in details, (name, details)
+    patch = tiny_env.unwrapped._world.patch
+    assert '"b/new\\nline.txt"' in patch and "b/notes with space.txt\t" in patch
+    assert "changes not counted" in details and "notes with space.txt" in details
+
+
+@pytest.mark.parametrize(
+    "command, reason",
+    [
+        # Twenty files each just within the per-file limit: 80 MiB of new files.
+        (f"for i in $(seq 20); do truncate -s {MAX_FILE_BYTES} data$i.bin; done", "bytes, over"),
+        # More names than a listing may hold.
+        (
+            "mkdir -p many && cd many && seq -f 'file-with-a-long-name-%08g' 40000 | xargs touch",
+            "too many files",
+        ),
+    ],
+)
+def test_a_working_copy_over_its_limits_ends_the_episode_with_a_0_and_the_reason(
+    tiny_env, tiny_tasks, command, reason
+):
+    _reset(tiny_env, tiny_tasks)
+    while (action := tiny_env.unwrapped.oracle_action())["name"] != "submit":
+        tiny_env.step(action)  # the fix is in place: the files alone make it a 0
+    obs, *_ = _do(tiny_env, "bash", command=command)
+    assert "[exit code 0]" in obs, obs
+    obs, reward, terminated, info = _do(tiny_env, "submit")
+    assert terminated and reward == 0.0 and reason in obs, obs
+    assert reason in info["verdict"].details
+
+
+def test_a_fixed_file_dated_back_to_its_pristine_time_is_still_read(tiny_env, mean_task, tinylib):
+    """Unchanged files are told by size and time, but the files the task wrote are always
+    read: here the fix restores the pristine file, size and time included."""
+    tiny_env.reset(seed=0, options={"task_id": mean_task.instance_id})
+    while (action := tiny_env.unwrapped.oracle_action())["name"] != "submit":
+        tiny_env.step(action)
+    mtime = (tinylib.tree / "tinylib/numbers.py").stat().st_mtime_ns // 1_000_000_000
+    _do(tiny_env, "bash", command=f"touch -d @{mtime} tinylib/numbers.py")
+    obs, reward, terminated, _info = _do(tiny_env, "submit")
+    assert terminated and reward == 1.0, obs
