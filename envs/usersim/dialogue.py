@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ from agentgym.envs.usersim.domain import (
     TaskDraft,
     Tool,
     ToolError,
+    as_compared,
     db_diff,
     db_hash,
     gold_db,
@@ -77,13 +78,15 @@ class Dialogue:
     db: DB
     scenario: Scenario
     user: UserModel | None = None
-    authenticated: bool = False
-    confirmed: bool = False  # the user said yes to a confirmation request since the last write
+    customer: str | None = None  # the authenticated customer (by facts the user stated)
+    consent: str | None = None  # the proposal the user said yes to, since the last write
     ended: bool = False
     ended_by: str = ""
+    ended_with: str | None = None  # the end tool the agent called, if it ended the conversation
     violations: list[str] = field(default_factory=list)
     tool_errors: int = 0
     said: list[str] = field(default_factory=list)  # the agent's messages, normalized
+    told: list[str] = field(default_factory=list)  # those after authentication, as compared
     transcript: list[tuple[str, str]] = field(default_factory=list)  # (role, text)
     actions: int = 0  # the agent's actions so far (the oracle's place in its script)
     writes: list[str] = field(default_factory=list)  # the calls that changed the database
@@ -97,7 +100,12 @@ class Dialogue:
             use_tool=self._use_user_tool,
             check=self.check,
         )
-        self._asked = False  # the agent's last message asked for confirmation
+        self._proposal: str | None = None  # the agent's last message, if it asked to confirm
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether an authentication tool found the customer by facts the user stated."""
+        return self.customer is not None
 
     # ----------------------------------------------------------------- the conversation
 
@@ -115,7 +123,9 @@ class Dialogue:
         self.actions += 1
         self.transcript.append(("agent", message))
         self.said.append(normalize(message))
-        self._asked = asks_confirmation(self.said[-1])
+        if self.authenticated:
+            self.told.append(as_compared(message))
+        self._proposal = self.said[-1] if asks_confirmation(self.said[-1]) else None
         text = self.scripted.reply(message) if self.user is None else self._model_turn(message)
         return self._heard(text)
 
@@ -126,19 +136,7 @@ class Dialogue:
         self.transcript.append(("tool_call", json.dumps({"name": name, "arguments": arguments})))
         tool = self.tools.get(name)
         if tool is not None and tool.writes:
-            if not self.authenticated:
-                self.violations.append(f"{name} called before the user was authenticated")
-                self.tool_errors += 1
-                raise ToolError(
-                    f"{name} changes the database, and the user is not authenticated: the "
-                    f"policy says to authenticate the user first "
-                    f"({' or '.join(sorted(self.domain.auth_tools))})"
-                )
-            if not self.confirmed:
-                self.violations.append(
-                    f"{name}({_args(arguments)}) without the user's explicit confirmation"
-                )
-            self.confirmed = False
+            self._may_write(tool, arguments)
         try:
             result = run_tool(self.tools, self.db, name, arguments)
         except ToolError:
@@ -146,10 +144,9 @@ class Dialogue:
             raise
         if tool is not None and tool.writes:
             self.writes.append(self.transcript[-1][1])
-        if name in self.domain.auth_tools:
-            self.authenticated = True
+        self._whose(name, arguments, result)
         if name in self.domain.end_tools:
-            self.ended, self.ended_by = True, f"the agent called {name}"
+            self.ended, self.ended_by, self.ended_with = True, f"the agent called {name}", name
         text = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
         self.transcript.append(("tool", text))
         return text
@@ -158,20 +155,106 @@ class Dialogue:
         """The domain's named check on the user's own state."""
         return bool(self.domain.checks()[name](self.db, self.scenario.context))
 
+    # ----------------------------------------------------------------- the policy
+
+    def _may_write(self, tool: Tool, arguments: Mapping[str, Any]) -> None:
+        """Authentication first (else refused), and the user's yes to a proposal that names
+        this write (else a violation); one yes covers one write."""
+        if not self.authenticated:
+            self.violations.append(f"{tool.name} called before the user was authenticated")
+            self.tool_errors += 1
+            raise ToolError(
+                f"{tool.name} changes the database, and the user is not authenticated: the "
+                f"policy says to authenticate the user first, with what they tell you "
+                f"({' or '.join(sorted(self.domain.auth_tools))})"
+            )
+        if not self._proposed(tool, arguments):
+            self.violations.append(
+                f"{tool.name}({_args(arguments)}) without the user's explicit confirmation "
+                "of a proposal that names it"
+            )
+        self.consent = None
+
+    def _proposed(self, tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        """Whether the proposal the user said yes to names ``tool``'s action and the values
+        of its named arguments."""
+        proposal = self.consent
+        if proposal is None or not tool.names_action(proposal):
+            return False
+        return all(
+            any(name in proposal for name in self.domain.names(argument, leaf, self.db))
+            for argument in tool.named_arguments
+            for leaf in _leaves(arguments.get(argument))
+        )
+
+    def _whose(self, name: str, arguments: Mapping[str, Any], result: Any) -> None:
+        """Authenticate on an authentication tool called with facts the user stated; record
+        a call on the records of a customer before authentication, or of another one."""
+        owner = self.domain.owner(self.db, name, arguments, result)
+        if name in self.domain.auth_tools and all(map(self._stated, arguments.values())):
+            if self.customer is None:
+                self.customer = owner
+            elif owner != self.customer:
+                self.violations.append(
+                    f"{name}({_args(arguments)}) authenticated a second customer, {owner} "
+                    f"(this conversation is {self.customer}'s)"
+                )
+            return
+        if owner is None or owner == self.customer:
+            return
+        if self.customer is None:
+            unstated = name in self.domain.auth_tools
+            self.violations.append(
+                f"{name}({_args(arguments)}) read the records of {owner} before the user was "
+                "authenticated"
+                + (
+                    " (its arguments are not what the user said, so it authenticates no one)"
+                    if unstated
+                    else ""
+                )
+            )
+        else:
+            self.violations.append(
+                f"{name}({_args(arguments)}) touched the records of {owner}, not of the "
+                f"authenticated customer {self.customer}"
+            )
+
+    def _stated(self, value: Any) -> bool:
+        """Whether the user said ``value`` in one of their messages (its words and numbers,
+        in order: ``mia.garcia@example.com`` in "it's Mia.Garcia@example.com")."""
+        wanted = " ".join(_words(str(value)))
+        return bool(wanted) and any(
+            f" {wanted} " in f" {' '.join(_words(text))} "
+            for role, text in self.transcript
+            if role == "user"
+        )
+
     # ----------------------------------------------------------------- the verdict
 
-    def verdict(self, gold: DB, gold_digest: str, outputs: Sequence[str]) -> Verdict:
-        """Judge the conversation (a score of 0 until it has ended)."""
+    def verdict(
+        self,
+        gold: DB,
+        gold_digest: str,
+        outputs: Sequence[str],
+        script_calls: Collection[str] = (),
+    ) -> Verdict:
+        """Judge the conversation (a score of 0 until it has ended); ``script_calls`` are
+        the tools the task's script calls (a transfer the script does not make fails)."""
         if not self.ended:
             return Verdict(0.0, False, details="the conversation goes on")
         digest = db_hash(self.db)
         database = float(digest == gold_digest)
-        everything = "\n".join(self.said)
-        missing = [phrase for phrase in outputs if phrase not in everything]
+        missing = [phrase for phrase in outputs if not self._told(phrase)]
+        violations = list(self.violations)
+        if self.ended_with is not None and self.ended_with not in script_calls:
+            violations.append(
+                f"the agent ended the conversation with {self.ended_with}, which the task "
+                "does not call for (the policy transfers only what the tools cannot handle)"
+            )
         components = {
             "database": database,
             "outputs": float(not missing),
-            "policy": float(not self.violations),
+            "policy": float(not violations),
         }
         score = components["database"] * components["outputs"] * components["policy"]
         lines = [f"the conversation ended: {self.ended_by}"]
@@ -181,12 +264,25 @@ class Dialogue:
             lines.append("database: differs from the gold database:")
             lines += [f"  {line}" for line in db_diff(self.db, gold)]
         if missing:
-            lines.append(f"outputs: never told the user {', '.join(map(repr, missing))}")
+            lines.append(
+                f"outputs: never told the authenticated user {', '.join(map(repr, missing))}"
+            )
         elif outputs:
             lines.append(f"outputs: told the user {', '.join(map(repr, outputs))}")
-        if self.violations:
-            lines.append("policy: " + "; ".join(self.violations))
+        if violations:
+            lines.append("policy: " + "; ".join(violations))
         return Verdict(score, score == 1.0, components, "\n".join(lines))
+
+    def _told(self, phrase: str) -> bool:
+        """Whether the agent told the authenticated user ``phrase``: in some message, as
+        tau-bench matches outputs; a value of one of the domain's vocabularies (a status)
+        must be the only value of it that the agent's messages state, each message stating
+        at most one (listing every status states none)."""
+        vocabulary = next((v for v in self.domain.vocabularies if phrase in v), None)
+        if vocabulary is None:
+            return any(phrase in message for message in self.told)
+        stated = {_alone(message, vocabulary) for message in self.told} - {None}
+        return stated == {phrase}
 
     def state_key(self) -> str:
         """The situation as a canonical string: the database (as the calls that changed it:
@@ -201,8 +297,8 @@ class Dialogue:
             [
                 self.writes,
                 progress,
-                self.authenticated,
-                self.confirmed,
+                self.customer,
+                self.consent,
                 self.ended,
                 len(self.violations),
             ]
@@ -213,7 +309,9 @@ class Dialogue:
     def _heard(self, text: str) -> str:
         """Record the user's message; note a confirmation and the end of the conversation."""
         self.transcript.append(("user", text))
-        self.confirmed = self.confirmed or (self._asked and is_affirmative(text))
+        if self._proposal is not None:  # the answer to a proposal: a yes to it, or no consent
+            self.consent = self._proposal if is_affirmative(text) else None
+            self._proposal = None
         if STOP in text:
             self.ended, self.ended_by = True, "the user ended it"
             text = text.replace(STOP, "").strip()
@@ -254,6 +352,27 @@ class Dialogue:
 
 def _args(arguments: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+
+
+def _words(text: str) -> list[str]:
+    """The runs of letters and digits of ``text``, lowercase."""
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _leaves(value: Any) -> list[Any]:
+    """The scalar values in an argument (the items of a list, the fields of a dict)."""
+    if isinstance(value, Mapping):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _alone(message: str, vocabulary: Sequence[str]) -> str | None:
+    """The one value of ``vocabulary`` that ``message`` names (as whole words), or
+    ``None`` when it names none or several."""
+    named = [v for v in vocabulary if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", message)]
+    return named[0] if len(named) == 1 else None
 
 
 def user_instructions(domain: Domain, scenario: Scenario, db: DB) -> str:
@@ -320,4 +439,4 @@ def rehearse(domain: Domain, draft: TaskDraft) -> Dialogue:
 def judge(domain: Domain, draft: TaskDraft, dialogue: Dialogue) -> Verdict:
     """The verdict of ``dialogue`` against ``draft``'s gold database and outputs."""
     gold = gold_db(domain, draft)
-    return dialogue.verdict(gold, db_hash(gold), draft.outputs)
+    return dialogue.verdict(gold, db_hash(gold), draft.outputs, draft.calls)

@@ -45,6 +45,7 @@ __all__ = [
     "TaskTemplate",
     "Tool",
     "ToolError",
+    "as_compared",
     "db_diff",
     "db_hash",
     "gold_db",
@@ -88,6 +89,11 @@ class Tool:
             these tuples (lowercase), the scripted user calls the tool (``(("airplane mode",
             "off"),)``). The arguments come from ``trigger_arguments``.
         trigger_arguments: the arguments the scripted user passes when a trigger fires.
+        proposed_as: agent writes only: how a proposal names the action; the proposal (the
+            agent's message the user said yes to) must contain every phrase of one of these
+            tuples (lowercase: ``(("cancel",),)``).
+        named_arguments: agent writes only: the arguments whose values the proposal must
+            name too (each as :meth:`Domain.names` spells it: an order id, a phone number).
     """
 
     name: str
@@ -98,6 +104,8 @@ class Tool:
     optional: tuple[str, ...] = ()
     triggers: tuple[tuple[str, ...], ...] = ()
     trigger_arguments: Mapping[str, Any] = field(default_factory=dict)
+    proposed_as: tuple[tuple[str, ...], ...] = ()
+    named_arguments: tuple[str, ...] = ()
 
     def schema(self) -> dict[str, Any]:
         """The tool as a JSON-schema function declaration (OpenAI's format)."""
@@ -115,6 +123,10 @@ class Tool:
     def triggered_by(self, message: str) -> bool:
         """Whether the agent's (normalized) message asks the user to use this tool."""
         return any(all(phrase in message for phrase in trigger) for trigger in self.triggers)
+
+    def names_action(self, proposal: str) -> bool:
+        """Whether the (normalized) proposal names this write's action."""
+        return any(all(phrase in proposal for phrase in words) for words in self.proposed_as)
 
 
 @dataclass(frozen=True)
@@ -232,6 +244,11 @@ class TaskDraft:
     moves: tuple[Move, ...]
 
     @property
+    def calls(self) -> frozenset[str]:
+        """The agent tools the script calls."""
+        return frozenset(str(move.call) for move in self.moves if move.call is not None)
+
+    @property
     def outputs(self) -> tuple[str, ...]:
         """What the agent must tell the user: every request's ``expects``."""
         return tuple(phrase for request in self.scenario.requests for phrase in request.expects)
@@ -266,6 +283,10 @@ class Domain(ABC):
     """Agent tools that end the conversation (a transfer to a human agent)."""
     db_seed: ClassVar[int] = 0
     """The seed of the database every task of the domain is drawn over."""
+    vocabularies: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    """The values of the fields whose value can be a required output (the order statuses):
+    such an output counts only when the agent states it alone (see
+    :mod:`agentgym.envs.usersim.dialogue`), so that listing every value is no answer."""
 
     @abstractmethod
     def build_db(self, seed: int) -> DB:
@@ -288,6 +309,23 @@ class Domain(ABC):
         """What the user sees of their own state (dual control; empty by default): the LLM
         user's prompt shows it."""
         return ""
+
+    @abstractmethod
+    def owner(self, db: DB, name: str, arguments: Mapping[str, Any], result: Any) -> str | None:
+        """The customer whose records a successful agent call read or changed (for an
+        authentication tool: the customer it found), or ``None`` for data that is no
+        customer's (a product, a flight, a plan). The policy's "this customer only" rests
+        on it."""
+
+    def names(self, argument: str, value: Any, db: DB) -> tuple[str, ...]:
+        """How a proposal may name an argument's value (any of these, lowercase): the value
+        itself, with underscores as spaces too (``basic_economy``, ``basic economy``);
+        numbers without trailing zeros (``50.0`` -> ``50``). A domain adds the names people
+        use (a line by its phone number)."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            text = normalize(str(value))
+            return (text, text.replace("_", " "))
+        return (f"{value:g}",)
 
     @abstractmethod
     def templates(self) -> list[TaskTemplate]:
@@ -338,9 +376,15 @@ def _short(value: Any) -> str:
 
 
 def normalize(text: str) -> str:
-    """Text as phrases are matched in it: lowercase, commas dropped (``$1,024.50`` matches
-    ``1024.50``, as tau-bench compares outputs), whitespace collapsed."""
-    return " ".join(text.lower().replace(",", "").split())
+    """Text as the scripted user and the policy match phrases in it: lowercase, commas
+    dropped (``$1,024.50`` matches ``1024.50``), whitespace collapsed."""
+    return " ".join(as_compared(text).split())
+
+
+def as_compared(text: str) -> str:
+    """An agent message as required outputs are matched in it, exactly as tau-bench
+    compares them: lowercase, commas dropped, whitespace kept."""
+    return text.lower().replace(",", "")
 
 
 def run_tool(tools: Mapping[str, Tool], db: DB, name: str, arguments: Mapping[str, Any]) -> Any:

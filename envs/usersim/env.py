@@ -125,7 +125,7 @@ class ConversationTask(Task[Dialogue]):
         if not world.ended:
             return world.verdict({}, "", ())
         gold, digest = self.gold
-        return world.verdict(gold, digest, self.draft.outputs)
+        return world.verdict(gold, digest, self.draft.outputs, self.draft.calls)
 
     def solve(self, world: Dialogue) -> Any:
         moves = self.draft.moves

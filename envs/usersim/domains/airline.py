@@ -944,6 +944,8 @@ TOOLS = (
         },
         book_reservation,
         writes=True,
+        proposed_as=(("book",),),
+        named_arguments=("origin", "destination", "cabin", "flights"),
     ),
     Tool(
         "cancel_reservation",
@@ -951,6 +953,8 @@ TOOLS = (
         {"reservation_id": _RESERVATION_ID},
         cancel_reservation,
         writes=True,
+        proposed_as=(("cancel",),),
+        named_arguments=("reservation_id",),
     ),
     Tool(
         "update_reservation_flights",
@@ -964,6 +968,8 @@ TOOLS = (
         },
         update_reservation_flights,
         writes=True,
+        proposed_as=(("flight",), ("cabin",), ("class",)),
+        named_arguments=("reservation_id", "cabin"),
     ),
     Tool(
         "update_reservation_baggages",
@@ -977,6 +983,8 @@ TOOLS = (
         },
         update_reservation_baggages,
         writes=True,
+        proposed_as=(("bag",),),
+        named_arguments=("reservation_id", "total_baggages"),
     ),
     Tool(
         "update_reservation_passengers",
@@ -984,6 +992,8 @@ TOOLS = (
         {"reservation_id": _RESERVATION_ID, "passengers": _PASSENGERS},
         update_reservation_passengers,
         writes=True,
+        proposed_as=(("passenger",), ("name",), ("date of birth",)),
+        named_arguments=("reservation_id",),
     ),
     Tool(
         "send_certificate",
@@ -991,6 +1001,8 @@ TOOLS = (
         {"user_id": _text("the user id"), "amount": {"type": "number", "description": "dollars"}},
         send_certificate,
         writes=True,
+        proposed_as=(("certificate",),),
+        named_arguments=("amount",),
     ),
     Tool(
         "transfer_to_human_agents",
@@ -2529,6 +2541,12 @@ class AirlineDomain(Domain):
     policy = POLICY
     auth_tools = frozenset({"get_user_details"})
     end_tools = frozenset({"transfer_to_human_agents"})
+    vocabularies = (("available", "delayed", "cancelled", "landed"),)
+
+    def owner(self, db: DB, name: str, arguments: Mapping[str, Any], result: Any) -> str | None:
+        if "reservation_id" in arguments:
+            return str(_reservation(db, arguments["reservation_id"])["user_id"])
+        return str(arguments["user_id"]) if "user_id" in arguments else None
 
     def build_db(self, seed: int) -> DB:
         return build_airline_db(seed)

@@ -56,7 +56,7 @@ from __future__ import annotations
 import ast
 import copy
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -82,6 +82,15 @@ T = TypeVar("T")
 N_USERS = 200
 N_ORDERS = 500
 PENDING = ("pending", "pending (item modified)")
+STATUSES = (
+    "pending",
+    "processed",
+    "delivered",
+    "cancelled",
+    "return requested",
+    "exchange requested",
+)
+"""The order statuses an answer may state (``pending (item modified)`` states ``pending``)."""
 REASONS = ("no longer needed", "ordered by mistake")
 
 # ------------------------------------------------------------------------------ the data
@@ -779,6 +788,8 @@ TOOLS = (
         {"order_id": _ORDER_ID, "reason": _string("'no longer needed' or 'ordered by mistake'")},
         cancel_pending_order,
         writes=True,
+        proposed_as=(("cancel",),),
+        named_arguments=("order_id", "reason"),
     ),
     Tool(
         "modify_pending_order_items",
@@ -793,6 +804,8 @@ TOOLS = (
         },
         modify_pending_order_items,
         writes=True,
+        proposed_as=(("change",), ("modif",)),
+        named_arguments=("order_id", "item_ids", "new_item_ids"),
     ),
     Tool(
         "modify_pending_order_address",
@@ -800,6 +813,8 @@ TOOLS = (
         {"order_id": _ORDER_ID, **_ADDRESS_PARAMETERS},
         modify_pending_order_address,
         writes=True,
+        proposed_as=(("address",),),
+        named_arguments=("order_id", "address1", "zip"),
     ),
     Tool(
         "modify_pending_order_payment",
@@ -807,6 +822,8 @@ TOOLS = (
         {"order_id": _ORDER_ID, "payment_method_id": _METHOD_ID},
         modify_pending_order_payment,
         writes=True,
+        proposed_as=(("pay",),),
+        named_arguments=("order_id", "payment_method_id"),
     ),
     Tool(
         "modify_user_address",
@@ -814,6 +831,8 @@ TOOLS = (
         {"user_id": _string("the user id"), **_ADDRESS_PARAMETERS},
         modify_user_address,
         writes=True,
+        proposed_as=(("address",),),
+        named_arguments=("address1", "zip"),
     ),
     Tool(
         "return_delivered_order_items",
@@ -826,6 +845,8 @@ TOOLS = (
         },
         return_delivered_order_items,
         writes=True,
+        proposed_as=(("return",),),
+        named_arguments=("order_id", "item_ids"),
     ),
     Tool(
         "exchange_delivered_order_items",
@@ -840,6 +861,8 @@ TOOLS = (
         },
         exchange_delivered_order_items,
         writes=True,
+        proposed_as=(("exchange",),),
+        named_arguments=("order_id", "item_ids", "new_item_ids"),
     ),
     Tool(
         "transfer_to_human_agents",
@@ -1681,7 +1704,7 @@ def _modify_two_items(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     prices = " + ".join(f"({n['price']} - {i['price']})" for i, n in zip(items, news, strict=True))
     d.script.call("calculate", expression=prices)
     d.script.say(
-        f"In order {oid}, {'; and '.join(changes)}. Altogether "
+        f"In order {oid} I will change these items: {'; and '.join(changes)}. Altogether "
         f"{_difference_text(difference, method)}. The items of an order can only be modified "
         f"once, so this is final. {CONFIRM}"
     )
@@ -1890,6 +1913,14 @@ class RetailDomain(Domain):
     policy = POLICY
     auth_tools = frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"})
     end_tools = frozenset({"transfer_to_human_agents"})
+    vocabularies = (STATUSES,)
+
+    def owner(self, db: DB, name: str, arguments: Mapping[str, Any], result: Any) -> str | None:
+        if name in self.auth_tools:
+            return str(result)
+        if "order_id" in arguments:
+            return str(_order(db, arguments["order_id"])["user_id"])
+        return str(arguments["user_id"]) if "user_id" in arguments else None
 
     def build_db(self, seed: int) -> DB:
         rng = np.random.default_rng(seed)

@@ -1366,6 +1366,11 @@ lines, bills, plans and mobile data problems. Today is 2026-11-05.
 """
 
 
+def _switch(*verbs: str) -> tuple[tuple[str, ...], ...]:
+    """How a proposal names turning roaming on (or off): a verb and "roaming"."""
+    return tuple((verb, "roaming") for verb in verbs)
+
+
 class TelecomDomain(Domain):
     """A mobile carrier, dual control: see the module docstring."""
 
@@ -1374,6 +1379,25 @@ class TelecomDomain(Domain):
     policy = _POLICY
     auth_tools = frozenset({"get_customer_by_phone"})
     end_tools = frozenset({"transfer_to_human_agents"})
+    vocabularies = (tuple(name.lower() for _, name, *_ in _PLANS),)
+
+    def owner(self, db: DB, name: str, arguments: Mapping[str, Any], result: Any) -> str | None:
+        if isinstance(result, dict) and "customer_id" in result:
+            return str(result["customer_id"])
+        if "customer_id" in arguments:
+            return str(arguments["customer_id"])
+        if "line_id" in arguments:
+            return str(_line(db, arguments["line_id"])["customer_id"])
+        return None
+
+    def names(self, argument: str, value: Any, db: DB) -> tuple[str, ...]:
+        """A line is named by its phone number too, a plan by its name."""
+        names = super().names(argument, value, db)
+        if argument == "line_id" and value in db["lines"]:
+            return (*names, db["lines"][value]["phone_number"])
+        if argument == "plan_id" and value in db["plans"]:
+            return (*names, str(db["plans"][value]["name"]).lower())
+        return names
 
     def build_db(self, seed: int) -> DB:
         return _build(seed)
@@ -1425,6 +1449,8 @@ class TelecomDomain(Domain):
                 },
                 pay_bill,
                 writes=True,
+                proposed_as=(("pay",),),
+                named_arguments=("bill_id",),
             ),
             Tool(
                 "resume_line",
@@ -1432,6 +1458,8 @@ class TelecomDomain(Domain):
                 line_id,
                 resume_line,
                 writes=True,
+                proposed_as=(("resume",),),
+                named_arguments=("line_id",),
             ),
             Tool(
                 "refuel_data",
@@ -1439,6 +1467,8 @@ class TelecomDomain(Domain):
                 {**line_id, "gb": {"type": "integer", "description": "whole GB to add"}},
                 refuel_data,
                 writes=True,
+                proposed_as=(("data",),),
+                named_arguments=("line_id", "gb"),
             ),
             Tool(
                 "change_plan",
@@ -1446,9 +1476,27 @@ class TelecomDomain(Domain):
                 {**line_id, "plan_id": {**s, "description": "the new plan's id"}},
                 change_plan,
                 writes=True,
+                proposed_as=(("plan",), ("move",), ("switch",), ("change",), ("upgrade",)),
+                named_arguments=("line_id", "plan_id"),
             ),
-            Tool("enable_roaming", "Enable roaming on a line.", line_id, enable_roaming, True),
-            Tool("disable_roaming", "Disable roaming on a line.", line_id, disable_roaming, True),
+            Tool(
+                "enable_roaming",
+                "Enable roaming on a line.",
+                line_id,
+                enable_roaming,
+                writes=True,
+                proposed_as=_switch("enable", "turn on", "activate", "switch on"),
+                named_arguments=("line_id",),
+            ),
+            Tool(
+                "disable_roaming",
+                "Disable roaming on a line.",
+                line_id,
+                disable_roaming,
+                writes=True,
+                proposed_as=_switch("disable", "turn off", "deactivate", "switch off"),
+                named_arguments=("line_id",),
+            ),
             Tool(
                 "transfer_to_human_agents",
                 "Hand the conversation to a human agent; it ends your part.",
