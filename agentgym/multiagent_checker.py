@@ -17,13 +17,18 @@ import numpy as np
 from gymnasium.utils.env_checker import data_equivalence
 
 from agentgym.checker import (
+    BLIND_TASKS,
+    BLIND_TASKS_AT_CHANCE,
     WORDLESS_ACTIONS,
     CheckReport,
     EnvFactory,
     _made,
+    _more_tasks,
     _tasks_of,
+    chance_bound,
     check_close,
     check_leaks,
+    declared_chance,
 )
 from agentgym.core import Verdict
 from agentgym.errors import (
@@ -33,6 +38,7 @@ from agentgym.errors import (
     InfrastructureError,
     OracleError,
     PettingZooCheckError,
+    TaskBlindError,
     UsageError,
 )
 
@@ -43,6 +49,7 @@ MULTIAGENT_CHECKS = (
     "info_contract",
     "oracle",
     "determinism",
+    "task_blind",
     "bad_actions",
     "close",
     "leaks",
@@ -73,7 +80,9 @@ def check_multiagent_env(
     for the three that text observations cannot avoid: :data:`TEXT_ENV_WARNINGS`), then:
     ``instructions`` and ``state_key`` in every agent's info; the oracle, playing every seat,
     finishes sampled games of every split without an invalid action and every agent gets a
-    verdict; same seed and actions give the same game; malformed actions are feedback;
+    verdict; same seed and actions give the same game; a seat that repeats one move, whatever
+    the board, scores no more than chance against the oracle in the other seats
+    (:func:`check_multi_task_blind`); malformed actions are feedback;
     ``close()`` is idempotent; nothing leaks over ``leak_cycles`` cycles.
 
     Args:
@@ -109,6 +118,11 @@ def check_multiagent_env(
     run("info_contract", lambda: _check_multi_info(factory, env_id, seed))
     run("oracle", oracle)
     run("determinism", lambda: _check_multi_determinism(factory, env_id, tasks[0], seed))
+
+    def task_blind() -> None:
+        report.blind_scores = check_multi_task_blind(factory, env_id, tasks, seed)
+
+    run("task_blind", task_blind)
     run("bad_actions", lambda: _check_multi_bad_actions(factory, env_id, seed))
     run("close", lambda: check_close(factory, env_id))
     run(
@@ -278,6 +292,75 @@ def _check_multi_determinism(
             f"{env_id}: the same seed {seed}, task {task_id!r} and actions gave different games "
             f"at turn {index}"
         )
+
+
+def check_multi_task_blind(
+    factory: Callable[[], Any], env_id: str, tasks: Sequence[str], seed: int
+) -> dict[str, float]:
+    """A seat that repeats one move, whatever it is shown, scores no more than chance against
+    the oracle (the env's reference player) in every other seat; returns each seat's mean score.
+
+    The move is the seat's first in oracle self-play of one sampled task (valid at least
+    there), repeated in every game whatever the board. Each seat plays ``BLIND_TASKS``
+    sampled tasks (``BLIND_TASKS_AT_CHANCE`` where the env declares
+    ``metadata["chance_score"]`` above 0, as a draw-prone game might); the bound is
+    :func:`~agentgym.checker.chance_bound`. A game that does not finish counts 0.
+    """
+    with _made_game(factory) as env:
+        chance = declared_chance(env, env_id)
+        count = BLIND_TASKS if chance == 0 else BLIND_TASKS_AT_CHANCE
+        targets = _more_tasks(env, tasks, seed, count)[:count]
+        moves = _first_oracle_moves(env, tasks[1 % len(tasks)], seed)
+        means = {}
+        for agent in env.possible_agents:
+            move = moves.get(agent)
+            if move is None:
+                continue
+            scores = [_blind_seat_score(env, task, seed, agent, move) for task in targets]
+            means[agent] = float(np.mean(scores))
+            if means[agent] > chance_bound(chance, len(scores)) + 1e-9:
+                limit = "chance 0: no win or draw at all" if chance == 0 else f"chance {chance:g}"
+                raise TaskBlindError(
+                    f"{env_id}: {agent} repeating {move!r:.60} whatever it was shown scored "
+                    f"{means[agent]:.3f} of the maximum on average over {len(scores)} games "
+                    f"against the oracle (the bound is {limit}; scores per game "
+                    f"{[round(x, 3) for x in scores]} on tasks {targets}, seed {seed}). The "
+                    f"reference player or the verdict gives away what a blind seat should not "
+                    f"earn; a game where a guess does this well declares "
+                    f"metadata['chance_score']"
+                )
+    return means
+
+
+def _first_oracle_moves(env: Any, task_id: str, seed: int) -> dict[str, Any]:
+    """Each agent's first move in oracle self-play of ``task_id``."""
+    first: dict[str, Any] = {}
+
+    def recording(game: Any, agent: str) -> Any:
+        move = _oracle_policy(game, agent)
+        if move is not None:
+            first.setdefault(agent, move)
+        return move
+
+    _play_game(env, task_id, seed, recording)
+    return first
+
+
+def _blind_seat_score(env: Any, task_id: str, seed: int, seat: str, move: Any) -> float:
+    """``seat``'s score, a fraction of the maximum, repeating ``move`` against the oracle."""
+
+    def policy(game: Any, agent: str) -> Any:
+        return move if agent == seat else _oracle_policy(game, agent)
+
+    _, last = _play_game(env, task_id, seed, policy, limit=BLIND_GAME_TURNS)
+    verdict = last.get(seat, {}).get("verdict")
+    if not isinstance(verdict, Verdict) or verdict.max_score <= 0:
+        return 0.0
+    return verdict.score / verdict.max_score
+
+
+BLIND_GAME_TURNS = 500
+"""Turns a game of the task-blind check plays at most (a blind seat's invalid moves forfeit)."""
 
 
 def _check_multi_bad_actions(factory: Callable[[], Any], env_id: str, seed: int) -> None:

@@ -49,6 +49,7 @@ from agentgym.checker import (
     check_env,
     plan_tiers,
 )
+from agentgym.multiagent_checker import MULTIAGENT_CHECKS, check_multiagent_env
 
 
 def factory(cls: type, **kwargs: Any) -> Callable[[], gymnasium.Env]:
@@ -152,6 +153,30 @@ def test_a_chance_that_is_not_a_fraction_below_one_is_refused(chance):
 
     with pytest.raises(errors.TaskBlindError, match=r"metadata\['chance_score'\] must be a"):
         check_env(factory(BadChanceEnv), skip=ONLY_TASK_BLIND)
+
+
+MULTI_ONLY_TASK_BLIND = [name for name in MULTIAGENT_CHECKS if name != "task_blind"]
+
+
+def test_a_reference_player_a_fixed_move_draws_with_fails_the_multiagent_check():
+    from agentgym.envs.multiagent.rockpaperscissors import RockPaperScissorsEnv
+
+    class AlwaysRockEnv(RockPaperScissorsEnv):
+        """Its reference player throws rock every round: a seat repeating rock ties every
+        round and draws every match, without looking at the game."""
+
+        def oracle_action(self, agent):
+            return super().oracle_action(agent) and "rock"
+
+    with pytest.raises(
+        errors.TaskBlindError,
+        match=r"^rockpaperscissors_v0: player_0 repeating 'rock' whatever it was shown scored "
+        r"0\.500 of the maximum on average over 2 games against the oracle \(the bound is "
+        r"chance 0: no win or draw at all",
+    ):
+        check_multiagent_env(AlwaysRockEnv, skip=MULTI_ONLY_TASK_BLIND)
+    report = check_multiagent_env(RockPaperScissorsEnv, skip=MULTI_ONLY_TASK_BLIND)
+    assert report.blind_scores == {"player_0": 0.0, "player_1": 0.0}
 
 
 def test_an_env_that_declares_no_oracle_fails_conformance():
