@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 import tempfile
 import time
@@ -162,17 +163,60 @@ def add_commands(commands: Any) -> None:
 def _store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        default=os.environ.get(DB_VARIABLE, DEFAULT_DB),
         help=f"a SQLite path or a database URL (default ${DB_VARIABLE}, else {DEFAULT_DB})",
     )
     parser.add_argument("--blob-dir", help="where bundle files live (default: beside SQLite)")
 
 
-def _open_store(args: argparse.Namespace) -> Any:
-    from agentgym.leaderboard.store import Store
+def _open_store(args: argparse.Namespace, *, create: bool) -> Any:
+    """The store at ``--db``, migrated; every way it cannot be opened is one line naming it.
 
-    store = Store(args.db, blob_dir=args.blob_dir)
-    store.migrate()
+    ``create``: a new SQLite file may be made (``serve``, ``token create``), in a folder
+    that exists (only the default one is made for you): a mistyped path must not quietly
+    start an empty board. Otherwise (``export``, ``token revoke``) the database must exist.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from agentgym.leaderboard.store import Store, sqlite_file
+
+    given = args.db or os.environ.get(DB_VARIABLE)
+    where = given or DEFAULT_DB
+    try:
+        path = sqlite_file(where)
+    except SQLAlchemyError as error:
+        raise UsageError(
+            f"--db {where!r} is neither a file's path nor a database URL ({error})"
+        ) from None
+    if path is None and not args.blob_dir:
+        raise UsageError(
+            f"--db {where} is not a SQLite file: give --blob-dir, the folder for its bundle files"
+        )
+    if path is not None and path.is_dir():
+        raise UsageError(f"--db {where} is a folder; give a SQLite file's path or a database URL")
+    if path is not None and not path.exists():
+        if not create:
+            raise UsageError(
+                f"no leaderboard database at {where} (a typo? `agentgym leaderboard serve` "
+                f"makes one)"
+            )
+        if given and not path.parent.is_dir():
+            raise UsageError(
+                f"--db {where}: the folder {path.parent} does not exist (a typo? create it first)"
+            )
+    if args.blob_dir and Path(args.blob_dir).exists() and not Path(args.blob_dir).is_dir():
+        raise UsageError(f"--blob-dir {args.blob_dir} is a file; give a folder")
+    store = None
+    try:
+        store = Store(where, blob_dir=args.blob_dir)
+        store.migrate()
+    except SQLAlchemyError as error:
+        if store is not None:
+            store.close()
+        cause = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
+        raise UsageError(
+            f"cannot open the leaderboard database {where}: {cause} (is it one, and can this "
+            f"user write it?)"
+        ) from None
     return store
 
 
@@ -185,9 +229,12 @@ def _serve(args: argparse.Namespace) -> int:
     from agentgym.eval.plan import load_benchmark
     from agentgym.leaderboard.server import ServerLimits, create_app
 
-    with _open_store(args) as store:
-        for name in args.benchmark:
-            bench = load_benchmark(name)
+    if args.rate < 1:
+        raise UsageError(f"--rate {args.rate}: a token must be allowed at least 1 upload an hour")
+    boards = [load_benchmark(name) for name in args.benchmark]
+    listening = _listen(args.host, args.port)
+    with listening, _open_store(args, create=True) as store:
+        for bench in boards:
             store.add_benchmark(bench.name, bench.version, bench.digest(), bench.to_dict())
             print(f"board: {bench.name} v{bench.version} ({bench.digest()[:12]})", file=sys.stderr)
         app = create_app(
@@ -195,15 +242,37 @@ def _serve(args: argparse.Namespace) -> int:
             limits=ServerLimits(submissions=args.rate, window_seconds=3600.0),
             replay=not args.self_reported,
         )
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+        uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=[listening])
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (before anything else starts, so a bad address or a
+    port in use is one line, not a server's traceback)."""
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a port: 0 to 65535 (0 picks a free one)")
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        listening = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as error:
+        raise UsageError(f"--host {host}: cannot open a socket ({error})") from None
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+    except OSError as error:
+        listening.close()
+        raise UsageError(
+            f"cannot listen on {host}:{port}: {error.strerror or error} (another server on "
+            f"that port, or --host not an address of this machine?)"
+        ) from None
+    return listening
 
 
 # --------------------------------------------------------------------------- tokens
 
 
 def _token_create(args: argparse.Namespace) -> int:
-    with _open_store(args) as store:
+    with _open_store(args, create=True) as store:
         plaintext = store.create_token(args.name, args.scope or ["submit"])
     print(plaintext)
     print(f"token {args.name!r}: shown once; the board keeps only its hash", file=sys.stderr)
@@ -211,7 +280,7 @@ def _token_create(args: argparse.Namespace) -> int:
 
 
 def _token_revoke(args: argparse.Namespace) -> int:
-    with _open_store(args) as store:
+    with _open_store(args, create=False) as store:
         store.revoke(args.name)
     print(f"token {args.name!r} revoked", file=sys.stderr)
     return 0
@@ -223,7 +292,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from agentgym.leaderboard.export import export_site
 
-    with _open_store(args) as store:
+    with _open_store(args, create=False) as store:
         written = export_site(
             store, args.out, benchmarks=args.benchmark or None, episodes=not args.no_episodes
         )
@@ -241,6 +310,8 @@ def _verify(args: argparse.Namespace) -> int:
     from agentgym.leaderboard.ranking import entry_stats
     from agentgym.leaderboard.rescore import rescore
 
+    if args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: at least 1 episode is replayed at a time")
     data = _bundle_bytes(args.path, agent_name=None)
     try:
         bundle = read_bundle(data)
@@ -325,6 +396,9 @@ def _submit(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get(TOKEN_VARIABLE)
     if not token:
         raise UsageError(f"a submission needs a token: --token or ${TOKEN_VARIABLE}")
+    if args.wait and not args.timeout > 0:
+        raise UsageError(f"--timeout {args.timeout}: --wait needs a positive number of seconds")
+    _board_url(args.to)
     info = None
     if args.path.is_dir():
         if not args.agent_name:
@@ -339,7 +413,7 @@ def _submit(args: argparse.Namespace) -> int:
             notes=args.notes,
         )
     data = _bundle_bytes(args.path, agent_name=args.agent_name, info=info)
-    base = args.to.rstrip("/")
+    base = _board_url(args.to)
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=base, headers=headers, timeout=120.0) as client:
         answer = _call(
@@ -370,9 +444,10 @@ def _verify_rerun(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get(TOKEN_VARIABLE)
     if not token:
         raise UsageError(f"a verification needs an admin token: --token or ${TOKEN_VARIABLE}")
+    base = _board_url(args.to)
     data = _bundle_bytes(args.path, agent_name=None)
     headers = {"Authorization": f"Bearer {token}"}
-    with httpx.Client(base_url=args.to.rstrip("/"), headers=headers, timeout=600.0) as client:
+    with httpx.Client(base_url=base, headers=headers, timeout=600.0) as client:
         answer = _call(
             client, "POST", f"/api/v1/submissions/{quote(args.submission, safe='')}/verifications",
             files={"bundle": ("bundle.tar.gz", data, "application/gzip")},
@@ -382,21 +457,42 @@ def _verify_rerun(args: argparse.Namespace) -> int:
     return 0 if answer["verified"] else 1
 
 
+def _board_url(text: str) -> str:
+    """``--to`` as a board's base address: an http(s) URL with a host."""
+    import httpx
+
+    try:
+        url = httpx.URL(text.rstrip("/"))
+    except httpx.InvalidURL as error:
+        raise UsageError(f"--to {text!r} is not a URL ({error})") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise UsageError(
+            f"--to {text!r} is not a board's address (http://HOST:PORT or https://...)"
+        )
+    return str(url)
+
+
 def _call(client: Any, method: str, url: str, **options: Any) -> dict[str, Any]:
     import httpx
+
+    from agentgym.leaderboard.bundle import BundleRejected, parse_json
 
     try:
         response = client.request(method, url, **options)
     except httpx.HTTPError as error:
         raise SubmitError(f"could not reach {client.base_url}: {error}") from None
+    try:
+        answer = parse_json(response.content, f"the answer of {client.base_url}{url}")
+    except BundleRejected as error:
+        answer = {"detail": response.text[:300]} if response.is_error else None
+        if answer is None:
+            raise SubmitError(f"{error} (is --to a leaderboard?)") from None
+    if not isinstance(answer, dict):
+        raise SubmitError(f"{client.base_url}{url} answered {type(answer).__name__}, not an object")
     if response.is_error:
-        try:
-            detail = response.json().get("detail", response.text)
-        except ValueError:
-            detail = response.text[:300]
+        detail = answer.get("detail", response.text[:300])
         raise SubmitError(f"{response.status_code} {response.reason_phrase}: {detail}")
-    result: dict[str, Any] = response.json()
-    return result
+    return answer
 
 
 def _wait(client: Any, url: str, timeout: float) -> dict[str, Any]:

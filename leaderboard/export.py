@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentgym.errors import UsageError
+
 from .pages import FileLinks, Site, file_name
 from .store import NotFoundError, Store
 
@@ -45,6 +47,8 @@ def export_site(
     """Write the boards of ``benchmarks`` (default: every registered one, newest versions)
     and the pages they link to under ``out``; files already there are overwritten."""
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; the export writes a folder of pages")
     site = Site(store)
     views = site.benchmarks()
     wanted = set(benchmarks) if benchmarks is not None else {v.record.name for v in views}
@@ -58,8 +62,11 @@ def export_site(
     def write(path: str, html: str) -> None:
         nonlocal pages
         target = out / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(html, encoding="utf-8")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(html, encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"cannot write {target}: {error.strerror or error}") from None
         pages += 1
 
     write("index.html", site.render("index.html", FileLinks(0), benchmarks=shown))

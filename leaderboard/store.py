@@ -110,6 +110,7 @@ __all__ = [
     "SubmissionRecord",
     "Token",
     "alembic_config",
+    "sqlite_file",
 ]
 
 Scope = Literal["submit", "admin"]
@@ -130,6 +131,8 @@ MAX_VERSION = 2**31 - 1
 PostgreSQL): a version above it names no benchmark."""
 MAX_NAME = 200
 """The longest benchmark name a store holds (its column's width)."""
+MAX_TOKEN_NAME = 100
+"""The longest token name (its column's width; the audit log names actors by it)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,6 +413,14 @@ def _database_url(where: str | Path) -> str:
     return url.render_as_string(hide_password=False)
 
 
+def sqlite_file(where: str | Path) -> Path | None:
+    """The file of a SQLite store at ``where`` (a path or a URL); None for another database."""
+    url = make_url(_database_url(where))
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return Path(url.database)
+
+
 def _default_blob_dir(url: str) -> Path:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
@@ -545,9 +556,10 @@ class Store:
         """Make a token and return its plaintext: the only time anyone sees it."""
         wanted = tuple(dict.fromkeys(scopes))
         unknown = [s for s in wanted if s not in SCOPES]
-        if not name.strip() or not wanted or unknown:
+        if not name.strip() or len(name) > MAX_TOKEN_NAME or not wanted or unknown:
             raise UsageError(
-                f"a token needs a name and scopes from {SCOPES}, got {name!r} and {wanted}"
+                f"a token needs a name of 1 to {MAX_TOKEN_NAME} characters and scopes from "
+                f"{SCOPES}, got {name[:120]!r} and {wanted}"
             )
         plaintext = secrets.token_urlsafe(32)
         try:

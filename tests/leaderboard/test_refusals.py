@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import json
+import socket
 import tarfile
 import tracemalloc
 import zlib
@@ -22,6 +23,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from agentgym.agents import Agent
+from agentgym.cli import main
 from agentgym.eval.plan import Benchmark
 from agentgym.eval.run import evaluate
 from agentgym.leaderboard.bundle import (
@@ -398,3 +400,80 @@ def test_a_nul_in_what_a_record_says_is_stored_on_both_databases(store, tiny, tm
         assert "the agent said \ufffd and stopped" in [e["reason"] for e in episodes]
     finally:
         client.app.state.checker.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+
+
+def refused(capsys, argv: list[str], *words: str) -> str:
+    """Run the CLI; it must exit 2 with a one-line ``agentgym: ...`` naming ``words``."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("agentgym: ") and "\n" not in err and "Traceback" not in err, err
+    for word in words:
+        assert word in err, err
+    return err
+
+
+def test_serve_refuses_bad_values_before_it_starts(tmp_path, capsys):
+    db = str(tmp_path / "board.db")
+    serve = ["leaderboard", "serve", "--db", db]
+    refused(capsys, [*serve, "--port", "-1"], "--port -1", "0 to 65535")
+    refused(capsys, [*serve, "--port", "99999"], "--port 99999")
+    refused(capsys, [*serve, "--rate", "0"], "--rate 0")
+    refused(capsys, [*serve, "--host", "no-such-host.invalid"], "no-such-host.invalid")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        refused(capsys, [*serve, "--port", port], f"cannot listen on 127.0.0.1:{port}")
+    missing = tmp_path / "no-such-folder" / "board.db"
+    refused(capsys, ["leaderboard", "serve", "--db", str(missing)], "does not exist")
+    refused(capsys, ["leaderboard", "serve", "--db", str(tmp_path)], "is a folder")
+    refused(capsys, ["leaderboard", "serve", "--db", "postgresql://u@/x"], "--blob-dir")
+    assert not missing.parent.exists() and not Path(db).exists()
+
+
+def test_tokens_and_exports_refuse_what_is_not_a_database(tmp_path, capsys):
+    not_sqlite = tmp_path / "notes.txt"
+    not_sqlite.write_text("not a database")
+    create = ["leaderboard", "token", "create", "alice"]
+    refused(capsys, [*create, "--db", str(tmp_path)], "is a folder")
+    refused(capsys, [*create, "--db", str(not_sqlite)], str(not_sqlite), "not a database")
+    assert not_sqlite.read_text() == "not a database"
+    missing = str(tmp_path / "missing.db")
+    refused(
+        capsys,
+        ["leaderboard", "export", "--db", missing, "--out", str(tmp_path / "site")],
+        "no leaderboard database at",
+    )
+    refused(
+        capsys,
+        ["leaderboard", "token", "revoke", "alice", "--db", missing],
+        "no leaderboard database at",
+    )
+    assert not Path(missing).exists() and not (tmp_path / "site").exists()
+    db = str(tmp_path / "board.db")
+    refused(capsys, [*create[:3], "x" * 101, "--db", db], "1 to 100 characters")
+    assert main([*create, "--db", db]) == 0
+    capsys.readouterr()
+    refused(capsys, ["leaderboard", "export", "--db", db, "--out", str(not_sqlite)], "is a file")
+    refused(
+        capsys,
+        ["leaderboard", "export", "--db", db, "--out", "/proc/agentgym-site"],
+        "cannot write",
+    )
+
+
+def test_verify_and_submit_refuse_bad_values(tiny_runs, tmp_path, capsys):
+    run = str(tiny_runs["oracle"])
+    refused(capsys, ["leaderboard", "verify", run, "--workers", "0"], "--workers 0")
+    submit = ["submit", run, "--agent-name", "a", "--token", "t"]
+    refused(capsys, [*submit, "--to", "ftp://board"], "'ftp://board' is not a board's address")
+    refused(capsys, [*submit, "--to", "::::"], "'::::' is not a URL")
+    refused(
+        capsys, [*submit, "--to", "http://127.0.0.1:9", "--wait", "--timeout", "-1"], "--timeout"
+    )
+    rerun = ["leaderboard", "verify-rerun", "some-id", run, "--token", "t"]
+    refused(capsys, [*rerun, "--to", "::::"], "is not a URL")
