@@ -10,7 +10,9 @@ benchmark's number generalizes over.
 * ``pass@k`` (at least one of k tries succeeds) and ``pass^k`` (all k succeed, tau-bench's
   reliability metric), each estimated without bias from a task's n episodes with c successes:
   ``1 - C(n-c, k) / C(n, k)`` and ``C(c, k) / C(n, k)``, averaged over tasks having n >= k.
-* Errored episodes are excluded from every rate and counted on their own.
+* Errored episodes are excluded from success and reward and counted on their own; pass@k
+  and pass^k count them as failed tries, as tau-bench's pass^k does (an episode that
+  raised scores 0 there): all k tries must succeed, and an errored one did not.
 * A benchmark of several envs: a **stratified** bootstrap (tasks resampled within each env)
   of the mean of env means, for many rows at once that share the draws (a leaderboard).
 """
@@ -223,11 +225,14 @@ def _group(records: list[EpisodeRecord], seed: int) -> dict[str, Any]:
     rewards = [[episode_score(r) for r in group] for group in tasks.values()]
     success, success_low, success_high = bootstrap_ci(passed, seed=seed)
     reward, reward_low, reward_high = bootstrap_ci(rewards, seed=seed)
-    smallest = min((len(group) for group in passed), default=0)
+    tries: dict[tuple[str, str], list[bool]] = defaultdict(list)  # errored ones too
+    for record in records:
+        tries[(record.spec.env_id, record.spec.task_id)].append(episode_passed(record))
+    smallest = min((len(group) for group in tries.values()), default=0)
     pass_k = {}
     for k in range(1, smallest + 1):
-        pass_k[f"pass@{k}"] = _mean(pass_at_k(len(g), int(sum(g)), k) for g in passed)
-        pass_k[f"pass^{k}"] = _mean(pass_hat_k(len(g), int(sum(g)), k) for g in passed)
+        pass_k[f"pass@{k}"] = _mean(pass_at_k(len(g), sum(g), k) for g in tries.values())
+        pass_k[f"pass^{k}"] = _mean(pass_hat_k(len(g), sum(g), k) for g in tries.values())
     usage = [episode_tokens(r) for r in scored]
     return {
         "episodes": len(records),

@@ -53,7 +53,17 @@ def test_summaries_exclude_errored_episodes_and_count_them():
     assert overall["errored"] == 1 and overall["scored"] == 3 and overall["episodes"] == 4
     assert overall["success"] == pytest.approx(2 / 3)
     assert overall["pass@1"] == pytest.approx(0.5)  # task a: 1.0, task b: 0.0
-    assert "pass@2" not in overall  # task b has one scored episode
+    assert overall["pass@2"] == pytest.approx(0.5)  # task b's errored try is a failed one
+
+
+def test_pass_hat_k_counts_an_errored_try_as_failed_as_tau_bench_does():
+    """tau-bench v1 records an episode that raised with reward 0 and computes pass^k over
+    every try; dropping it would make an agent whose tries error look reliable."""
+    records = [record("a", True), record("a", None, 1), record("b", True), record("b", True, 1)]
+    overall = summarize(records)["overall"]
+    assert overall["pass^2"] == pytest.approx(0.5)  # task a: 0 of 1 pair, task b: 1 of 1
+    assert overall["pass^1"] == pytest.approx(0.75)
+    assert overall["success"] == 1.0  # scored episodes only
     assert "ALL" in format_table([("x", summarize(records))])
 
 
