@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from agentgym.errors import UsageError
 
 __all__ = ["add_commands"]
 
@@ -41,9 +44,11 @@ def add_commands(commands: Any) -> None:
         help="also run each suite and record its results and call map (the factory needs it)",
     )
     prepare.add_argument("--repo", type=Path, help="a local repository with a pytest suite")
-    prepare.add_argument("--name", help="the local repository's name (default: its folder's)")
     prepare.add_argument(
-        "--tests", nargs="+", default=["tests"], help="the local repository's test paths"
+        "--name", help="the local repository's name (default: its folder's; letters, digits, ._-)"
+    )
+    prepare.add_argument(
+        "--tests", nargs="+", help="the local repository's test paths, inside it (default: tests)"
     )
     prepare.set_defaults(run=_prepare)
 
@@ -102,12 +107,51 @@ def _log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def _output_file(path: Path, option: str) -> None:
+    """Refuse, before any work, an output file that cannot be written (a folder, a missing
+    folder, no permission): found only at the end, it would waste the run."""
+    if path.is_dir():
+        raise UsageError(f"{option} {path} is a folder; give the file to write")
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise UsageError(f"{option} {path} cannot be written: {error.strerror or error}") from None
+    if not existed:
+        path.unlink()
+
+
+def _counts(args: argparse.Namespace) -> dict[str, int]:
+    counts = {level: getattr(args, level) for level in ("easy", "medium", "hard")}
+    for level, count in counts.items():
+        if count < 0:
+            raise UsageError(f"--{level} {count}: a number of tasks is 0 or more")
+    if not any(counts.values()):
+        raise UsageError("--easy, --medium and --hard are all 0: there is no task to make")
+    return counts
+
+
+def _unique(names: Sequence[str]) -> None:
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise UsageError(f"{', '.join(repeated)} named more than once")
+
+
 def _prepare(args: argparse.Namespace) -> int:
     from agentgym.envs.swe.prepare import prepare, spec_for_local
     from agentgym.envs.swe.repos import CATALOGUE, repo_spec
 
+    if args.repo is not None and args.names:
+        raise UsageError(
+            f"prepare takes catalogue names or --repo, not both ({' '.join(args.names)} and "
+            f"--repo {args.repo}); a local repository's name is --name"
+        )
+    if args.repo is None and (args.name is not None or args.tests is not None):
+        option = "--name" if args.name is not None else "--tests"
+        raise UsageError(f"{option} goes with --repo PATH (a local repository)")
     if args.repo is not None:
-        spec = spec_for_local(args.repo, args.name, tuple(args.tests))
+        spec = spec_for_local(args.repo, args.name, tuple(args.tests or ("tests",)))
         prepare(spec, baseline=args.baseline, source=args.repo, log=_log)
         print(f"prepared {spec.name} ({spec.version}); tasks name it as repo {spec.name!r}")
         return 0
@@ -123,10 +167,13 @@ def _factory(args: argparse.Namespace) -> int:
     from agentgym.envs.swe.instances import save_instances
     from agentgym.envs.swe.prepare import find_spec, prepare
 
-    counts = {"easy": args.easy, "medium": args.medium, "hard": args.hard}
+    counts = _counts(args)
+    _unique(args.names)
+    specs = [find_spec(name) for name in args.names]
+    _output_file(args.out, "--out")
     everything = []
-    for name in args.names:
-        prepared = prepare(find_spec(name), baseline=True, log=_log)
+    for spec in specs:
+        prepared = prepare(spec, baseline=True, log=_log)
         tasks, stats = make_tasks(prepared, counts, seed=args.seed, log=_log)
         everything += tasks
         print(
@@ -157,7 +204,11 @@ def _export(args: argparse.Namespace) -> int:
     from agentgym.envs.swe.instances import load_instances
     from agentgym.envs.swe.swebench import export_swebench, save_swebench
 
-    records = export_swebench(load_instances(args.tasks), args.mirror)
+    instances = load_instances(args.tasks)
+    if args.mirror.exists() and not args.mirror.is_dir():
+        raise UsageError(f"--mirror {args.mirror} is a file; give a folder for the git mirror")
+    _output_file(args.out, "--out")
+    records = export_swebench(instances, args.mirror)
     save_swebench(records, args.out)
     print(
         f"wrote {len(records)} SWE-bench instances to {args.out}; "
@@ -170,8 +221,12 @@ def _import(args: argparse.Namespace) -> int:
     from agentgym.envs.swe.instances import save_instances
     from agentgym.envs.swe.swebench import import_swebench, load_swebench
 
+    records = load_swebench(args.instances)
+    if not args.checkouts.is_dir():
+        raise UsageError(f"--checkouts {args.checkouts} is not a folder (of git checkouts)")
+    _output_file(args.out, "--out")
     instances = import_swebench(
-        load_swebench(args.instances),
+        records,
         args.checkouts,
         requirements=args.requirement,
         skip_unsupported=args.skip_unsupported,

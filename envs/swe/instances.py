@@ -18,7 +18,7 @@ from typing import Any
 
 from agentgym.errors import UsageError
 
-__all__ = ["SWEInstance", "load_instances", "save_instances"]
+__all__ = ["SWEInstance", "json_lines", "load_instances", "save_instances"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ class SWEInstance:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SWEInstance:
+        if not isinstance(data, Mapping):
+            raise UsageError(f"an SWE instance is a JSON object, not {type(data).__name__}")
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(data) - known)
         missing = sorted(
@@ -78,6 +80,10 @@ class SWEInstance:
                 f"an SWE instance has unknown fields {unknown} or lacks {missing} "
                 f"(id {data.get('instance_id')!r})"
             )
+        for name in ("fail_to_pass", "pass_to_pass"):
+            ids = data[name]
+            if not isinstance(ids, list) or not all(isinstance(t, str) for t in ids):
+                raise UsageError(f"{name} must be a list of test ids, got {ids!r:.80}")
         values = dict(data)
         values["fail_to_pass"] = tuple(values["fail_to_pass"])
         values["pass_to_pass"] = tuple(values["pass_to_pass"])
@@ -85,16 +91,37 @@ class SWEInstance:
         return cls(**values)
 
 
+def json_lines(path: str | Path) -> list[tuple[int, Any]]:
+    """The values of a JSON Lines file with their line numbers (blank lines skipped); a file
+    that cannot be read, is not UTF-8 or has a line that is not JSON raises
+    :class:`UsageError` naming the file and the line."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise UsageError(f"{path}:{line}: not UTF-8 text (a JSON Lines file is)") from None
+    values = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            try:
+                values.append((number, json.loads(line)))
+            except (ValueError, RecursionError) as error:
+                raise UsageError(f"{path}:{number}: not JSON: {error}") from None
+    return values
+
+
 def load_instances(path: str | Path) -> list[SWEInstance]:
     """The instances of a JSON Lines file (one object per line)."""
     instances = []
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if line.strip():
-                try:
-                    instances.append(SWEInstance.from_json(json.loads(line)))
-                except (ValueError, TypeError) as error:
-                    raise UsageError(f"{path}:{number}: not an SWE instance: {error}") from None
+    for number, value in json_lines(path):
+        try:
+            instances.append(SWEInstance.from_json(value))
+        except (UsageError, ValueError, TypeError) as error:
+            raise UsageError(f"{path}:{number}: not an SWE instance: {error}") from None
     return instances
 
 

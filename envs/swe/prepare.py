@@ -27,6 +27,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,11 +37,11 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentgym.cache import cache_dir, exclusive
-from agentgym.envs.swe.repos import TEST_REQUIREMENTS, RepoSpec, repo_spec
+from agentgym.envs.swe.repos import CATALOGUE, TEST_REQUIREMENTS, RepoSpec, repo_spec
 from agentgym.envs.swe.testrun import TestReport, run_tests
 from agentgym.errors import InfrastructureError, UsageError
 
@@ -56,6 +57,8 @@ __all__ = [
 
 FORMAT = 1
 """Bumped when what a prepared directory holds changes: older ones are rebuilt."""
+NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+"""What a local repository may be called: it becomes a folder name of the cache."""
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "agentgym",
     "GIT_AUTHOR_EMAIL": "swe@agentgym.invalid",
@@ -379,12 +382,15 @@ def spec_for_local(
     its version is a digest of its files, so a changed repository is prepared anew."""
     if not path.is_dir():
         raise UsageError(f"--repo {str(path)!r} is not a directory")
+    label = name if name is not None else path.resolve().name
+    _check_name(label)
+    for test in tests:
+        _check_test_path(path, test)
     digest = hashlib.sha256()
     for file in sorted(p for p in path.rglob("*") if p.is_file() and ".git" not in p.parts):
         if "__pycache__" in file.parts:
             continue
         digest.update(file.relative_to(path).as_posix().encode() + b"\0" + file.read_bytes())
-    label = name or path.resolve().name
     return RepoSpec(
         name=label,
         version=f"local-{digest.hexdigest()[:12]}",
@@ -393,6 +399,32 @@ def spec_for_local(
         split="test",
         tests=tests,
     )
+
+
+def _check_name(name: str) -> None:
+    """A local repository's name becomes a folder of the cache (``<name>-<version>``) and
+    the ``repo`` of its tasks: a plain name, not a catalogue repository's."""
+    if not NAME.fullmatch(name):
+        raise UsageError(
+            f"{name!r} cannot name a repository (from --name, or the folder's name): use "
+            f"letters, digits, '.', '_' and '-', starting and ending with a letter or digit"
+        )
+    if any(spec.name == name for spec in CATALOGUE):
+        raise UsageError(
+            f"{name!r} is the name of a catalogue repository; give the local one another --name"
+        )
+
+
+def _check_test_path(repo: Path, test: str) -> None:
+    """A test path is a path inside the repository that exists there."""
+    pure = PurePosixPath(test)
+    if not test or pure.is_absolute() or ".." in pure.parts:
+        raise UsageError(
+            f"--tests {test!r} is not a path inside the repository (test paths are relative "
+            f"to it, without '..')"
+        )
+    if not (repo / test).exists():
+        raise UsageError(f"--tests {test!r}: there is no {test} in {repo}")
 
 
 def find_spec(name: str, root: Path | None = None) -> RepoSpec:

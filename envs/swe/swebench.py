@@ -56,7 +56,7 @@ from typing import Any
 
 from agentgym.cache import exclusive
 from agentgym.envs.swe.grading import starting_files, writable_path
-from agentgym.envs.swe.instances import SWEInstance
+from agentgym.envs.swe.instances import SWEInstance, json_lines
 from agentgym.envs.swe.patches import PatchError, apply_patch, split_patch
 from agentgym.envs.swe.prepare import (
     GIT_ENV,
@@ -88,6 +88,9 @@ are byte-for-byte reproducible), in the form of the SWE-bench datasets."""
 EASY_LINES, MEDIUM_LINES, MEDIUM_FILES = 6, 30, 2
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
+_PINNED = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9_.+!-]+"
+)
 _NODE_ID = re.compile(r"[^:\s][^:]*\.py::\S.*")
 
 
@@ -190,16 +193,11 @@ def load_swebench(path: str | Path) -> list[SWEBenchRecord]:
     """The instances of a SWE-bench JSON Lines file (ours, or a dataset's exported with
     ``datasets``' ``to_json``); errors name the line."""
     records = []
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(SWEBenchRecord.from_json(json.loads(line)))
-            except ValueError as error:
-                raise UsageError(f"{path}:{number}: not JSON: {error}") from None
-            except UsageError as error:
-                raise UsageError(f"{path}:{number}: not a SWE-bench instance: {error}") from None
+    for number, value in json_lines(path):
+        try:
+            records.append(SWEBenchRecord.from_json(value))
+        except UsageError as error:
+            raise UsageError(f"{path}:{number}: not a SWE-bench instance: {error}") from None
     return records
 
 
@@ -392,6 +390,7 @@ def import_swebench(
     ``skip_unsupported``: leave out (and log) instances our grader cannot run, instead of
         raising :class:`UsageError`.
     """
+    _check_pinned(requirements)
     _check_unique(records)
     kept = [r for r in records if not _rejected(r, _static_problem(r), skip_unsupported, log)]
     groups: dict[tuple[str, str], list[SWEBenchRecord]] = {}
@@ -409,6 +408,17 @@ def import_swebench(
         _note_uncounted(repo, record, log)
         instances.append(_instance(record, repo))
     return instances
+
+
+def _check_pinned(requirements: Sequence[str]) -> None:
+    """Each requirement is ``NAME==VERSION`` (extras allowed): pip is given them as they
+    are, and anything else (an option, a path, a range) would install what no one pinned."""
+    for requirement in requirements:
+        if not _PINNED.fullmatch(requirement):
+            raise UsageError(
+                f"--requirement {requirement!r} is not a pinned package: write NAME==VERSION "
+                f"(e.g. hypothesis==6.170.17)"
+            )
 
 
 def _check_unique(records: Sequence[SWEBenchRecord]) -> None:
