@@ -199,7 +199,9 @@ def _open_store(args: argparse.Namespace, *, create: bool) -> Any:
                 f"no leaderboard database at {where} (a typo? `agentgym leaderboard serve` "
                 f"makes one)"
             )
-        if given and not path.parent.is_dir():
+        if path.parent.exists() and not path.parent.is_dir():
+            raise UsageError(f"--db {where}: {path.parent} is a file, not a folder")
+        if given and not path.parent.exists():
             raise UsageError(
                 f"--db {where}: the folder {path.parent} does not exist (a typo? create it first)"
             )
@@ -209,7 +211,7 @@ def _open_store(args: argparse.Namespace, *, create: bool) -> Any:
     try:
         store = Store(where, blob_dir=args.blob_dir)
         store.migrate()
-    except SQLAlchemyError as error:
+    except (SQLAlchemyError, OSError) as error:
         if store is not None:
             store.close()
         cause = str(getattr(error, "orig", None) or error).strip().splitlines()[0]

@@ -431,6 +431,9 @@ def test_serve_refuses_bad_values_before_it_starts(tmp_path, capsys):
     missing = tmp_path / "no-such-folder" / "board.db"
     refused(capsys, ["leaderboard", "serve", "--db", str(missing)], "does not exist")
     refused(capsys, ["leaderboard", "serve", "--db", str(tmp_path)], "is a folder")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine")
+    refused(capsys, [*serve[:2], "--db", str(a_file / "board.db")], "is a file, not a folder")
     refused(capsys, ["leaderboard", "serve", "--db", "postgresql://u@/x"], "--blob-dir")
     assert not missing.parent.exists() and not Path(db).exists()
 
