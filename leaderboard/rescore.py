@@ -12,7 +12,9 @@ ranked; the record's own score is kept as ``claimed_score`` to show where it dif
 
 Before any replay the bundle must be *for this benchmark*: the manifest's benchmark hash is
 the board's, every episode is one of the plan's (``env|task|repeat``) with the plan's seed,
-split and env arguments, and none appears twice. Missing episodes and errored ones count as
+split and env arguments, and none appears twice; and its users must be the envs' own
+scripted ones (:func:`check_users`: a model user's messages are the submitter's evidence,
+which a replay can only play back). Missing episodes and errored ones count as
 failures; when they and the mismatches are more than ``max_uncounted`` of the plan, the
 bundle is refused (:class:`~agentgym.leaderboard.bundle.BundleRejected`): an agent cannot
 improve its rate by dropping the episodes it lost.
@@ -232,7 +234,8 @@ def replay_episode(
     the replay's own verdict, whatever the record says. The actions still have to play out
     to the record's end.
     """
-    # A model played the user: the replay plays its recorded messages back.
+    # A model played the user: the replay plays its recorded messages back (a board never
+    # gets here with one: rescore refuses such runs first, check_users).
     user = RecordedUser([turn.text for turn in record.user_turns]) if record.spec.user else None
     env = plan_env(plan) if user is None else plan_env(plan, user=user)
     try:

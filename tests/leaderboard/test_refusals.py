@@ -147,6 +147,8 @@ def test_the_board_refuses_a_colluding_user_run_on_upload_and_says_whom_it_accep
         assert post(client, honest, tokens["submit"]).status_code == 202
         board = client.get(f"/api/v1/benchmarks/{DIAGNOSIS.name}/board").json()
         assert board["users"] == ["scripted"]
+        listed = client.get("/api/v1/benchmarks").json()["benchmarks"]
+        assert [b["users"] for b in listed] == [["scripted"]]
         assert "scripted user only" in client.get(f"/b/{DIAGNOSIS.name}").text
     finally:
         client.app.state.checker.close()
