@@ -23,7 +23,7 @@ def test_the_new_family_guide_builds_a_conforming_env(capsys):
     try:
         for block in python_blocks(DOCS / "new-family.md"):
             exec(compile(block, "docs/new-family.md", "exec"), module.__dict__)
-        assert "nim/Nim-v0: 9 checks passed" in capsys.readouterr().out
+        assert "nim/Nim-v0: 10 checks passed" in capsys.readouterr().out
     finally:
         sys.modules.pop(module.__name__, None)
         registry._registry.pop("nim/Nim-v0", None)
@@ -38,7 +38,7 @@ def test_the_readme_tour_runs(capsys, tmp_path, monkeypatch):
     out = capsys.readouterr().out
     assert "<TimeLimit<OrderEnforcing<PassiveEnvChecker<SokobanEnv<games/Sokoban-v0>>>>>" in out
     assert "Verdict(score=1.0, passed=True" in out
-    assert "games/Sokoban-v0: 9 checks passed" in out
+    assert "games/Sokoban-v0: 10 checks passed" in out
 
 
 def test_the_baselines_guide_runs(capsys, tmp_path, monkeypatch):
