@@ -208,7 +208,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.mirror.exists() and not args.mirror.is_dir():
         raise UsageError(f"--mirror {args.mirror} is a file; give a folder for the git mirror")
     _output_file(args.out, "--out")
-    records = export_swebench(instances, args.mirror)
+    records = export_swebench(instances, args.mirror, log=_log)
     save_swebench(records, args.out)
     print(
         f"wrote {len(records)} SWE-bench instances to {args.out}; "

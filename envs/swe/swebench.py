@@ -42,6 +42,7 @@ changed lines, ``hard`` anything larger (changed lines: added plus removed).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -57,7 +58,7 @@ from typing import Any
 from agentgym.cache import exclusive
 from agentgym.envs.swe.grading import starting_files, writable_path
 from agentgym.envs.swe.instances import SWEInstance, json_lines
-from agentgym.envs.swe.patches import PatchError, apply_patch, split_patch
+from agentgym.envs.swe.patches import PatchError, apply_patch, make_patch, split_patch
 from agentgym.envs.swe.prepare import (
     GIT_ENV,
     PreparedRepo,
@@ -78,8 +79,10 @@ __all__ = [
     "import_swebench",
     "load_swebench",
     "mirror_path",
+    "parsable_test_id",
     "patch_difficulty",
     "save_swebench",
+    "task_test_files",
 ]
 
 CREATED_AT = GIT_ENV["GIT_COMMITTER_DATE"]
@@ -245,13 +248,40 @@ def _dirname(repo: str) -> str:
 
 
 def export_swebench(
-    instances: Iterable[SWEInstance], mirror: Path, *, root: Path | None = None
+    instances: Iterable[SWEInstance],
+    mirror: Path,
+    *,
+    root: Path | None = None,
+    log: Callable[[str], None] = lambda line: None,
 ) -> list[SWEBenchRecord]:
     """Our tasks as SWE-bench instances, each task's buggy tree committed into ``mirror``
-    (see the module docstring). Their repositories must be prepared (under ``root``)."""
+    (see the module docstring). Their repositories must be prepared (under ``root``).
+
+    Test ids SWE-bench's log parser cannot read back (:func:`parsable_test_id`) are left out
+    of FAIL_TO_PASS and PASS_TO_PASS, and a task left with no FAIL_TO_PASS is left out
+    (SWE-bench would call any patch a fix of it); both are logged."""
     prepared: dict[str, PreparedRepo] = {}
     records = []
     for instance in instances:
+        fail_to_pass = tuple(filter(parsable_test_id, instance.fail_to_pass))
+        pass_to_pass = tuple(filter(parsable_test_id, instance.pass_to_pass))
+        unreadable = len(instance.fail_to_pass + instance.pass_to_pass) - len(
+            fail_to_pass + pass_to_pass
+        )
+        if not fail_to_pass:
+            log(
+                f"left out {instance.instance_id}: every FAIL_TO_PASS id holds whitespace, "
+                f"which SWE-bench's pytest log parser cannot read"
+            )
+            continue
+        if unreadable:
+            log(
+                f"{instance.instance_id}: left out {unreadable} test ids with whitespace "
+                f"(SWE-bench's pytest log parser cannot read them)"
+            )
+        instance = dataclasses.replace(
+            instance, fail_to_pass=fail_to_pass, pass_to_pass=pass_to_pass
+        )
         if instance.repo not in prepared:
             prepared[instance.repo] = prepared_repo(find_spec(instance.repo, root), root)
         repo = prepared[instance.repo]
@@ -262,20 +292,42 @@ def export_swebench(
                 f"export it where it was made (or make the tasks again)"
             )
         commit = _commit_task(mirror, repo, instance)
-        records.append(_record(instance, repo.spec, commit))
+        records.append(_record(instance, repo, commit))
     return records
 
 
-def _record(instance: SWEInstance, spec: RepoSpec, commit: str) -> SWEBenchRecord:
+def parsable_test_id(test_id: str) -> bool:
+    """Whether SWE-bench's pytest log parser reads ``test_id`` back from a test log: it
+    takes the id as the second whitespace-separated word of a ``PASSED <id>`` line, so an
+    id with whitespace (a parametrized value such as ``[a b]``) comes back cut short and
+    its test counts as not run."""
+    return not any(char.isspace() for char in test_id)
+
+
+def task_test_files(instance: SWEInstance) -> list[str]:
+    """The files of a task's FAIL_TO_PASS and PASS_TO_PASS tests."""
+    return sorted({t.split("::")[0] for t in instance.fail_to_pass + instance.pass_to_pass})
+
+
+def _test_patch(prepared: PreparedRepo, instance: SWEInstance) -> str:
+    """The task's test patch as SWE-bench has one: a task of ours has none (its tests are
+    the repository's), so it is the patch that adds its test files, which its exported
+    starting tree lacks. An imported task keeps its own."""
+    if instance.test_patch:
+        return instance.test_patch
+    return make_patch({path: (None, prepared.read(path)) for path in task_test_files(instance)})
+
+
+def _record(instance: SWEInstance, prepared: PreparedRepo, commit: str) -> SWEBenchRecord:
     return SWEBenchRecord(
         instance_id=instance.instance_id,
-        repo=spec.url,
+        repo=prepared.spec.url,
         base_commit=commit,
         patch=instance.patch,
         problem_statement=instance.problem_statement,
         fail_to_pass=instance.fail_to_pass,
         pass_to_pass=instance.pass_to_pass,
-        test_patch=instance.test_patch,
+        test_patch=_test_patch(prepared, instance),
         created_at=CREATED_AT,
         version=instance.version,
         environment_setup_commit=commit,
@@ -316,9 +368,12 @@ def _add_prepared(git_dir: Path, prepared: PreparedRepo) -> None:
 
 
 def _buggy_tree(git_dir: Path, prepared: PreparedRepo, instance: SWEInstance) -> str:
-    """The tree of the prepared commit with the task's bug applied (written through a
-    scratch index: a bare repository has no working tree to apply it in)."""
-    files = starting_files(prepared, instance)
+    """The tree of the prepared commit with the task's bug applied and, for a task of ours,
+    without its test files (:func:`_test_patch` adds them); written through a scratch
+    index: a bare repository has no working tree to apply it in."""
+    files = dict(starting_files(prepared, instance))
+    if not instance.test_patch:  # its test files come with the test patch
+        files.update(dict.fromkeys(task_test_files(instance)))
     modes = _modes(git_dir, prepared.base_commit, list(files))
     entries = []
     for path, text in sorted(files.items()):

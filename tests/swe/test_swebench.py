@@ -4,10 +4,14 @@ SWE-bench record loaded, and bad input refused with messages that name what is w
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 
 import pytest
+
+from agentgym.envs.swe.patches import split_patch
+from agentgym.envs.swe.swebench import task_test_files
 
 SWEBENCH_FIELDS = {
     "instance_id",
@@ -90,7 +94,8 @@ def test_export_writes_swebench_fields_as_strings(exported, tiny_tasks, tinylib)
     assert line["instance_id"] == task.instance_id
     assert line["repo"] == tinylib.spec.url == "local/tinylib"
     assert line["patch"] == task.patch
-    assert (line["test_patch"], line["hints_text"]) == ("", "")
+    assert [p.path for p in split_patch(line["test_patch"])] == task_test_files(task)
+    assert line["hints_text"] == ""
     assert line["created_at"] == "2026-01-01T00:00:00Z"
     assert line["version"] == task.version
     assert line["environment_setup_commit"] == line["base_commit"]
@@ -107,6 +112,9 @@ def test_export_commits_each_buggy_tree_on_the_prepared_commit(exported, tiny_ta
         assert git(repository, "rev-parse", f"refs/tags/{task.instance_id}").strip() == commit
         for path, text in starting_files(tinylib, task).items():
             assert git(repository, "show", f"{commit}:{path}") == text
+        # The task's test files come with its test patch, as in SWE-bench.
+        files = git(repository, "ls-tree", "-r", "--name-only", commit).splitlines()
+        assert task_test_files(task) and not set(task_test_files(task)) & set(files)
     assert "prepared/" + tinylib.spec.key in git(repository, "tag", "--list")
 
 
@@ -374,3 +382,56 @@ def test_difficulty_comes_from_the_size_of_the_gold_patch():
     assert patch_difficulty(make_patch({"a.py": ("", lines(31))})) == "hard"
     three_files = {**two_files, "c.py": ("z = 1\n", "z = 2\n")}
     assert patch_difficulty(make_patch(three_files)) == "hard"
+
+
+def test_swebench_runs_the_exported_task_as_its_eval_script_does(exported, tmp_path):
+    """SWE-bench's eval script: a checkout of base_commit, the model's patch (here the gold
+    one), then ``git checkout <base> <files the test patch modifies>`` and ``git apply`` of the
+    test patch, which an empty test patch fails (exit 128). Then the task's tests are there,
+    as the prepared repository has them."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(exported[0] / "local__tinylib.git"), str(clone)])
+    for line in exported_lines(exported):
+        base = line["base_commit"]
+        run = lambda *argv, stdin=None: subprocess.run(  # noqa: E731
+            argv, cwd=clone, input=stdin, text=True, capture_output=True
+        )
+        assert run("git", "checkout", "-q", "-f", base).returncode == 0
+        assert run("git", "clean", "-q", "-fdx").returncode == 0
+        assert run("git", "apply", "-v", "-", stdin=line["patch"]).returncode == 0
+        modified = [p.path for p in split_patch(line["test_patch"]) if not p.added]
+        if modified:
+            assert run("git", "checkout", base, "--", *modified).returncode == 0
+        applied = run("git", "apply", "-v", "-", stdin=line["test_patch"])
+        assert applied.returncode == 0, applied.stderr
+        tests = {t.split("::")[0] for t in json.loads(line["FAIL_TO_PASS"])}
+        assert all((clone / path).is_file() for path in tests)
+
+
+def test_exported_test_ids_are_ones_swebench_reads_back_from_a_test_log(tiny_tasks, tmp_path):
+    """SWE-bench reads each test's outcome from ``pytest -rA``'s summary lines, ``PASSED
+    <id>``, taking the id as the line's second whitespace-separated word: an id with a
+    space would come back cut short, its test not run, and the gold patch unresolved. Such
+    ids are left out; a task whose failing tests all have one is left out whole."""
+    from agentgym.envs.swe.swebench import export_swebench
+
+    task = tiny_tasks[1][0]
+    spaced = dataclasses.replace(
+        task,
+        fail_to_pass=(*task.fail_to_pass, "tests/test_x.py::test_y[a b]"),
+        pass_to_pass=(*task.pass_to_pass, "tests/test_x.py::test_z[tab\there]"),
+    )
+    only_spaced = dataclasses.replace(
+        task, instance_id=task.instance_id + "-b", fail_to_pass=("tests/t.py::t[a b]",)
+    )
+    logged = []
+    records = export_swebench([spaced, only_spaced], tmp_path / "mirror", log=logged.append)
+    assert [r.instance_id for r in records] == [task.instance_id]
+    assert (records[0].fail_to_pass, records[0].pass_to_pass) == (
+        task.fail_to_pass,
+        task.pass_to_pass,
+    )
+    log = "\n".join(f"PASSED {test_id}" for test_id in records[0].fail_to_pass)
+    assert {line.split()[1] for line in log.splitlines()} == set(records[0].fail_to_pass)
+    assert any("left out 2 test ids" in line for line in logged)
+    assert any(f"left out {only_spaced.instance_id}" in line for line in logged)
