@@ -390,7 +390,11 @@ def spec_for_local(
     for file in sorted(p for p in path.rglob("*") if p.is_file() and ".git" not in p.parts):
         if "__pycache__" in file.parts:
             continue
-        digest.update(file.relative_to(path).as_posix().encode() + b"\0" + file.read_bytes())
+        try:
+            data = file.read_bytes()
+        except OSError as error:
+            raise UsageError(f"--repo {path}: cannot read {file}: {error.strerror}") from None
+        digest.update(file.relative_to(path).as_posix().encode() + b"\0" + data)
     return RepoSpec(
         name=label,
         version=f"local-{digest.hexdigest()[:12]}",

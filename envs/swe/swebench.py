@@ -260,6 +260,8 @@ def export_swebench(
     Test ids SWE-bench's log parser cannot read back (:func:`parsable_test_id`) are left out
     of FAIL_TO_PASS and PASS_TO_PASS, and a task left with no FAIL_TO_PASS is left out
     (SWE-bench would call any patch a fix of it); both are logged."""
+    instances = list(instances)
+    _check_unique(i.instance_id for i in instances)
     prepared: dict[str, PreparedRepo] = {}
     records = []
     for instance in instances:
@@ -446,7 +448,7 @@ def import_swebench(
         raising :class:`UsageError`.
     """
     _check_pinned(requirements)
-    _check_unique(records)
+    _check_unique(r.instance_id for r in records)
     kept = [r for r in records if not _rejected(r, _static_problem(r), skip_unsupported, log)]
     groups: dict[tuple[str, str], list[SWEBenchRecord]] = {}
     for record in kept:
@@ -476,12 +478,13 @@ def _check_pinned(requirements: Sequence[str]) -> None:
             )
 
 
-def _check_unique(records: Sequence[SWEBenchRecord]) -> None:
+def _check_unique(instance_ids: Iterable[str]) -> None:
+    """Refuse a repeated id: it names a task (and, exported, a git tag) once."""
     seen: set[str] = set()
-    for record in records:
-        if record.instance_id in seen:
-            raise UsageError(f"the instance id {record.instance_id!r} occurs more than once")
-        seen.add(record.instance_id)
+    for instance_id in instance_ids:
+        if instance_id in seen:
+            raise UsageError(f"the instance id {instance_id!r} occurs more than once")
+        seen.add(instance_id)
 
 
 def _rejected(record: SWEBenchRecord, problem: str, skip: bool, log: Callable[[str], None]) -> bool:

@@ -105,6 +105,13 @@ def test_export_and_import_refuse_unusable_folders_and_options(tiny_tasks, tmp_p
     a_file.write_text("mine")
     out = str(tmp_path / "out.jsonl")
     export = ["swe", "export", tasks]
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(tiny_tasks[0].read_text().splitlines()[0] + "\n" + tiny_tasks[0].read_text())
+    refused(
+        capsys,
+        ["swe", "export", str(twice), "--mirror", str(tmp_path / "m"), "--out", out],
+        "more than once",
+    )
     refused(capsys, [*export, "--mirror", str(a_file), "--out", out], "--mirror", "is a file")
     refused(capsys, [*export, "--mirror", str(tmp_path / "m"), "--out", str(tmp_path)], "folder")
     records = tmp_path / "records.jsonl"
