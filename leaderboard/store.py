@@ -131,6 +131,9 @@ MAX_VERSION = 2**31 - 1
 PostgreSQL): a version above it names no benchmark."""
 MAX_NAME = 200
 """The longest benchmark name a store holds (its column's width)."""
+TOKEN_PREFIX = "agl_"
+"""How every token begins: never with ``-`` (which a command line would read as an option,
+one token in 64 of bare base64url), and recognisable in a leaked log."""
 MAX_TOKEN_NAME = 100
 """The longest token name (its column's width; the audit log names actors by it)."""
 
@@ -561,7 +564,8 @@ class Store:
                 f"a token needs a name of 1 to {MAX_TOKEN_NAME} characters and scopes from "
                 f"{SCOPES}, got {name[:120]!r} and {wanted}"
             )
-        plaintext = secrets.token_urlsafe(32)
+        # Never beginning with "-": `--token VALUE` would read such a value as an option.
+        plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
         try:
             with self._write(actor, "token.create", name, scopes=list(wanted)) as session:
                 session.add(

@@ -36,6 +36,7 @@ from agentgym.leaderboard.bundle import (
 )
 from agentgym.leaderboard.rescore import rescore
 from agentgym.leaderboard.server import create_app
+from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import SubmissionInfo
 
 INFO = SubmissionInfo(agent="refusals", model="none")
@@ -482,3 +483,12 @@ def test_verify_and_submit_refuse_bad_values(tiny_runs, tmp_path, capsys):
     )
     rerun = ["leaderboard", "verify-rerun", "some-id", run, "--token", "t"]
     refused(capsys, [*rerun, "--to", "::::"], "is not a URL")
+
+
+def test_a_token_never_begins_like_an_option(tmp_path, monkeypatch):
+    # One bare base64url token in 64 began with "-", which `--token VALUE` reads as an option.
+    monkeypatch.setattr("agentgym.leaderboard.store.secrets.token_urlsafe", lambda n: "-" * n)
+    with Store(tmp_path / "board.db") as store:
+        store.migrate()
+        token = store.create_token("alice", ["submit"])
+        assert not token.startswith("-") and store.authorize(token, "submit").name == "alice"
