@@ -191,20 +191,8 @@ def _open_store(args: argparse.Namespace, *, create: bool) -> Any:
         raise UsageError(
             f"--db {where} is not a SQLite file: give --blob-dir, the folder for its bundle files"
         )
-    if path is not None and path.is_dir():
-        raise UsageError(f"--db {where} is a folder; give a SQLite file's path or a database URL")
-    if path is not None and not path.exists():
-        if not create:
-            raise UsageError(
-                f"no leaderboard database at {where} (a typo? `agentgym leaderboard serve` "
-                f"makes one)"
-            )
-        if path.parent.exists() and not path.parent.is_dir():
-            raise UsageError(f"--db {where}: {path.parent} is a file, not a folder")
-        if given and not path.parent.exists():
-            raise UsageError(
-                f"--db {where}: the folder {path.parent} does not exist (a typo? create it first)"
-            )
+    if path is not None:
+        _check_sqlite_path(path, where, create=create, given=bool(given))
     if args.blob_dir and Path(args.blob_dir).exists() and not Path(args.blob_dir).is_dir():
         raise UsageError(f"--blob-dir {args.blob_dir} is a file; give a folder")
     store = None
@@ -220,6 +208,25 @@ def _open_store(args: argparse.Namespace, *, create: bool) -> Any:
             f"user write it?)"
         ) from None
     return store
+
+
+def _check_sqlite_path(path: Path, where: str, *, create: bool, given: bool) -> None:
+    """Refuse a SQLite ``--db`` that is a folder, or that does not exist where it may not be
+    made: without ``create``, or in a folder that is not there (unless the default one)."""
+    if path.is_dir():
+        raise UsageError(f"--db {where} is a folder; give a SQLite file's path or a database URL")
+    if path.exists():
+        return
+    if not create:
+        raise UsageError(
+            f"no leaderboard database at {where} (a typo? `agentgym leaderboard serve` makes one)"
+        )
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"--db {where}: {path.parent} is a file, not a folder")
+    if given and not path.parent.exists():
+        raise UsageError(
+            f"--db {where}: the folder {path.parent} does not exist (a typo? create it first)"
+        )
 
 
 # --------------------------------------------------------------------------- serve
