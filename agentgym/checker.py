@@ -436,7 +436,7 @@ def check_task_blind(
 
     * ``end_at_once``: the donor's last action (its ``submit``, its final answer, its stop),
       played first, with nothing done;
-    * ``repeat_one_action``: the donor's first action, :data:`BLIND_REPEATS` times;
+    * ``repeat_one_action``: the donor's first action;
     * ``replay_another_task``: the donor's whole solution;
     * ``say_every_option``: one action naming the final answers of every sampled task, joined
       by new lines (tool calls: each argument's values joined). A blind agent that names every
@@ -444,8 +444,11 @@ def check_task_blind(
       verifier may read one answer by its place (the last ``\\boxed{}``), but must not take
       any answer listed.
 
-    An episode whose actions are the task's own solution (two tasks with the same answer) is
-    no evidence and is not counted. ``solutions`` holds the oracle's actions per task from
+    Each plays as many steps as the task's own oracle did, at most (a longer walk searches a
+    small world, as easy Tower of Hanoi's 27 states, rather than test the verifier), its last
+    action repeated until the episode ends: a conversation ends when the simulated user ends
+    it. An episode whose actions are the task's own solution (two tasks with the same answer)
+    is no evidence and is not counted. ``solutions`` holds the oracle's actions per task from
     :func:`check_oracle`; the oracle is played for a task missing from it. The bound is
     :func:`chance_bound` of the env's ``metadata["chance_score"]``.
     """
@@ -473,7 +476,7 @@ def check_task_blind(
                 if actions in tried:  # as another policy played it on this task
                     continue
                 tried.append(actions)
-                episode = _play(env, task_id, seed, _scripted(actions), limit=max(len(own), 1))
+                episode = _play(env, task_id, seed, _scripted(actions), limit=len(actions))
                 if episode.actions != own:  # the task's own solution proves nothing
                     played[name].append(_BlindEpisode(name, task_id, episode))
     return _judge_blind(env_id, seed, chance, played)
@@ -513,15 +516,20 @@ class _BlindEpisode:
 def _blind_actions(donor: list[Any], finals: list[Any], own: list[Any]) -> dict[str, list[Any]]:
     """The actions of each task-blind policy (see :func:`check_task_blind`); a policy with no
     action to play is left out."""
+    every = _every_option(finals, own[-1]) if own else None
     actions = {
         "end_at_once": donor[-1:],
-        "repeat_one_action": donor[:1] * max(len(own), 1),
+        "repeat_one_action": donor[:1],
         "replay_another_task": list(donor),
+        "say_every_option": [] if every is None else [every],
     }
-    every = _every_option(finals, own[-1]) if own else None
-    if every is not None:
-        actions["say_every_option"] = [every]
-    return {name: listed for name, listed in actions.items() if listed}
+    steps = max(len(own), 1)
+    return {name: _insisting(listed, steps) for name, listed in actions.items() if listed}
+
+
+def _insisting(actions: list[Any], steps: int) -> list[Any]:
+    """``actions`` cut or lengthened to ``steps``, the last one repeated."""
+    return [*actions[:steps], *actions[-1:] * (steps - len(actions))]
 
 
 def _every_option(finals: Sequence[Any], own: Any) -> Any:
