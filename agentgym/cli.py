@@ -30,6 +30,7 @@ from agentgym.errors import (
     ConformanceError,
     InfrastructureError,
     MissingExtraError,
+    UsageError,
 )
 from agentgym.registry import EnvSpec, list_envs, make, spec
 
@@ -190,7 +191,16 @@ def _command_modules() -> dict[str, Any]:
 # --------------------------------------------------------------------------- list
 
 
+def _known_family(family: str | None) -> None:
+    """A ``--family`` that names no registered family is a typo: refused, with the names."""
+    from agentgym.registry import families
+
+    if family is not None and family not in families():
+        raise UsageError(f"--family {family!r} is no registered family; they are {families()}")
+
+
 def _list(args: argparse.Namespace) -> int:
+    _known_family(args.family)
     specs = list_envs(family=args.family, kind=args.kind)
     if args.grep:
         needle = args.grep.lower()
@@ -336,6 +346,7 @@ def _check(args: argparse.Namespace) -> int:
     from agentgym.checker import check_env, plan_tiers
     from agentgym.multiagent_checker import check_multiagent_env
 
+    _check_options(args)
     ids = list(args.ids) or [s.id for s in list_envs(family=args.family)]
     options = {"seed": args.seed, "tasks_per_split": args.tasks_per_split}
     options |= {"leak_cycles": args.leak_cycles, "skip": args.skip}
@@ -362,6 +373,24 @@ def _check(args: argparse.Namespace) -> int:
     print(f"\n{len(ids) - failures} of {len(ids)} envs conform", end="")
     print(f"; {unchecked} could not be checked (infrastructure errors)" if unchecked else "")
     return 1 if failures else 0
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse, before any env is made, the ``check`` options no check can honour."""
+    from agentgym.checker import CHECKS
+    from agentgym.multiagent_checker import MULTIAGENT_CHECKS
+
+    if args.tasks_per_split < 1:
+        raise UsageError(f"--tasks-per-split must be 1 or more, got {args.tasks_per_split}")
+    if args.leak_cycles < 0:
+        raise UsageError(f"--leak-cycles must be 0 or more, got {args.leak_cycles}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be 0 or more (NumPy's seeds are), got {args.seed}")
+    known = sorted({*CHECKS, *MULTIAGENT_CHECKS})
+    unknown = [name for name in args.skip if name not in known]
+    if unknown:
+        raise UsageError(f"--skip {unknown[0]!r} names no check; the checks are {known}")
+    _known_family(args.family)
 
 
 if __name__ == "__main__":

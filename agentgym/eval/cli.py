@@ -71,13 +71,23 @@ def add_commands(commands: Any) -> None:
     run.add_argument("--step-timeout", type=float, default=300.0, metavar="S")
     run.add_argument("--episode-timeout", type=float, default=3600.0, metavar="S")
     run.add_argument("--retries", type=int, default=2, help="retries of an errored episode")
-    one_env = run.add_argument_group("with --env")
-    one_env.add_argument("--split", default="test")
+    run.add_argument(
+        "--seed",
+        type=int,
+        help="the base seed of every episode's seed (default 0; with --benchmark it replaces "
+        "the file's seed, and the manifest records the suite with it)",
+    )
+    one_env = run.add_argument_group("with --env (a benchmark file pins its own)")
+    one_env.add_argument("--split", help="the split to draw tasks from (default: test)")
     one_env.add_argument("--difficulty", help="one difficulty (default: spread over all)")
-    one_env.add_argument("--tasks", type=int, default=10, metavar="N")
-    one_env.add_argument("--episodes-per-task", type=int, default=1, metavar="K")
+    one_env.add_argument(
+        "--tasks",
+        type=int,
+        metavar="N",
+        help="the first N tasks (default: up to 10); more than the env has is refused",
+    )
+    one_env.add_argument("--episodes-per-task", type=int, metavar="K", help="(default: 1)")
     one_env.add_argument("--max-steps", type=int, metavar="N")
-    one_env.add_argument("--seed", type=int, default=0)
     one_env.add_argument(
         "--sampling",
         action="append",
@@ -114,31 +124,20 @@ def add_commands(commands: Any) -> None:
     compare.set_defaults(run=_compare)
 
 
+ONE_ENV_OPTIONS = ("split", "difficulty", "tasks", "episodes_per_task", "max_steps", "sampling")
+"""The options that describe an ``--env`` run's suite; a benchmark file pins its own."""
+
+
 def _eval(args: argparse.Namespace) -> int:
     from agentgym.eval.engine import EngineLimits
-    from agentgym.eval.plan import Benchmark, BenchmarkEnv, load_benchmark
     from agentgym.eval.run import evaluate
 
-    if args.benchmark:
-        if args.sampling:
-            raise UsageError("--sampling goes with --env; a benchmark file pins its own sampling")
-        benchmark = load_benchmark(args.benchmark)
-    else:
-        benchmark = Benchmark(
-            name=args.env.replace("/", "-"),
-            seed=args.seed,
-            episodes_per_task=args.episodes_per_task,
-            sampling=parse_options(args.sampling),
-            envs=(
-                BenchmarkEnv(
-                    id=args.env,
-                    split=args.split,
-                    difficulty=args.difficulty,
-                    tasks=args.tasks,
-                    max_steps=args.max_steps,
-                ),
-            ),
+    if args.user_option and args.user is None:
+        raise UsageError(
+            "--user-option goes with --user SPEC (a model playing the user); without it the "
+            "env's scripted user plays, which takes no options"
         )
+    benchmark = _benchmark_of(args)
     if args.resume and not args.out:
         raise UsageError("--resume needs --out RUN_DIR (the run to continue)")
     agent_label = args.agent.replace("/", "-").replace(":", "-")
@@ -148,24 +147,92 @@ def _eval(args: argparse.Namespace) -> int:
         benchmark,
         args.agent,
         out,
-        agent_options=parse_options(args.agent_option),
+        agent_options=parse_options(args.agent_option, "--agent-option"),
         num_envs=args.num_envs,
         resume=args.resume,
         limits=limits,
         progress=True,
         user=args.user,
-        user_options=parse_options(args.user_option),
+        user_options=parse_options(args.user_option, "--user-option"),
     )
     print(format_table([(args.agent, result.summary)]))
     print(f"run directory: {result.run_dir}")
     return 0
 
 
+def _benchmark_of(args: argparse.Namespace) -> Any:
+    """The suite an ``eval`` command line asks for: a benchmark file (with ``--seed``, its
+    seed replaced), or one env's suite from the ``--env`` options."""
+    import dataclasses
+
+    from agentgym.eval.plan import Benchmark, BenchmarkEnv, load_benchmark
+
+    if args.benchmark:
+        for name in ONE_ENV_OPTIONS:
+            if getattr(args, name) not in (None, []):
+                flag = "--" + name.replace("_", "-")
+                raise UsageError(f"{flag} goes with --env; a benchmark file pins its own {name}")
+        benchmark = load_benchmark(args.benchmark)
+        if args.seed is not None:
+            benchmark = dataclasses.replace(benchmark, seed=args.seed)
+        return benchmark
+    env = BenchmarkEnv(
+        id=args.env,
+        split=args.split or "test",
+        difficulty=args.difficulty,
+        tasks=10 if args.tasks is None else args.tasks,
+        max_steps=args.max_steps,
+    )
+    if args.tasks is not None:
+        _check_task_count(env)
+    return Benchmark(
+        name=args.env.replace("/", "-"),
+        seed=0 if args.seed is None else args.seed,
+        episodes_per_task=1 if args.episodes_per_task is None else args.episodes_per_task,
+        sampling=parse_options(args.sampling, "--sampling"),
+        envs=(env,),
+    )
+
+
+def _check_task_count(env: Any) -> None:
+    """``--tasks N`` asks for N tasks: an env with fewer (in that split and difficulty, or
+    spread evenly over its difficulties) is a refusal naming how many there are."""
+    found = len(env.task_ids())
+    if found < env.tasks:
+        where = f"{env.split} tasks" + (
+            f" of difficulty {env.difficulty!r}"
+            if env.difficulty
+            else " spread over its difficulties"
+        )
+        raise UsageError(
+            f"--tasks {env.tasks}: {env.id} has {found} {where}; give --tasks {found} or fewer"
+        )
+
+
+def _read_run(run_dir: str) -> Any:
+    """:func:`~agentgym.eval.report.read_run`, with a file that cannot be read (not UTF-8, a
+    directory, no permission) named in a :class:`UsageError` instead of a traceback."""
+    from agentgym.eval.report import read_run
+
+    try:
+        return read_run(run_dir)
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"cannot read the run directory {run_dir}: a file in it is not UTF-8 text "
+            f"({error.reason} at byte {error.start}); it is not a run agentgym wrote"
+        ) from None
+    except OSError as error:
+        name = error.filename or run_dir
+        raise UsageError(f"cannot read {name} in the run {run_dir}: {error.strerror}") from None
+
+
 def _report(args: argparse.Namespace) -> int:
-    from agentgym.eval.report import benchmark_mismatch, read_run, write_html
+    from pathlib import Path
+
+    from agentgym.eval.report import benchmark_mismatch, write_html
     from agentgym.eval.stats import iteration_curve
 
-    runs = [read_run(run_dir) for run_dir in args.run_dirs]
+    runs = [_read_run(run_dir) for run_dir in args.run_dirs]
     warning = benchmark_mismatch(runs)
     if warning:
         print(f"agentgym: warning: {warning}", file=sys.stderr)
@@ -176,7 +243,19 @@ def _report(args: argparse.Namespace) -> int:
             print(f"\n{run.label}: training curve ({run.directory})")
             print(format_curve(curve))
     if not args.no_html:
-        path = write_html(runs, args.html or runs[0].directory / "report.html")
+        target = Path(args.html or runs[0].directory / "report.html")
+        if target.is_dir():
+            raise UsageError(f"--html {target} is a directory; give the path of a file to write")
+        blocker = next((parent for parent in target.parents if parent.is_file()), None)
+        if blocker is not None:
+            raise UsageError(f"--html {target} lies under {blocker}, which is a file")
+        try:
+            path = write_html(runs, target)
+        except OSError as error:
+            where = f"{error.filename}: " if error.filename else ""
+            raise UsageError(
+                f"cannot write the report to {target} ({where}{error.strerror})"
+            ) from None
         print(f"report: {path}")
     return 0
 
@@ -191,10 +270,10 @@ def format_curve(curve: list[dict[str, float]]) -> str:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from agentgym.eval.report import benchmark_mismatch, read_run
+    from agentgym.eval.report import benchmark_mismatch
     from agentgym.eval.stats import compare
 
-    run_a, run_b = read_run(args.run_a), read_run(args.run_b)
+    run_a, run_b = _read_run(args.run_a), _read_run(args.run_b)
     warning = benchmark_mismatch([run_a, run_b])
     if warning:
         print(f"agentgym: warning: {warning}", file=sys.stderr)
@@ -221,13 +300,14 @@ def format_comparison(result: dict[str, Any], label_a: str, label_b: str) -> str
     return "\n".join(lines)
 
 
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` strings as a dict; a VALUE that parses as JSON is taken as JSON."""
+def parse_options(pairs: list[str], flag: str = "--agent-option") -> dict[str, Any]:
+    """``KEY=VALUE`` strings (of the option ``flag``) as a dict; a VALUE that parses as JSON
+    is taken as JSON."""
     options: dict[str, Any] = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
         if not equals or not key.strip():
-            raise UsageError(f"--agent-option {pair!r} is not KEY=VALUE")
+            raise UsageError(f"{flag} {pair!r} is not KEY=VALUE")
         try:
             options[key.strip()] = json.loads(value)
         except ValueError:

@@ -38,6 +38,7 @@ from agentgym.errors import UsageError
 from agentgym.seeding import derive
 
 __all__ = [
+    "MAX_EPISODES",
     "SUITES_PACKAGE",
     "Benchmark",
     "BenchmarkEnv",
@@ -46,6 +47,10 @@ __all__ = [
     "list_benchmarks",
     "load_benchmark",
 ]
+
+MAX_EPISODES = 1_000_000
+"""The most episodes one suite may plan: more is a typo (``episodes_per_task: 99999999999``
+would fill the memory with the plan before the first episode)."""
 
 SUITES_PACKAGE = "agentgym.benchmarks"
 """The package whose YAML files are the shipped suites (data: nothing is imported from it)."""
@@ -195,9 +200,16 @@ class Benchmark:
 
     def plan(self) -> list[EpisodePlan]:
         """Every episode of the suite, in a fixed order, each with its own derived seed."""
+        tasks = [(env, env.task_ids()) for env in self.envs]
+        count = sum(len(ids) for _, ids in tasks) * self.episodes_per_task
+        if count > MAX_EPISODES:
+            raise UsageError(
+                f"benchmark {self.name!r} plans {count:,} episodes "
+                f"({self.episodes_per_task:,} per task), over the {MAX_EPISODES:,} one run may play"
+            )
         episodes: list[EpisodePlan] = []
-        for env in self.envs:
-            for task_id in env.task_ids():
+        for env, task_ids in tasks:
+            for task_id in task_ids:
                 for repeat in range(self.episodes_per_task):
                     episodes.append(
                         EpisodePlan(
@@ -231,7 +243,10 @@ def load_benchmark(name_or_path: str) -> Benchmark:
 
     path = Path(name_or_path)
     if not path.suffix:
-        path = _suites_folder() / f"{name_or_path}.yaml"
+        shipped = _suites_folder() / f"{name_or_path}.yaml"
+        path = shipped if shipped.is_file() or not path.is_dir() else path
+    if path.is_dir():
+        raise UsageError(f"the benchmark {name_or_path!r} is a directory, not a YAML file")
     if not path.is_file():
         raise UsageError(
             f"no benchmark {name_or_path!r}: shipped suites are {list_benchmarks()}, or give "

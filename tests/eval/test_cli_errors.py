@@ -117,3 +117,117 @@ def test_a_run_that_fails_before_its_first_episode_leaves_nothing_behind(tmp_pat
 def test_an_unknown_agent_option_lists_the_options_there_are(tmp_path, capsys):
     argv = [*MAZE[:-1], "hf:/nowhere", "--agent-option", "maxtokens=3"]
     refused(capsys, [*argv, "--out", str(tmp_path / "r")], "no option 'maxtokens'", "device")
+
+
+# --------------------------------------------------------------------------- issue 27
+
+
+def test_seed_with_a_benchmark_replaces_its_seed_and_the_manifest_records_it(tmp_path, capsys):
+    """``--seed 1`` with a benchmark once ran the file's seed 0 and said nothing."""
+    from agentgym.eval.plan import episode_seed
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: s\nseed: 0\nenvs:\n  - {id: games/Maze-v0, tasks: 1}\n")
+    out = tmp_path / "run"
+    argv = ["eval", "--benchmark", str(suite), "--agent", "random", "--seed", "7"]
+    assert main([*argv, "--out", str(out)]) == 0
+    capsys.readouterr()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["benchmark"]["seed"] == 7
+    record = json.loads((out / "episodes.jsonl").read_text().splitlines()[0])
+    assert record["spec"]["seed"] == episode_seed(7, "games/Maze-v0", record["spec"]["task_id"], 0)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--tasks", "3"],
+        ["--split", "dev"],
+        ["--difficulty", "easy"],
+        ["--episodes-per-task", "2"],
+        ["--max-steps", "5"],
+    ],
+)
+def test_one_env_options_with_a_benchmark_are_refused_not_ignored(tmp_path, capsys, option):
+    argv = ["eval", "--benchmark", "quickstart", "--agent", "random", *option]
+    refused(capsys, [*argv, "--out", str(tmp_path / "r")], option[0], "goes with --env")
+    assert not (tmp_path / "r").exists()
+
+
+def test_user_options_without_a_user_are_refused(tmp_path, capsys):
+    refused(capsys, [*MAZE, "--user-option", "x=1", "--out", str(tmp_path / "r")], "--user")
+    assert not (tmp_path / "r").exists()
+
+
+def test_more_tasks_than_the_env_has_are_refused_with_the_count(tmp_path, capsys):
+    out = str(tmp_path / "r")
+    argv = [*MAZE[:4], "99999999999", *MAZE[5:], "--out", out]
+    refused(capsys, argv, "99999999999", "3000 test tasks", "--tasks 3000 or fewer")
+    argv = [*MAZE[:4], "1001", *MAZE[5:], "--difficulty", "easy", "--out", out]
+    refused(capsys, argv, "1001", "1000 test tasks of difficulty 'easy'")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_plan_too_large_to_hold_is_refused_before_it_is_built(tmp_path, capsys):
+    argv = [*MAZE, "--episodes-per-task", "99999999999", "--out", str(tmp_path / "r")]
+    refused(capsys, argv, "99,999,999,999 episodes", "1,000,000")
+
+
+def test_a_malformed_option_names_its_own_flag(tmp_path, capsys):
+    out = ["--out", str(tmp_path / "r")]
+    refused(capsys, [*MAZE, "--sampling", "temperature", *out], "--sampling 'temperature'")
+    refused(capsys, [*MAZE, "--user", "random", "--user-option", "x", *out], "--user-option 'x'")
+
+
+def test_a_directory_or_an_unreadable_file_as_a_benchmark_is_named(tmp_path, capsys):
+    (tmp_path / "suite.yaml").mkdir()
+    for path in (tmp_path / "suite.yaml", tmp_path):
+        refused(capsys, ["eval", "--benchmark", str(path), "--agent", "random"], "a directory")
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe name: x")
+    refused(capsys, ["eval", "--benchmark", str(binary), "--agent", "random"], str(binary))
+
+
+@pytest.fixture(scope="module")
+def a_run(tmp_path_factory):
+    run = tmp_path_factory.mktemp("runs") / "run"
+    assert main([*MAZE, "--out", str(run)]) == 0
+    return run
+
+
+def test_report_names_a_run_it_cannot_read_and_a_report_it_cannot_write(a_run, tmp_path, capsys):
+    capsys.readouterr()
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "manifest.json").write_bytes((a_run / "manifest.json").read_bytes())
+    (broken / "episodes.jsonl").write_bytes(b"\xff\xfe\n")
+    refused(capsys, ["report", str(broken), "--no-html"], str(broken), "not UTF-8")
+    refused(capsys, ["compare", str(a_run), str(broken)], str(broken), "not UTF-8")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine")
+    for html, words in [
+        (tmp_path, ("is a directory",)),
+        (a_file / "report.html", ("lies under", str(a_file))),
+        ("/proc/agentgym-report.html", ("cannot write the report",)),
+    ]:
+        refused(capsys, ["report", str(a_run), "--html", str(html)], *words)
+    assert a_file.read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["check", "games/Maze-v0", "--tasks-per-split", "0"], ("--tasks-per-split", "0")),
+        (["check", "games/Maze-v0", "--tasks-per-split", "-1"], ("--tasks-per-split", "-1")),
+        (["check", "games/Maze-v0", "--leak-cycles", "-1"], ("--leak-cycles", "-1")),
+        (["check", "games/Maze-v0", "--seed", "-1"], ("--seed", "-1")),
+        (["check", "games/Maze-v0", "--skip", "oracel"], ("'oracel'", "oracle")),
+        (["check", "--family", "gamse"], ("'gamse'", "games")),
+        (["list", "--family", "gamse"], ("'gamse'", "games")),
+        (["info", "games/Nope-v0"], ("games/Nope-v0",)),
+    ],
+)
+def test_check_list_and_info_refuse_values_they_cannot_honour(capsys, argv, words):
+    """Each of these once ended in a traceback (0 or negative counts, a negative seed), a
+    failure per env (an unknown --skip), or an empty answer and exit 0 (an unknown family)."""
+    refused(capsys, argv, *words)
