@@ -33,7 +33,7 @@ import threading
 import time
 import tokenize
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -329,28 +329,6 @@ def _small_exponent(tokens: list[tokenize.TokenInfo], position: int) -> bool:
 # --------------------------------------------------------------------------- task and env
 
 
-def _uses_the_numbers(answer: str, entry: Mapping[str, Any]) -> str | None:
-    """Why a puzzle24 answer breaks the item's rule (use its four numbers, each once), or None.
-
-    reasoning-gym's scorer checks only that the expression makes 24 with four numbers in the
-    level's range, so one expression (``6*(5 - 6 + 5)``) passes every item of a level."""
-    numbers = sorted(int(n) for n in entry["metadata"]["numbers"])
-    used = sorted(int(n) for n in re.findall(r"\b\d+\b", answer))
-    if used == numbers:
-        return None
-    return (
-        f"the expression must use the numbers {', '.join(map(str, numbers))}, each once; it "
-        f"uses {', '.join(map(str, used)) or 'none'}"
-    )
-
-
-ITEM_RULES: dict[str, Callable[[str, Mapping[str, Any]], str | None]] = {
-    "puzzle24": _uses_the_numbers,
-}
-"""Rules of the task that a dataset's scorer does not check, so that an answer that ignores the
-item would pass it: an answer breaking one is an invalid action (feedback, score 0)."""
-
-
 @dataclass
 class Question:
     """The world of one episode: a reasoning-gym item and the agent's answer to it."""
@@ -415,10 +393,6 @@ class ReasoningGymTask(Task[Question]):
                 f"reasoning-gym's {self.dataset} scorer would run this answer as code, and "
                 f"{refusal}; write the answer the way the question asks for it"
             )
-        rule = ITEM_RULES.get(self.dataset)
-        broken = rule(answer, world.entry) if rule else None
-        if broken:
-            raise InvalidAction(broken)
         dataset = _dataset(self.dataset, self.difficulty, self.split)
         try:
             with _LOCK:

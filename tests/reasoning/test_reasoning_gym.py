@@ -251,21 +251,12 @@ def test_partial_credit_for_another_items_answer_is_not_reward(dataset, task_id,
     assert (reward, verdict.score, verdict.passed) == (0.0, 0.0, False)
 
 
-def test_a_puzzle24_expression_must_use_the_items_numbers():
-    # 4*3*2*1 makes 24 with numbers in the easy level's range (1-5): reasoning-gym's scorer
-    # gives it 1.0 on every easy item. test/easy/0 asks for 5, 3, 3, 4.
-    env = make("puzzle24")
-    observation, _ = env.reset(seed=0, options={"task_id": "test/easy/0"})
-    assert "Make 24 using 5, 3, 3, 4." in observation
-    observation, reward, _, _, info = env.step("<answer>4*3*2*1</answer>")
-    assert info["invalid_action"] and reward == 0.0 and not info["verdict"].passed
-    assert "must use the numbers 3, 3, 4, 5, each once; it uses 1, 2, 3, 4" in observation
-    env.reset(seed=0, options={"task_id": "test/easy/0"})
-    assert env.step(env.unwrapped.oracle_action())[1] == 1.0
-
-
-def test_propositional_logic_is_not_served_another_items_conclusion_passes():
-    assert "propositional_logic" in ids.EXCLUDED and "propositional_logic" not in ids.DATASETS
+@pytest.mark.parametrize("dataset", ["propositional_logic", "puzzle24"])
+def test_datasets_whose_full_score_a_blind_answer_earns_are_not_served(dataset):
+    # propositional_logic takes any valid conclusion (another item's passed 150 of 197);
+    # puzzle24's medium level holds 3 puzzles, and its scorer does not check the numbers.
+    assert dataset in ids.EXCLUDED and dataset not in ids.DATASETS
+    assert "task_blind" in ids.EXCLUDED[dataset]
 
 
 def test_a_reply_without_answer_tags_is_an_invalid_action():
