@@ -34,6 +34,16 @@ below closes one of these routes (``tests/swe/test_attacks.py`` tries each):
   is pytest's. It is 3 instead, with a line ``agentgym guard: <why>`` on standard error,
   when the session did not finish, the record was not written, a ``pytest_unconfigure``
   failed or a check failed.
+* **pytest is as it was, and its plugins are its own.** When the guard is armed it notes
+  every function and class of pytest's and pluggy's modules, and every function and
+  descriptor of their classes, by where each is bound. When the session finishes, any of
+  them replaced, removed or added (``Function.runtest``, ``TestReport.from_item_and_call``)
+  is a problem, except the few that pytest sets itself once it runs
+  (:data:`PYTESTS_OWN`). So is a hook implementation whose code is in the working copy but
+  not in a ``conftest.py`` (a plugin the code under test registered), or whose code it
+  cannot find. The grader's canaries catch a patch of pytest that spares no test; this
+  catches one aimed at a few (the task's failing tests) that leaves its patch in place. A
+  patch undone before the session ends is not seen here; it is the screen's to refuse.
 * **Its tools are its own.** The functions it relies on (``os._exit``, ``os.kill``,
   ``open``, ``gc.collect``...) are bound when it is imported, before any code under test
   runs. Replacing them in their modules later does not reach the guard.
@@ -58,6 +68,7 @@ import gc
 import hashlib
 import os
 import sys
+import types
 
 import pytest
 
@@ -70,14 +81,33 @@ SKIPPED = ("__pycache__", ".hypothesis", ".pytest_cache")
 UNTRUSTED = 3
 """The exit status of a run the guard does not vouch for."""
 
+MACHINERY = ("pytest", "_pytest", "pluggy")
+"""The packages whose functions and classes run a test and report its outcome."""
+DESCRIPTORS = (classmethod, staticmethod, property)
+PYTESTS_OWN = {
+    **dict.fromkeys(
+        ("makedir", "fspath", "startdir", "invocation_dir", "rootdir", "inifile"),
+        "legacypath.py",
+    ),
+    "_getini_unknown_type": "legacypath.py",
+    "RUNNER_CLASS": "doctest.py",
+    "CHECKER_CLASS": "doctest.py",
+}
+"""What pytest sets on its own modules and classes once it runs (after the guard is armed),
+by name, and the file of pytest the new value's code is in."""
+
 _exit, _kill, _write, _getpid, _getuid = os._exit, os.kill, os.write, os.getpid, os.getuid
+_modules, _vars, _callable, _isinstance, _type = sys.modules, vars, callable, isinstance, type
+_function, _method = types.FunctionType, types.MethodType
 _open, _listdir, _scandir, _sha256 = open, os.listdir, os.scandir, hashlib.sha256
 _lexists, _unlink, _isdir = os.path.lexists, os.unlink, os.path.isdir
 _streams, _collect, _no_more_collections = (sys.stdout, sys.stderr), gc.collect, gc.disable
 _state = {
     "record": "",
+    "root": "",
     "watched": (),
     "before": {},
+    "machinery": {},
     "session": None,
     "written": False,
     "problem": "",
@@ -110,6 +140,8 @@ def pytest_load_initial_conftests(early_config):
     _state["record"] = options.agentgym_guard_record
     _state["watched"] = tuple(os.path.join(root, path) for path in options.agentgym_guard_watch)
     _state["before"] = _snapshot()
+    _state["root"] = os.path.join(root, "")
+    _state["machinery"] = _machinery()
     code = _files(root, {}, lambda data: data)
     sys.addaudithook(_audit_hook((os.path.join(root, ""), *ELSEWHERE_WRITABLE), code))
 
@@ -220,6 +252,72 @@ def _changed():
     return changed + added
 
 
+def _machinery():
+    """The functions and classes of pytest's and pluggy's modules, and the functions and
+    descriptors of those classes, by where they are bound: what a patch of pytest
+    replaces (``Function.runtest``, ``TestReport.from_item_and_call``...)."""
+    found = {}
+    for name, module in list(_modules.items()):
+        if name.partition(".")[0] not in MACHINERY or module is None:
+            continue
+        namespace = _vars(module)
+        for key, value in list(namespace.items()):
+            if not _callable(value):
+                continue
+            found[(name, key)] = value
+            if _isinstance(value, _type) and _vars(value).get("__module__") == name:
+                for attribute, member in list(_vars(value).items()):
+                    if _callable(member) or _isinstance(member, DESCRIPTORS):
+                        found[(f"{name}.{key}", attribute)] = member
+    return found
+
+
+def _patched_machinery():
+    """What of :func:`_machinery` was replaced, removed or added since the guard was armed."""
+    before, after = _state["machinery"], _machinery()
+    spaces = {space for space, _ in before}
+    changed = [key for key, value in before.items() if after.get(key) is not value]
+    changed += [key for key in after if key not in before and key[0] in spaces]
+    return sorted(".".join(key) for key in changed if not _pytests_own(key, after.get(key)))
+
+
+def _pytests_own(key, value):
+    """Whether pytest itself set ``value`` at ``key`` once it ran: an accessor of its
+    ``legacypath`` plugin, a class its doctest plugin makes when first needed."""
+    origin = PYTESTS_OWN.get(key[1])
+    if _isinstance(value, property):
+        value = value.fget
+    if _isinstance(value, _type):
+        code = [_code_path(v) for v in _vars(value).values() if _type(v) is _function]
+    else:
+        code = [_code_path(value)]
+    origin = origin and os.path.join("_pytest", origin)
+    return bool(origin and code) and all(path and path.endswith(origin) for path in code)
+
+
+def _hooks_from_the_working_copy(pluginmanager):
+    """Hook implementations registered with pytest whose code is in the working copy but
+    not in a ``conftest.py`` (whose files the guard watches), or whose code it cannot
+    find: a plugin that code under test registered."""
+    found = []
+    for caller in list(_vars(pluginmanager.hook).values()):
+        for implementation in caller.get_hookimpls():
+            path = _code_path(implementation.function)
+            inside = path is None or path.startswith(_state["root"])
+            if inside and not (path or "").endswith("/conftest.py"):
+                found.append(f"{caller.name} of {path or implementation.plugin_name}")
+    return found
+
+
+def _code_path(function):
+    """The file a function's (or a bound method's) code comes from; ``None`` for anything
+    else."""
+    function = function.__func__ if _type(function) is _method else function
+    if _type(function) is not _function:
+        return None
+    return function.__code__.co_filename
+
+
 def pytest_runtest_logreport(report):
     failed_around = report.when != "call" and report.outcome == "failed"
     outcome = "error" if failed_around else report.outcome
@@ -233,9 +331,14 @@ def pytest_sessionfinish(session):
     _collect()  # finalizers pending now run now, and none later
     _no_more_collections()
     _kill_the_others()
-    changed = _changed()
+    changed, patched = _changed(), _patched_machinery()
+    hooks = _hooks_from_the_working_copy(session.config.pluginmanager)
     if changed:
         _state["problem"] = f"files changed during the run: {', '.join(changed[:5])}"
+    elif patched:
+        _state["problem"] = f"pytest was patched during the run: {', '.join(patched[:5])}"
+    elif hooks:
+        _state["problem"] = f"a plugin of the code under test: {', '.join(hooks[:3])}"
     for path in (session.config.option.xmlpath, _state["record"]):
         if path and _lexists(path) and not _isdir(path):
             _unlink(path)
