@@ -124,7 +124,12 @@ class BenchmarkEnv:
             return list(self.tasks)
         import agentgym
 
-        env = agentgym.make(self.id, **self.kwargs)
+        try:
+            env = agentgym.make(self.id, **self.kwargs)
+        except TypeError as error:  # a keyword the env does not take
+            raise UsageError(
+                f"env {self.id!r}: it does not take the kwargs {self.kwargs!r} ({error})"
+            ) from None
         try:
             tasks = cast(Any, env.unwrapped).tasks  # an agentgym env: it has a task set
             levels = [self.difficulty] if self.difficulty else list(tasks.difficulties)
@@ -150,6 +155,13 @@ class Benchmark:
     def __post_init__(self) -> None:
         from agentgym.backends.sampling import SamplingParams
 
+        for key, kind in (("name", str), ("version", int), ("description", str), ("seed", int)):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, kind):
+                raise UsageError(
+                    f"benchmark {self.name!r}: {key} must be a{'n' if kind is int else ''} "
+                    f"{kind.__name__}, got {value!r}"
+                )
         if not isinstance(self.sampling, dict):
             raise UsageError(f"benchmark {self.name!r}: sampling must be a mapping")
         SamplingParams.from_dict(self.sampling)  # an unknown key or a bad value fails now

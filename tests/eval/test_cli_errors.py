@@ -231,3 +231,22 @@ def test_check_list_and_info_refuse_values_they_cannot_honour(capsys, argv, word
     """Each of these once ended in a traceback (0 or negative counts, a negative seed), a
     failure per env (an unknown --skip), or an empty answer and exit 0 (an unknown family)."""
     refused(capsys, argv, *words)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("name: x\nseed: abc\n", ("seed must be an int", "'abc'")),
+        ("name: [1]\n", ("name must be a str",)),
+        ("name: x\nenvs:\n  - {id: games/Maze-v0, tasks: 1, kwargs: {bogus: 1}}\n", ("bogus",)),
+    ],
+)
+def test_a_benchmark_file_with_values_of_the_wrong_kind_is_refused(tmp_path, capsys, text, words):
+    """A string seed once ran (seeds derived from 'abc'), a list as a name too; an env
+    keyword the env does not take was a TypeError traceback."""
+    suite = tmp_path / "suite.yaml"
+    envs = "" if "envs:" in text else "envs:\n  - {id: games/Maze-v0, tasks: 1}\n"
+    suite.write_text(text + envs)
+    argv = ["eval", "--benchmark", str(suite), "--agent", "random", "--out", str(tmp_path / "r")]
+    refused(capsys, argv, *words)
+    assert not (tmp_path / "r").exists()
