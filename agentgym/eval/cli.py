@@ -137,6 +137,8 @@ def _eval(args: argparse.Namespace) -> int:
             "--user-option goes with --user SPEC (a model playing the user); without it the "
             "env's scripted user plays, which takes no options"
         )
+    if args.out is not None and not args.out.strip():
+        raise UsageError("--out is empty; give a run directory, or leave --out out for one")
     benchmark = _benchmark_of(args)
     if args.resume and not args.out:
         raise UsageError("--resume needs --out RUN_DIR (the run to continue)")

@@ -42,6 +42,7 @@ def test_an_output_path_that_cannot_be_a_run_directory(tmp_path, capsys):
     refused(capsys, [*MAZE, "--out", str(a_file)], "is a file")
     refused(capsys, [*MAZE, "--out", str(a_file / "under")], "cannot create")
     refused(capsys, [*MAZE, "--out", "/proc/agentgym-run"], "cannot create")
+    refused(capsys, [*MAZE, "--out", ""], "--out is empty")  # once a run under runs/
     assert a_file.read_text() == "mine"
 
 
