@@ -8,20 +8,30 @@ A :class:`Dialogue` is the world of a ``usersim/*`` episode. The agent acts on i
   and never end the episode: an unknown tool, a wrong argument type (checked before the call
   by the tool-call space), a call the database refuses.
 
-The env enforces the policy rules every domain shares, the way tau-bench's policies state
-them, and records each breach as a **violation** (any violation fails the task):
+The env enforces the policy rules every domain states, and records each breach as a
+**violation** (any violation fails the task):
 
-* **authentication first**: a write before an authentication tool (the domain's
-  ``auth_tools``) has succeeded is refused and recorded;
-* **explicit confirmation**: a write is carried out, but recorded as a violation, unless the
-  user's last message answered a request for confirmation with a yes
-  (:func:`~agentgym.envs.usersim.scripted.is_affirmative`) since the previous write.
+* **authentication by the user's own facts**: an authentication tool (the domain's
+  ``auth_tools``) authenticates only when each of its arguments is something the user said
+  (its words and numbers, in order); a write before that is refused and recorded;
+* **this customer only**: a call on the records of a customer (:meth:`Domain.owner`) before
+  authentication, or of another customer than the authenticated one, is recorded;
+* **device changes** (dual control): a change the user makes on their device in answer to an
+  agent message before authentication is recorded, and so is a message after which the user
+  made more than one (the policy: one step at a time);
+* **explicit confirmation of a named proposal**: a write is carried out, but recorded, unless
+  the user's answer to the agent's latest proposal (a message with a confirmation cue) was a
+  yes (:func:`~agentgym.envs.usersim.scripted.is_affirmative`), and the proposal names the
+  write: its action (:attr:`Tool.proposed_as`) and its key arguments
+  (:attr:`Tool.named_arguments`, as :meth:`Domain.names` spells them). One yes, one write.
 
 The conversation ends when the user writes ``###STOP###``, or when the agent calls one of
 the domain's ``end_tools`` (a transfer to a human). Then :meth:`Dialogue.verdict` scores it as
 tau-bench does: the final database must equal the gold one (by hash; the verdict lists what
-differs), every required output must have been said to the user, and no policy rule may have
-been broken. The score is the product of the three components.
+differs), every required output must have been said to the authenticated user (as tau-bench
+matches them; a value of a domain vocabulary, such as a status, only when stated alone), no
+policy rule broken, and no transfer the task's script does not make. The score is the
+product of the three components.
 """
 
 from __future__ import annotations
@@ -101,6 +111,7 @@ class Dialogue:
             check=self.check,
         )
         self._proposal: str | None = None  # the agent's last message, if it asked to confirm
+        self._steps: list[str] | None = None  # the device changes made during the agent's turn
 
     @property
     def authenticated(self) -> bool:
@@ -126,7 +137,14 @@ class Dialogue:
         if self.authenticated:
             self.told.append(as_compared(message))
         self._proposal = self.said[-1] if asks_confirmation(self.said[-1]) else None
+        self._steps = []
         text = self.scripted.reply(message) if self.user is None else self._model_turn(message)
+        if len(self._steps) > 1:
+            self.violations.append(
+                f"one message had the user make {len(self._steps)} changes on their device "
+                f"({', '.join(self._steps)}); the policy guides them one step at a time"
+            )
+        self._steps = None
         return self._heard(text)
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> str:
@@ -217,6 +235,19 @@ class Dialogue:
             self.violations.append(
                 f"{name}({_args(arguments)}) touched the records of {owner}, not of the "
                 f"authenticated customer {self.customer}"
+            )
+
+    def _stepped(self, name: str) -> None:
+        """Note a change the user made on their device in answer to the agent: before
+        authentication it is a violation (the policy: authenticate before changing
+        anything)."""
+        if self._steps is None:
+            return  # not in answer to the agent (a model user's first message)
+        self._steps.append(name)
+        if not self.authenticated:
+            self.violations.append(
+                f"the user made a change on their device ({name}) at the agent's request "
+                "before they were authenticated"
             )
 
     def _stated(self, value: Any) -> bool:
@@ -345,6 +376,7 @@ class Dialogue:
             return f"Tool error: {error}"
         if self.user_tools[name].writes:
             self.writes.append(call)
+            self._stepped(name)
         text = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
         self.transcript.append(("user_tool", text))
         return text

@@ -249,3 +249,32 @@ def test_outputs_are_matched_as_tau_bench_matches_them():
     moves = replaced(draft.moves, says("cannot be cancelled"), spaced)
     dialogue, score = play(domain, draft, moves)
     assert dialogue.ended and score == 0.0
+
+
+# ------------------------------------------------------------------ the user's device
+
+
+def test_a_device_change_before_authentication_is_a_violation():
+    """Telecom's policy: authenticate before changing anything; the fix, asked for before
+    the user said who they are, is a change for a caller nobody has identified."""
+    domain, draft = task("telecom", "airplane_mode")
+    fix = next(m for m in draft.moves if m.user_calls)
+    dialogue, score = play(domain, draft, [fix, *draft.moves])
+    assert score == 0.0
+    assert any("before they were authenticated" in v for v in dialogue.violations)
+
+
+def test_two_device_steps_in_one_message_is_a_violation():
+    """Telecom's policy: guide the user one step at a time."""
+    domain, draft = task("telecom", "airplane_and_data_off")
+    writes = {tool.name for tool in domain.user_tools() if tool.writes}
+    fixes = [m for m in draft.moves if any(name in writes for name, _ in m.user_calls)]
+    assert len(fixes) == 2
+    both = Move(
+        say=f"{fixes[0].say} {fixes[1].say}",
+        user_calls=(*fixes[0].user_calls, *fixes[1].user_calls),
+    )
+    moves = replaced(replaced(draft.moves, lambda m: m is fixes[1]), lambda m: m is fixes[0], both)
+    dialogue, score = play(domain, draft, moves)
+    assert score == 0.0
+    assert any("one step at a time" in v for v in dialogue.violations)
