@@ -68,3 +68,23 @@ def math_verify_alone(pred: str, gold: str) -> bool:
 def test_cases_beyond_math_verify_are_decided_as_their_reason_says(pred, gold, expected, reason):
     assert verify_math(pred, gold).passed is expected
     assert math_verify_alone(pred, gold) is not expected, f"math-verify agrees now: {reason}"
+
+
+# Percentages are no departure: math-verify reads 25\% as both 25 and 0.25, and so do we
+# (before issue 27 ours dropped the % and took 25\% for 25 alone).
+PERCENTAGES = [
+    ("$25\\%$", "$0.25$", True),
+    ("$25\\%$", "$25$", True),
+    ("$0.25$", "$25\\%$", True),
+    ("$25$", "$25\\%$", True),
+    ("$12.5\\%$", "$\\frac{1}{8}$", True),
+    ("$25\\%$", "$2.5$", False),
+    ("$25\\%$", "$0.025$", False),
+    ("$0.25$", "$2.5\\%$", False),
+]
+
+
+@pytest.mark.parametrize(("pred", "gold", "expected"), PERCENTAGES)
+def test_percentages_are_decided_as_math_verify_decides_them(pred, gold, expected):
+    assert verify_math(pred, gold).passed is expected
+    assert math_verify_alone(pred, gold) is expected
