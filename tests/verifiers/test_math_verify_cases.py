@@ -3,6 +3,11 @@
 Every case where ``verify_math`` disagrees with the expected result is listed here with its
 reason; any other disagreement fails. ``tests/perf/bench_math_verifier.py`` prints the table in
 docs/verifiers.md (ours against math-verify called directly).
+
+``BEYOND_MATH_VERIFY`` holds cases of our own where we decide differently from math-verify on
+purpose, each with its reason, and checks that math-verify still decides them the other way
+(else the entry is no departure); ``PERCENTAGES`` holds the percent rule, which is
+math-verify's own.
 """
 
 import json
