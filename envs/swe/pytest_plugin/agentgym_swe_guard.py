@@ -17,9 +17,10 @@ below closes one of these routes (``tests/swe/test_attacks.py`` tries each):
   ``/tmp``, ``/work``, ``/dev/shm`` and ``/var/tmp``. From there it refuses to compile any
   source that is not the text of a file the working copy held when the guard was armed, or
   a part of one (a traceback parses one line to show it). It also refuses to write or load
-  bytecode or an extension module there. A module written during the run, for example from
-  an encoded string, would otherwise run code that the grader's screen of the patch never
-  saw.
+  bytecode or an extension module there, and to open a process's memory
+  (``/proc/self/mem``, or a link to it), through which code could rewrite any object. A
+  module written during the run, for example from an encoded string, would otherwise run
+  code that the grader's screen of the patch never saw.
 * **Nothing runs after the report.** When the session finishes, before pytest's JUnit
   plugin writes the report, the guard does four things. It runs the pending finalizers and
   stops the garbage collector, so no ``__del__`` or generator ``finally`` can run later.
@@ -101,6 +102,7 @@ _modules, _vars, _callable, _isinstance, _type = sys.modules, vars, callable, is
 _function, _method = types.FunctionType, types.MethodType
 _open, _listdir, _scandir, _sha256 = open, os.listdir, os.scandir, hashlib.sha256
 _lexists, _unlink, _isdir = os.path.lexists, os.unlink, os.path.isdir
+_realpath = os.path.realpath
 _streams, _collect, _no_more_collections = (sys.stdout, sys.stderr), gc.collect, gc.disable
 _state = {
     "record": "",
@@ -203,6 +205,8 @@ def _audit_hook(writable, code):
         elif event in ("open", "os.rename", "os.replace", "os.link", "os.symlink"):
             path = args[1] if event != "open" else args[0]
             path = path.decode(errors="replace") if isinstance(path, bytes) else path
+            if event == "open" and isinstance(path, str) and _memory(path):
+                _refuse("the interpreter's memory opened: " + path)
             if not isinstance(path, str) or not path.startswith(writable) or path in code:
                 return
             writing = event != "open" or "w" in (args[1] or "") or (args[2] or 0) & WRITING
@@ -210,6 +214,16 @@ def _audit_hook(writable, code):
                 _refuse("compiled code written or loaded during the run: " + path)
 
     return audit
+
+
+def _memory(path):
+    """Whether ``path`` is, or links to, a process's memory (``/proc/self/mem``): written,
+    it changes any object of the interpreter, pytest's included, as ``ctypes`` would."""
+    try:
+        target = _realpath(path)
+    except (OSError, ValueError):
+        return False
+    return target.startswith("/proc/") and target.endswith("/mem")
 
 
 def _status(pid):
