@@ -23,7 +23,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from agentgym.errors import (
     AgentGymError,
@@ -59,7 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if own_parser is not None and hasattr(own_parser, "main"):  # it parses its own options
         args = argparse.Namespace(run=lambda _: own_parser.main(argv[1:]))
     else:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as stop:  # --help, or a malformed command line (one line said)
+            return stop.code if isinstance(stop.code, int) else 2
     if not hasattr(args, "run"):
         parser.print_help()
         return 0
@@ -84,8 +87,18 @@ def _load_plugins(argv: list[str]) -> list[str]:
     return argv
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, with a malformed command line said in one line on stderr (the usage block
+    is what ``--help`` is for); its subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("agentgym").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"agentgym: {where}{message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="agentgym",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,

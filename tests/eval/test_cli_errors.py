@@ -251,3 +251,22 @@ def test_a_benchmark_file_with_values_of_the_wrong_kind_is_refused(tmp_path, cap
     argv = ["eval", "--benchmark", str(suite), "--agent", "random", "--out", str(tmp_path / "r")]
     refused(capsys, argv, *words)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        ([*MAZE[:4], "abc", *MAZE[5:]], ("--tasks", "'abc'")),
+        ([*MAZE, "--num-envs", "1.5"], ("--num-envs", "'1.5'")),
+        ([*MAZE, "--step-timeout", "soon"], ("--step-timeout", "'soon'")),
+        (["eval", "--env", "games/Maze-v0"], ("--agent",)),
+        (["eval", "--agent", "random"], ("--benchmark", "--env")),
+        (["list", "--kind", "game"], ("'game'",)),
+        (["check", "--leak-cycles", "many"], ("--leak-cycles", "'many'")),
+        (["evaluate"], ("'evaluate'",)),
+    ],
+)
+def test_a_malformed_command_line_is_one_line_not_the_usage_block(capsys, argv, words):
+    """argparse printed its whole usage block (nine lines for eval) and raised SystemExit out
+    of ``main``; now one line, which points at --help."""
+    assert "--help" in refused(capsys, argv, *words)
