@@ -249,13 +249,13 @@ def _patched(
 
 # --------------------------------------------------------------------- the harness screen
 
-HARNESS_WORDS = frozenset(
-    {"pytest", "pluggy", "unittest", "junit", "junitxml", "conftest", "agentgym", "runtest"}
+HARNESS_WORDS = (
+    *("pytest", "pluggy", "unittest", "junit"),
+    *("conftest", "agentgym", "runtest", "hookimpl"),
 )
-"""The test machinery: an identifier that is one of these, or holds one as a part of a
-``snake_case`` or dotted name (``_pytest``, ``pytest_runtest_makereport``,
-``from_item_and_call`` is caught by its module), is refused wherever it names something: a
-variable, an attribute, a function, an import."""
+"""The test machinery: an identifier that holds one of these, in any case (``_pytest``,
+``pytest_runtest_makereport``, ``HookimplMarker``), is refused wherever it names something:
+a variable, an attribute, a function, a module."""
 MODULES = frozenset(
     {
         # loaded modules, imports by name, import hooks
@@ -561,8 +561,7 @@ def _identifier(name: str | None) -> Iterator[str]:
     if not name:
         return
     lowered = name.lower()
-    words = set(re.split(r"[_.]", lowered))
-    if lowered in HARNESS_WORDS or words & HARNESS_WORDS:
+    if any(word in lowered for word in HARNESS_WORDS):
         yield f"harness name {name}"
     yield from (f"{name} ({part})" for part in NAME_PARTS if part in lowered)
 

@@ -94,7 +94,9 @@ def test_harness_names_count_where_they_name_something_not_in_comments_or_string
     assert harness_references("from _pytest import python\n") == {"harness name _pytest": 1}
 
 
-def test_a_harness_name_counts_as_part_of_a_snake_case_word():
+def test_a_harness_name_counts_as_part_of_an_identifier_in_any_case():
+    assert harness_references("mark = HookimplMarker('x')\n") == {"harness name HookimplMarker": 1}
+
     source = "def pytest_runtest_makereport(item):\n    return item.agentgym_canary\n"
     assert harness_references(source) == {
         "harness name pytest_runtest_makereport": 1,
