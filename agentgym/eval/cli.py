@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -142,8 +143,8 @@ def _eval(args: argparse.Namespace) -> int:
     benchmark = _benchmark_of(args)
     if args.resume and not args.out:
         raise UsageError("--resume needs --out RUN_DIR (the run to continue)")
-    agent_label = args.agent.replace("/", "-").replace(":", "-")
-    out = args.out or f"runs/{benchmark.name}-{agent_label}-{time.strftime('%Y%m%d-%H%M%S')}"
+    label = _path_part(f"{benchmark.name}-{args.agent}-{time.strftime('%Y%m%d-%H%M%S')}")
+    out = args.out or f"runs/{label}"
     limits = EngineLimits(args.step_timeout, args.episode_timeout, args.retries)
     result = evaluate(
         benchmark,
@@ -160,6 +161,12 @@ def _eval(args: argparse.Namespace) -> int:
     print(format_table([(args.agent, result.summary)]))
     print(f"run directory: {result.run_dir}")
     return 0
+
+
+def _path_part(text: str) -> str:
+    """``text`` as one plain directory name: a benchmark named ``../../x`` or an agent spec
+    with slashes must not take the default run directory out of ``runs/``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-") or "run"
 
 
 def _benchmark_of(args: argparse.Namespace) -> Any:

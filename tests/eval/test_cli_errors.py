@@ -270,3 +270,16 @@ def test_a_malformed_command_line_is_one_line_not_the_usage_block(capsys, argv, 
     """argparse printed its whole usage block (nine lines for eval) and raised SystemExit out
     of ``main``; now one line, which points at --help."""
     assert "--help" in refused(capsys, argv, *words)
+
+
+def test_the_default_run_directory_stays_under_runs_whatever_the_names(tmp_path, monkeypatch):
+    """A benchmark named ``../escaped`` once put its default run directory outside runs/."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    suite = work / "suite.yaml"
+    suite.write_text("name: ../escaped\nenvs:\n  - {id: games/Maze-v0, tasks: 1}\n")
+    assert main(["eval", "--benchmark", str(suite), "--agent", "random"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+    (run,) = (work / "runs").iterdir()
+    assert run.name.startswith("escaped-random-") and (run / "episodes.jsonl").is_file()
