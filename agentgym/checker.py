@@ -639,9 +639,20 @@ def _more_tasks(
 
 
 def _scripted(actions: Sequence[Any]) -> Callable[[gymnasium.Env[Any, Any], dict[str, Any]], Any]:
-    """A policy that plays ``actions`` in turn whatever it is shown (``None`` after them)."""
+    """A policy that plays ``actions`` in turn whatever it is shown (``None`` after them), but
+    stops rather than say again an action the env just refused: it would be refused again,
+    and a refusal can cost seconds (a browser waiting for an element that is not there)."""
     queue = iter(actions)
-    return lambda _env, _info: next(queue, None)
+    said: list[Any] = []
+
+    def policy(_env: gymnasium.Env[Any, Any], info: dict[str, Any]) -> Any:
+        action = next(queue, None)
+        if said and info.get("invalid_action") is True and action == said[-1]:
+            return None
+        said.append(action)
+        return action
+
+    return policy
 
 
 def _oracle(env: gymnasium.Env[Any, Any], _info: dict[str, Any]) -> Any:
