@@ -301,6 +301,10 @@ def _plains_equal(a: _Plain, b: _Plain, tolerance: float) -> bool:
 # ---------------------------------------------------------------- the worker
 
 
+class _NoReply(Exception):
+    """The worker gave no reply to a request: why (past the deadline, or it died on it)."""
+
+
 class _Worker:
     """The long-lived worker process, one call at a time, each under a deadline."""
 
@@ -311,8 +315,9 @@ class _Worker:
         self._lock = threading.Lock()
         self._buffer = b""
 
-    def call(self, request: dict, deadline_s: float) -> dict | None:
-        """The worker's reply, or None when it passed the deadline or died (it restarts).
+    def call(self, request: dict, deadline_s: float) -> dict:
+        """The worker's reply; :class:`_NoReply` saying why when it passed the deadline or
+        died on the request (it restarts on the next call).
 
         A worker found dead when the request arrives (it died since its last call) gets the
         request again, once, from a fresh start."""
@@ -332,9 +337,11 @@ class _Worker:
                     return json.loads(line)
                 quick = time.monotonic() - started < deadline_s
                 self.stop()
-                if fresh or not quick or attempt == 2:
-                    return None
-            return None
+                if not quick:
+                    raise _NoReply(f"it ran past the deadline of {deadline_s:g} s")
+                if fresh or attempt == 2:
+                    raise _NoReply("the worker process died on it")
+            raise AssertionError("unreachable: the second attempt returns or raises")
 
     def _running(self) -> subprocess.Popen[bytes]:
         if self._process is not None and self._process.poll() is None:
@@ -396,9 +403,10 @@ atexit.register(_WORKER.stop)
 
 @lru_cache(maxsize=4096)
 def _check_gold(gold: str, time_limit: float) -> None:
-    reply = _WORKER.call({"op": "gold", "gold": gold}, time_limit)
-    if reply is None:
-        raise VerifierError(f"the gold answer {gold!r} did not parse within {time_limit} s")
+    try:
+        reply = _WORKER.call({"op": "gold", "gold": gold}, time_limit)
+    except _NoReply as why:
+        raise VerifierError(f"the gold answer {gold!r} did not parse: {why}") from None
     if not reply.get("ok"):
         raise VerifierError(f"the gold answer {gold!r} cannot be parsed as math")
 
@@ -437,9 +445,10 @@ def _compare(prediction: str, gold: str, tolerance: float, time_limit: float) ->
         for plain, text in ((a, prediction), (b, gold))
     )
     _check_gold(gold, time_limit)
-    reply = _WORKER.call({"op": "equal", "answer": prediction, "gold": gold}, time_limit)
-    if reply is None:
-        return False, f"its comparison ran past the deadline of {time_limit:g} s"
+    try:
+        reply = _WORKER.call({"op": "equal", "answer": prediction, "gold": gold}, time_limit)
+    except _NoReply as why:
+        return False, f"not compared: {why}"
     return bool(reply.get("equal")), str(reply.get("why", ""))
 
 

@@ -221,6 +221,24 @@ def test_a_worker_without_math_verify_names_the_extra(fresh_worker, tmp_path):
         verify_math("\\boxed{x+1}", "1+x")
 
 
+def test_an_answer_that_kills_the_worker_scores_zero_saying_so(fresh_worker, tmp_path):
+    fresh_worker.script = tmp_path / "worker.py"
+    fresh_worker.script.write_text(SLOW_WORKER.replace("time.sleep(60)", "sys.exit(9)"))
+    verdict = verify_math("\\boxed{x+1}", "1+y")
+    assert verdict.score == 0.0 and "worker process died on it" in verdict.details, verdict
+
+
+def test_a_worker_that_dies_on_the_gold_is_a_verifier_error(fresh_worker, tmp_path):
+    fresh_worker.script = tmp_path / "worker.py"
+    fresh_worker.script.write_text(
+        SLOW_WORKER.replace('if json.loads(line)["op"] == "equal"', "if True").replace(
+            "time.sleep(60)", "sys.exit(9)"
+        )
+    )
+    with pytest.raises(VerifierError, match="gold answer '1\\+y' did not parse: the worker"):
+        verify_math("\\boxed{x+1}", "1+y")
+
+
 def test_a_worker_that_dies_is_restarted(fresh_worker):
     assert verify_math("\\boxed{x+1}", "1+x").passed
     fresh_worker._process.kill()
