@@ -11,9 +11,10 @@ over its standard streams, one JSON object a line:
 
 math-verify parses without evaluating (``9^{9^{9}}`` stays a power), and SymPy evaluates when
 they are compared. Before that, :func:`_digits` bounds from the parsed tree how many digits
-the exact numbers of the answer could have; an answer past :data:`MAX_DIGITS` (or twice the
-gold's own bound, for a gold that is itself huge) is refused at once, so a power tower costs
-milliseconds and no deadline. Anything else the answer causes here (an exception of any kind,
+the exact numbers of the answer could have, and how many terms its sums and products with
+numbers as bounds add up; an answer past :data:`MAX_DIGITS` (or twice the gold's own bound,
+for a gold that is itself huge) or :data:`MAX_TERMS` is refused at once, so a power tower
+costs milliseconds and no deadline. Anything else the answer causes here (an exception of any kind,
 a runaway SymPy computation, a recursion or memory blow-up that kills this process) is the
 answer's failure too; the parent holds the deadline and kills this process when it passes.
 This file has no deadline of its own, so math-verify's ``SIGALRM`` timers are off.
