@@ -394,9 +394,7 @@ ATTRIBUTES = frozenset(
 )
 """Attribute names added code may not use (nor import from a module, nor pass to
 ``getattr`` as a literal)."""
-NAMES = frozenset(
-    {"exec", "eval", "compile", "vars", "globals", "locals", "breakpoint", "help", "input"}
-)
+NAMES = frozenset({"exec", "eval", "compile", "vars", "globals", "locals", "breakpoint"})
 """Builtins added code may not name: they run strings as code or hand out namespaces."""
 DYNAMIC_ATTRIBUTES = frozenset({"getattr", "setattr", "delattr"})
 """Named only when called with an attribute name that is a string literal (which is then
