@@ -230,7 +230,11 @@ class SWEEnv(TaskEnv[SWEWorld]):
     (:mod:`agentgym.envs.swe.grading`): only changes to the package's files count (tests and
     configuration stay the originals), and the score is 1 when every FAIL_TO_PASS and
     PASS_TO_PASS test passes, else 0 (SWE-bench's rule); components give the fraction of each
-    set that passes. No submission scores 0. A grader that cannot run errors the episode.
+    set that passes. No submission scores 0. A grader that cannot run errors the episode;
+    nothing the agent leaves in ``/testbed`` does: files a patch cannot carry (over 4 MiB,
+    not UTF-8, not regular files) are left out and named in the verdict, and a working copy
+    over its limits (64 MiB of changed files, too many files to list) scores 0 with the
+    reason (:func:`~agentgym.envs.swe.workspace.read_working_copy`).
     **Tasks.** ``tasks=`` an instances file (JSON Lines; default: ``swe-v0``, the project's
     benchmark of bugs injected into six test, three train and one dev repository, three
     levels); each repository must be prepared once (``agentgym swe prepare``).

@@ -14,7 +14,12 @@ prepared tree with the bug applied, its parent the prepared repository's commit,
 and date fixed (:data:`~agentgym.envs.swe.prepare.GIT_ENV`, with no user or system git
 configuration), so the same task gives the same sha on every machine. A tag named by the
 instance id keeps it reachable (``git checkout <instance_id>`` in a clone of the mirror),
-and ``prepared/<name>-<version>`` tags the pristine commit.
+and ``prepared/<name>-<version>`` tags the pristine commit. SWE-bench's eval script applies
+a test patch and runs the files it names, and fails on an empty one: a task of ours has
+none (its tests are the repository's), so its commit leaves out the test files of its
+FAIL_TO_PASS and PASS_TO_PASS tests and its ``test_patch`` adds them back. Test ids that
+SWE-bench's log parser cannot read back (with whitespace, :func:`parsable_test_id`) are left
+out, and so is a task left without FAIL_TO_PASS; both are logged.
 
 **Import** (:func:`import_swebench`). Against local checkouts: a directory holding, per
 repository, a git clone ``<owner>__<name>`` (SWE-bench's convention) or a bare mirror
