@@ -27,7 +27,16 @@ from typing import TYPE_CHECKING
 from agentgym.cache import cache_dir
 from agentgym.envs.swe.patches import make_patch
 from agentgym.envs.swe.testrun import REPO_DIR
-from agentgym.sandbox import Limits, Mount, Overlay, Sandbox, SandboxSpec, create
+from agentgym.errors import SandboxError
+from agentgym.sandbox import (
+    ExecResult,
+    Limits,
+    Mount,
+    Overlay,
+    Sandbox,
+    SandboxSpec,
+    create,
+)
 
 if TYPE_CHECKING:
     from agentgym.envs.swe.prepare import PreparedRepo
@@ -303,7 +312,7 @@ def _listing(box: Sandbox) -> tuple[dict[str, _Stat], dict[str, str]]:
     for pattern in IGNORED:
         names += ["-o", "-name", pattern]
     argv = ["/usr/bin/find", REPO_DIR, "-mindepth", "1", "(", *names[1:], ")", "-prune"]
-    result = box.exec([*argv, "-o", "-printf", "%y %s %T@ %P\\0"], timeout=120)
+    result = _machinery(box.exec([*argv, "-o", "-printf", "%y %s %T@ %P\\0"], timeout=120))
     if result.timed_out or result.truncated:
         raise WorkingCopyError(
             "the working copy holds too many files to list (the listing "
@@ -320,6 +329,14 @@ def _listing(box: Sandbox) -> tuple[dict[str, _Stat], dict[str, str]]:
             continue
         listed[path] = (kind.decode(), int(size), int(mtime.split(b".")[0]))
     return listed, left_out
+
+
+def _machinery(result: ExecResult) -> ExecResult:
+    """``result``, unless the tool itself could not run (exit 126 or 127: the sandbox
+    lacks ``find`` or ``tar``): a failure of ours, never the agent's 0."""
+    if result.exit_code in (126, 127):
+        raise SandboxError(f"the sandbox cannot read the working copy: {result.stderr.strip()}")
+    return result
 
 
 def _ignored(parts: Iterable[str]) -> bool:
@@ -379,7 +396,7 @@ def _read_batch(box: Sandbox, paths: list[str]) -> dict[str, bytes]:
     """Files of the working copy, read in one tar stream (unreadable ones are missing)."""
     names = b"".join(b"./" + path.encode() + b"\0" for path in paths)
     argv = ["/usr/bin/tar", "-c", "-f", "-", "--null", "--no-recursion", "--ignore-failed-read"]
-    result = box.exec([*argv, "-C", REPO_DIR, "-T", "-"], stdin=names, timeout=120)
+    result = _machinery(box.exec([*argv, "-C", REPO_DIR, "-T", "-"], stdin=names, timeout=120))
     if result.timed_out or result.truncated:
         raise WorkingCopyError("the working copy's files changed while they were read")
     found: dict[str, bytes] = {}

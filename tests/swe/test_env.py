@@ -254,3 +254,17 @@ def test_a_fixed_file_dated_back_to_its_pristine_time_is_still_read(tiny_env, me
     _do(tiny_env, "bash", command=f"touch -d @{mtime} tinylib/numbers.py")
     obs, reward, terminated, _info = _do(tiny_env, "submit")
     assert terminated and reward == 1.0, obs
+
+
+def test_a_sandbox_without_find_or_tar_is_an_infrastructure_error_not_a_0(tinylib):
+    """The agent's files end an episode with a 0; a sandbox that cannot run the tools that
+    read them is ours to fix, so it errors the episode."""
+    from agentgym.errors import SandboxError
+    from agentgym.sandbox import ExecResult
+
+    class WithoutTools:
+        def exec(self, argv, **options):
+            return ExecResult(b"", f"{argv[0]}: not found".encode(), 127, False, 0.0, False)
+
+    with pytest.raises(SandboxError, match="not found"):
+        read_working_copy(WithoutTools(), tinylib, {})
