@@ -2,15 +2,22 @@
 
 A new env is checked the moment it is registered; nothing here names a particular env.
 
-One sample: a behaviour class of more than :data:`SAMPLED_CLASS_SIZE` ids whose envs drive a
-browser (MiniWoB++'s 101 pages: the task tier costs 5-6 s of Chromium per id) runs its task
-tier here on a fixed quarter of its ids, chosen by a hash of the id, so the web family keeps
-to its suite time (docs/testing.md). Nothing is lost for good: ``make check``
-(``agentgym check``) and ``AGENTGYM_FULL_CONFORMANCE=1`` check every id, and every MiniWoB++
-page's oracle is played on a train and a test task by ``tests/web/test_miniwob.py``.
+Two samples keep the web family within its suite time (docs/testing.md), for classes whose
+envs drive a browser (a make/reset/step/close cycle costs about 0.2 s of Chromium):
+
+* a behaviour class of more than :data:`SAMPLED_CLASS_SIZE` ids (MiniWoB++'s 101 pages: the
+  task tier costs 5-6 s per id) runs its task tier here on a fixed quarter of its ids, chosen
+  by a hash of the id (:func:`in_sample`); every MiniWoB++ page outside that quarter has its
+  oracle played on a train and a test task by ``tests/web/test_miniwob.py``;
+* the class tier's long leak check plays :data:`BROWSER_LEAK_CYCLES` cycles instead of the
+  contract's 200 (40 s of a class tier's 50).
+
+Nothing is lost for good: ``make check`` (``agentgym check``) and
+``AGENTGYM_FULL_CONFORMANCE=1`` check every id with the 200-cycle leak check.
 """
 
 import hashlib
+import itertools
 import os
 from collections import Counter
 
@@ -18,16 +25,26 @@ import pytest
 from timings import PARTS_PROPERTY
 
 import agentgym
-from agentgym.checker import CLASS_CHECKS, behaviour_class, check_env, plan_tiers
-from agentgym.errors import MissingExtraError
+from agentgym import checker
+from agentgym.checker import CLASS_CHECKS, behaviour_class, check_env, check_leaks, plan_tiers
+from agentgym.errors import LeakError, MissingExtraError
 from agentgym.multiagent_checker import check_multiagent_env
 
 SLOW_FAMILIES_OR_PREFIXES = ("games/TextWorld",)
+FULL = os.environ.get("AGENTGYM_FULL_CONFORMANCE") == "1"
+"""Whether this run checks every id, without the samples (the module docstring)."""
 SAMPLED_CLASS_SIZE = 24
 """Above this many ids, a browser class's task tier runs on a sample (the module docstring)."""
+FULL_LEAK_CYCLES = 200
+"""The contract's leak cycles (``check_env``'s default)."""
+BROWSER_LEAK_CYCLES = 20
+"""The class tier's leak cycles for a class whose envs drive a browser, in the suite (200 in
+``make check``). A leak of one resource per episode shows at any count (a context never handed
+back: two Chromium processes per cycle, caught at 2 cycles); 20 still catches a leak in one
+episode of ten (tested below) — what only 200 catches is rarer than that."""
 
 
-def _in_sample(env_id: str) -> bool:
+def in_sample(env_id: str) -> bool:
     """A fixed quarter of the ids: the same ones on every machine and every run."""
     return hashlib.sha256(env_id.encode()).digest()[0] % 4 == 0
 
@@ -45,19 +62,24 @@ def _params():
     sample of a large browser class: the module docstring)."""
     planned = plan_tiers(agentgym.list_envs(kind="env"))
     sizes = Counter(behaviour_class(spec) for spec, _ in planned)
-    full = os.environ.get("AGENTGYM_FULL_CONFORMANCE") == "1"
     for spec, tier in planned:
-        sampled = sizes[behaviour_class(spec)] > SAMPLED_CLASS_SIZE and _drives_a_browser(spec)
-        if tier == "task" and sampled and not full and not _in_sample(spec.id):
+        browser = _drives_a_browser(spec)
+        sampled = sizes[behaviour_class(spec)] > SAMPLED_CLASS_SIZE and browser
+        if tier == "task" and sampled and not FULL and not in_sample(spec.id):
             continue
+        leak_cycles = BROWSER_LEAK_CYCLES if browser and not FULL else FULL_LEAK_CYCLES
         slow = spec.id.startswith(SLOW_FAMILIES_OR_PREFIXES)
         marks = [pytest.mark.slow] if slow else []
-        yield pytest.param(spec.id, tier, id=spec.id, marks=marks)
+        yield pytest.param(spec.id, tier, leak_cycles, id=spec.id, marks=marks)
 
 
-@pytest.mark.parametrize(("env_id", "tier"), list(_params()))
-def test_env_conforms(env_id, tier, record_property):
-    report = check_env(env_id, tier=tier)
+CASES = list(_params())
+"""The conformance cases of this run: ``pytest.param(env_id, tier, leak_cycles)``."""
+
+
+@pytest.mark.parametrize(("env_id", "tier", "leak_cycles"), CASES)
+def test_env_conforms(env_id, tier, leak_cycles, record_property):
+    report = check_env(env_id, tier=tier, leak_cycles=leak_cycles)
     record_property(PARTS_PROPERTY, report.seconds)  # the timing report keeps it (timings.py)
     assert report.tier == tier
     assert "leaks" in report.passed
@@ -69,8 +91,37 @@ def test_env_conforms(env_id, tier, record_property):
 
 @pytest.mark.parametrize("env_id", [s.id for s in agentgym.list_envs() if s.kind != "env"])
 def test_multiagent_env_conforms(env_id):
-    report = check_multiagent_env(env_id, leak_cycles=200)
+    report = check_multiagent_env(env_id, leak_cycles=FULL_LEAK_CYCLES)
     assert "pettingzoo" in report.passed and "leaks" in report.passed
+
+
+def _first_browser_class() -> list[str]:
+    planned = plan_tiers(agentgym.list_envs(kind="env"))
+    ids = [spec.id for spec, tier in planned if tier == "class" and _drives_a_browser(spec)]
+    return ids[:1]
+
+
+@pytest.mark.parametrize("env_id", _first_browser_class())
+def test_the_suites_browser_leak_cycles_catch_one_env_in_ten_left_open(env_id, monkeypatch):
+    """The sampled leak check is still a leak check: envs of a browser class of which one in
+    ten is never closed (its context, tab and renderer kept) fail it at the suite's count."""
+    monkeypatch.setattr(checker, "LEAK_SETTLE", 1.0)  # a leak stays; no need to wait it out
+    made, left_open = itertools.count(1), []
+
+    def leaky():
+        env = agentgym.make(env_id)
+        if next(made) % 10 == 0:
+            left_open.append(env)
+            env.reset(seed=0)
+            return agentgym.make(env_id)
+        return env
+
+    try:
+        with pytest.raises(LeakError, match="child processes grew"):
+            check_leaks(leaky, env_id, BROWSER_LEAK_CYCLES, seed=0)
+    finally:
+        for env in left_open:
+            env.close()
 
 
 def test_every_behaviour_class_has_one_id_in_the_class_tier():

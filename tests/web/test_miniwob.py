@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from test_conformance import CASES, in_sample
 
 from agentgym.envs.web import miniwob
 from agentgym.envs.web.miniwob import EXCLUDED, ORACLES, PAGES, TASKS, MiniWoBEnv
@@ -32,9 +33,15 @@ def play_oracle(env, task_id):
     return info["verdict"]
 
 
+def env_id(task: str) -> str:
+    return f"miniwob/{task.replace('-', '_')}-v{VERSIONS.get(task, 0)}"
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("task", sorted(ORACLES))
+@pytest.mark.parametrize("task", [t for t in sorted(ORACLES) if not in_sample(env_id(t))])
 def test_the_oracle_scores_one_on_a_train_and_a_test_task(task):
+    """Every page outside the conformance task tier's sample (whose oracle check plays a
+    task of every split: tests/test_conformance.py) has its oracle played here."""
     env = MiniWoBEnv(task=task)
     try:
         for task_id in ("train/default/0", "test/default/1"):
@@ -42,6 +49,12 @@ def test_the_oracle_scores_one_on_a_train_and_a_test_task(task):
             assert verdict.score == 1.0 and verdict.passed, f"{task} {task_id}: {verdict}"
     finally:
         env.close()
+
+
+def test_every_pages_oracle_is_played_in_the_suite():
+    played_here = {env_id(t) for t in ORACLES if not in_sample(env_id(t))}
+    checked = {case.values[0] for case in CASES}  # the oracle check plays every split
+    assert {env_id(t) for t in ORACLES} <= played_here | checked
 
 
 def test_a_page_worded_in_natural_language_gives_the_agent_its_sentence_not_its_parse():
@@ -166,7 +179,7 @@ def test_every_page_of_the_wheel_is_registered_or_excluded_with_a_reason():
     assert all(reason for reason in EXCLUDED.values())
     assert set(ORACLES) == set(TASKS)  # every registered page has an oracle
     for task in TASKS:
-        registered = spec(f"miniwob/{task.replace('-', '_')}-v{VERSIONS.get(task, 0)}")
+        registered = spec(env_id(task))
         assert registered.kwargs == {"task": task} and registered.extra == "web"
 
 
