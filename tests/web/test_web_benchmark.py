@@ -1,5 +1,5 @@
 """The web-v0 suite: the oracle scores the maximum on every task of it, and the embedded LLM
-LLM plays it end to end."""
+plays it end to end."""
 
 import dataclasses
 import importlib.util
