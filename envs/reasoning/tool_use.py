@@ -180,10 +180,10 @@ class ErrandTask(Task[Shop]):
 
 
 def _numeric_equal(given: str, gold: str) -> bool:
-    try:
-        return math_equal(given.strip().lstrip("$"), gold)
-    except Exception:  # an answer that is not a number is just wrong
-        return False
+    """Whether the agent's answer is the gold number. An answer that is not a number is just
+    wrong (``math_equal`` says so); a :class:`~agentgym.errors.VerifierError` (the checker
+    could not run) propagates, so the episode is errored, not a silent 0."""
+    return math_equal(given.strip().lstrip("$"), gold)
 
 
 _OPERATORS = {

@@ -132,3 +132,18 @@ def test_every_way_of_writing_a_call_reaches_the_tool(env, call):
     start(env, "dev/easy/0")
     observation, _, _, _, info = env.step(call)
     assert not info["invalid_action"] and observation.startswith("get_balance -> ")
+
+
+def test_an_answer_that_is_no_number_is_wrong_but_a_broken_checker_is_an_error(monkeypatch):
+    from agentgym.envs.reasoning import tool_use
+    from agentgym.errors import VerifierError
+
+    assert not tool_use._numeric_equal("lots of apples", "12")
+    assert not tool_use._numeric_equal("9^{9^{9}}", "12")  # too large to evaluate: just wrong
+
+    def broken(prediction, gold):  # a double: the math worker could not start
+        raise VerifierError("the math worker did not start")
+
+    monkeypatch.setattr(tool_use, "math_equal", broken)
+    with pytest.raises(VerifierError):  # was caught and scored 0 as a wrong answer
+        tool_use._numeric_equal("12", "12")
