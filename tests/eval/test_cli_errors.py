@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_refusal import refused
 
 from agentgym.cli import main
 from agentgym.errors import UsageError
@@ -14,16 +15,6 @@ from agentgym.eval import evaluate
 from agentgym.eval.plan import Benchmark, BenchmarkEnv
 
 MAZE = ["eval", "--env", "games/Maze-v0", "--tasks", "1", "--agent", "random"]
-
-
-def refused(capsys, argv: list[str], *words: str) -> str:
-    """Run the CLI; it must exit 2 with a one-line ``agentgym: ...`` naming ``words``."""
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("agentgym: ") and "\n" not in err and "Traceback" not in err, err
-    for word in words:
-        assert word in err, err
-    return err
 
 
 def test_a_malformed_benchmark_file_names_the_file_and_line(tmp_path, capsys):

@@ -20,6 +20,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from cli_refusal import refused
 from starlette.testclient import TestClient
 
 from agentgym.agents import Agent
@@ -407,16 +408,6 @@ def test_a_nul_in_what_a_record_says_is_stored_on_both_databases(store, tiny, tm
 
 # ---------------------------------------------------------------------------------------------
 # The command line
-
-
-def refused(capsys, argv: list[str], *words: str) -> str:
-    """Run the CLI; it must exit 2 with a one-line ``agentgym: ...`` naming ``words``."""
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("agentgym: ") and "\n" not in err and "Traceback" not in err, err
-    for word in words:
-        assert word in err, err
-    return err
 
 
 def test_serve_refuses_bad_values_before_it_starts(tmp_path, capsys):

@@ -5,23 +5,12 @@ silently."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from cli_refusal import refused
 
-from agentgym.cli import main
-
-TINYLIB = str(__import__("pathlib").Path(__file__).parent / "tinylib")
-
-
-def refused(capsys, argv: list[str], *words: str) -> str:
-    """Run the CLI; it must exit 2 with a one-line ``agentgym: ...`` naming ``words``."""
-    assert main(argv) == 2
-    captured = capsys.readouterr()
-    err = captured.err.strip()
-    assert err.startswith("agentgym: ") and "\n" not in err and "Traceback" not in err, err
-    for word in words:
-        assert word in err, err
-    return err
+TINYLIB = str(Path(__file__).parent / "tinylib")
 
 
 @pytest.fixture
