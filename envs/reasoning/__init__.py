@@ -13,21 +13,21 @@ from agentgym.registry import register
 _BASE = "agentgym.envs.reasoning"
 
 register(
-    "reasoning/Math-v0",
+    "reasoning/Math-v1",
     entry_point=f"{_BASE}.math:MathEnv",
     max_episode_steps=1,
     extra="reasoning",
     description="answer a math word problem (single turn)",
 )
 register(
-    "reasoning/MathTool-v0",
+    "reasoning/MathTool-v1",
     entry_point=f"{_BASE}.math:MathToolEnv",
     max_episode_steps=12,
     extra="reasoning",
     description="solve a math word problem with a Python tool, then answer",
 )
 register(
-    "reasoning/ToolUse-v0",
+    "reasoning/ToolUse-v1",
     entry_point=f"{_BASE}.tool_use:ToolUseEnv",
     max_episode_steps=20,
     extra="reasoning",
@@ -55,4 +55,4 @@ register(
     description="answer a multi-hop question by searching and reading a local corpus",
 )
 
-register_all()  # reasoning-gym/<dataset>-v0, one id per audited dataset (docs/reasoning-gym.md)
+register_all()  # reasoning-gym/<dataset>-v1, one id per audited dataset (docs/reasoning-gym.md)

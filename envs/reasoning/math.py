@@ -2,11 +2,11 @@
 
 Two envs share the tasks and the scoring:
 
-* ``reasoning/Math-v0`` (:class:`MathEnv`) — single turn: the reply is the solution, its final
+* ``reasoning/Math-v1`` (:class:`MathEnv`) — single turn: the reply is the solution, its final
   answer (``\\boxed{}``, else "the answer is") is compared with the gold one by
   :func:`agentgym.verifiers.verify_math` (``1/2``, ``0.5`` and ``\\frac{1}{2}`` agree; so do
   ``25\\%`` and ``0.25``, ``3.2 \\times 10^{4}`` and ``32000``);
-* ``reasoning/MathTool-v0`` (:class:`MathToolEnv`) — multi-turn: a reply with a fenced
+* ``reasoning/MathTool-v1`` (:class:`MathToolEnv`) — multi-turn: a reply with a fenced
   ```` ```python ```` block runs it in a sandbox (no network, time and memory limits) and shows
   its output; a reply with a ``\\boxed{}`` answer ends the episode and is scored.
 
@@ -31,7 +31,9 @@ final answer must be marked (``\boxed{}``, or
 "the answer is"): a reply without one is an invalid action, which ends the single-turn
 episode with 0. **Oracle.** Generated tasks: the worked solution with
 the boxed answer; with the tool, first the Python that computes it, then the answer read from
-its output. Dataset tasks: the gold answer, boxed. **Version history.** v0: first release.
+its output. Dataset tasks: the gold answer, boxed. **Version history.** v1: percentages and
+scientific notation compared as numbers; an answer too large to evaluate scores 0 with the
+reason (it ran the verifier past its deadline: errored). v0: first release.
 """
 
 from __future__ import annotations
@@ -175,7 +177,9 @@ class MathEnv(TaskEnv[MathWorld]):
     ending with ``\\boxed{ANSWER}``. **Scoring.** 1 when the extracted final answer equals the
     gold one (fractions, decimals and LaTeX forms agree), else 0. **Levels.** easy, medium,
     hard (generated); a dataset's own levels with ``dataset=``/``path=``. **Oracle.** A worked
-    solution with the boxed answer. **Version history.** v0: first release.
+    solution with the boxed answer. **Version history.** v1: percentages and scientific
+    notation compared as numbers; an answer too large to evaluate scores 0 (it was errored).
+    v0: first release.
     """
 
     # The verifier finds the answer in the whole reply; agents reading answers flexibly box it.
@@ -226,8 +230,9 @@ class MathToolEnv(MathEnv):
     **What it may do.** Reply with a fenced ```` ```python ```` block to run it (stdout and
     stderr come back, cut to 2,000 characters; 10 s and 1 GiB per run, no network), or reply
     with the final answer as ``\\boxed{ANSWER}`` to end the episode. A reply with both runs
-    the code. **Scoring.** As ``reasoning/Math-v0``. **Oracle.** Runs the Python that computes
-    the answer, then boxes what it printed. **Version history.** v0: first release.
+    the code. **Scoring.** As ``reasoning/Math-v1``. **Oracle.** Runs the Python that computes
+    the answer, then boxes what it printed. **Version history.** v1: as
+    ``reasoning/Math-v1``. v0: first release.
     """
 
     # No answer_format: a reply may be a program instead of an answer, so a number in it must

@@ -1,6 +1,6 @@
 """reasoning-gym's procedurally generated tasks as agentgym envs, scored by their own scorers.
 
-One id per dataset (``reasoning-gym/<dataset>-v0``, see
+One id per dataset (``reasoning-gym/<dataset>-v1``, see
 :mod:`agentgym.envs.reasoning.reasoning_gym_ids`), all served by :class:`ReasoningGymEnv`. The
 doc page is the class docstring and ``docs/reasoning-gym.md``.
 
@@ -436,7 +436,7 @@ class ReasoningGymEnv(TaskEnv[Question]):
     """A question from reasoning-gym, answered in one reply and scored by reasoning-gym itself.
 
     One env class serves every dataset of reasoning-gym that passes agentgym's audit, one id
-    each: ``reasoning-gym/<dataset>-v0`` (``agentgym list --family reasoning-gym``). The
+    each: ``reasoning-gym/<dataset>-v1`` (``agentgym list --family reasoning-gym``). The
     datasets left out, and why, are listed in ``docs/reasoning-gym.md``.
 
     **What the agent sees.** The question as reasoning-gym wrote it (it says what form the
@@ -468,7 +468,10 @@ class ReasoningGymEnv(TaskEnv[Question]):
     **Oracle.** The item's gold answer (or, where a dataset has none, the reference solution in
     its metadata) between answer tags: it scores 1.0.
 
-    **Version history.** v0: first release (reasoning-gym 0.1.25).
+    **Version history.** v1: the score is pass or fail (1 or 0): reasoning-gym's partial
+    credit paid answers that never read the item (0.98 for another item's Game of Life grid);
+    ``propositional_logic`` and ``puzzle24`` are no longer served (a blind answer passes
+    them). v0: first release (reasoning-gym 0.1.25).
     """
 
     # It reads <answer> tags itself; ``dataset`` only chooses the task source (checker tiers).

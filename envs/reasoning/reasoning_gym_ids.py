@@ -149,7 +149,7 @@ DATASETS: tuple[str, ...] = (
     "word_sorting",
     "zebra_puzzles",
 )
-"""The datasets registered as ``reasoning-gym/<name>-v0``."""
+"""The datasets registered as ``reasoning-gym/<name>-v1``."""
 
 _CURRICULUM = ("easy", "medium", "hard")
 _FEWER_LEVELS: dict[str, tuple[str, ...]] = {
@@ -310,8 +310,8 @@ where the default 100,000 train tasks would take too long."""
 
 
 def env_id(dataset: str) -> str:
-    """The agentgym id of a reasoning-gym dataset: ``reasoning-gym/<dataset>-v0``."""
-    return f"{FAMILY}/{dataset}-v0"
+    """The agentgym id of a reasoning-gym dataset: ``reasoning-gym/<dataset>-v1``."""
+    return f"{FAMILY}/{dataset}-v1"
 
 
 def register_all() -> None:

@@ -257,7 +257,9 @@ class ToolUseEnv(TaskEnv[Shop]):
     1 if the answer is the right amount, else 0. **Levels.** easy: price lookup and
     arithmetic; medium: restock one item and report the balance; hard: find the cheapest
     item of a category, restock it, report the cost. **Oracle.** Orders what is missing, then
-    answers. **Version history.** v0: first release.
+    answers. **Version history.** v1: the answer is compared by the math verifier of
+    ``reasoning/Math-v1`` (percentages, scientific notation); a broken checker errors the
+    episode instead of scoring 0. v0: first release.
     """
 
     metadata = {

@@ -10,7 +10,7 @@ module registers the ids; see ``docs/envs/swe.md``.
 from agentgym.registry import register
 
 register(
-    "swe/Repair-v0",
+    "swe/Repair-v1",
     entry_point="agentgym.envs.swe.env:SWEEnv",
     max_episode_steps=50,
     extra="swe",

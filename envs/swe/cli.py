@@ -235,6 +235,6 @@ def _import(args: argparse.Namespace) -> int:
     save_instances(instances, args.out)
     print(
         f"wrote {len(instances)} tasks to {args.out}; run them with "
-        f"agentgym.make('swe/Repair-v0', tasks={str(args.out)!r})"
+        f"agentgym.make('swe/Repair-v1', tasks={str(args.out)!r})"
     )
     return 0

@@ -1,4 +1,4 @@
-"""``swe/Repair-v0``: fix a bug in a real Python repository with bash, an editor and its tests.
+"""``swe/Repair-v1``: fix a bug in a real Python repository with bash, an editor and its tests.
 
 The agent gets an issue written from failing tests and a working copy of the repository at
 ``/testbed`` in its own sandbox (no network); it explores, edits and runs tests through
@@ -239,7 +239,10 @@ class SWEEnv(TaskEnv[SWEWorld]):
     benchmark of bugs injected into six test, three train and one dev repository, three
     levels); each repository must be prepared once (``agentgym swe prepare``).
     **Oracle.** Applies the gold patch (the reverse of the injected change) with
-    ``git apply``, then submits. **Version history.** v0: first release.
+    ``git apply``, then submits. **Version history.** v1: the grader's screen judges the
+    patch's syntax tree and the canaries stand among the real tests (a patch that reaches
+    into pytest scored 1.0 on any task); file names with spaces or newlines round-trip; the
+    agent's files can no longer make an episode errored. v0: first release.
     """
 
     metadata = {

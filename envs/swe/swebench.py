@@ -1,5 +1,5 @@
 """SWE-bench's instance format, both ways: our tasks out as SWE-bench instances, and
-SWE-bench instances in as tasks of ``swe/Repair-v0``.
+SWE-bench instances in as tasks of ``swe/Repair-v1``.
 
 SWE-bench's JSON Lines are what repository-repair tools share: its harness, agent
 scaffolds and the datasets built on it (Lite, Verified, SWE-Gym, ...) all read them.

@@ -1,4 +1,4 @@
-"""``usersim/{Retail,Airline,Telecom}-v0``: help a simulated customer, by policy, with tools.
+"""``usersim/{Retail,Airline,Telecom}-v1``: help a simulated customer, by policy, with tools.
 
 The agent is a customer-service agent. Its instructions hold the domain's **policy** and its
 **tools**; its first observation is the customer's first message. Each action is either

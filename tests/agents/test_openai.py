@@ -374,7 +374,7 @@ def test_an_llm_agent_can_use_the_math_tool_through_the_evaluator(tmp_path):
     replies = ["Let me compute.\n```python\nprint(6 * 7)\n```", "So \\boxed{42}."]
     with scripted(lambda b, i: (200, completion(replies[min(i, 1)]), {})) as server:
         benchmark = Benchmark.from_dict(
-            {"name": "tool", "envs": [{"id": "reasoning/MathTool-v0", "split": "test", "tasks": 1}]}
+            {"name": "tool", "envs": [{"id": "reasoning/MathTool-v1", "split": "test", "tasks": 1}]}
         )
         result = evaluate(benchmark, f"openai:m@{server.url}", tmp_path / "run", num_envs=1)
     steps = result.records[0].steps

@@ -181,7 +181,7 @@ def unformatted(oracle_reply: str) -> str:
     return "".join(found[-1]).strip()
 
 
-@pytest.mark.parametrize("env_id", ["reasoning-gym/chain_sum-v0", "reasoning/Math-v0"])
+@pytest.mark.parametrize("env_id", ["reasoning-gym/chain_sum-v1", "reasoning/Math-v1"])
 def test_flexible_extraction_scores_what_strict_extraction_calls_invalid(env_id):
     """The same unformatted right answer: strictly the env's invalid action (0), flexibly
     written in the format the env declares (1). The env and its scoring are the same."""

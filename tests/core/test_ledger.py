@@ -110,7 +110,7 @@ def odd_record(task="dev/easy/1"):
         truncated=False,
         info={"answer": 10**5000, "text": "\udfff", "fine": "東京"},
     )
-    spec = EpisodeSpec("reasoning/ToolUse-v0", task, seed=0, agent="a\ud800")
+    spec = EpisodeSpec("reasoning/ToolUse-v1", task, seed=0, agent="a\ud800")
     return EpisodeRecord(spec, "start \ud800", [step], Verdict(0.0, False), episode_id=task)
 
 

@@ -26,7 +26,7 @@ seed: 0
 episodes_per_task: 1
 envs:
   - {id: reasoning/Code-v0, split: test, difficulty: easy, tasks: 2}
-  - {id: reasoning/ToolUse-v0, split: test, difficulty: easy, tasks: 2, max_steps: 4}
+  - {id: reasoning/ToolUse-v1, split: test, difficulty: easy, tasks: 2, max_steps: 4}
   - {id: games/Maze-v0, split: test, difficulty: easy, tasks: 1, max_steps: 2}
 """
 
@@ -45,12 +45,12 @@ class Adversary(Agent):
             function = re.search(r"def (\w+)\(", observation)[1]
             program = f"def {function}(*args, **kwargs):\n    return 10**5000\n"
             return AgentReply(action=f"```python\n{program}```", text="Huge\ud800")
-        if self.env_id == "reasoning/ToolUse-v0" and self.turn == 1:
+        if self.env_id == "reasoning/ToolUse-v1" and self.turn == 1:
             call = {"name": "search_items", "arguments": {"query": "lamp\ud800"}}
             return AgentReply(action=call, text="searching\ud800")
-        if self.env_id == "reasoning/ToolUse-v0" and self.turn == 2:
+        if self.env_id == "reasoning/ToolUse-v1" and self.turn == 2:
             return '{"name": "calculator", "arguments": {"expression": "1\\ud800"}}'
-        if self.env_id == "reasoning/ToolUse-v0":
+        if self.env_id == "reasoning/ToolUse-v1":
             return 'answer(value="up\ud800")'
         return "up\ud800"
 

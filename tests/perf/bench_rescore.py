@@ -26,7 +26,7 @@ from agentgym.leaderboard.submission import SubmissionInfo
 
 FAMILIES = {
     "games": ("games/Maze-v0", "games/Sokoban-v0", "games/Wordle-v0", "games/Sudoku-v0"),
-    "reasoning": ("reasoning/Math-v0", "reasoning/ToolUse-v0", "reasoning/SearchQA-v0"),
+    "reasoning": ("reasoning/Math-v1", "reasoning/ToolUse-v1", "reasoning/SearchQA-v0"),
     "web": (
         "web/Shop-v1",
         "web/Forum-v1",

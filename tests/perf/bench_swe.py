@@ -105,7 +105,7 @@ def bench_reset(tasks, rounds: int) -> None:
     report(
         f"a working copy of {prepared.spec.key} ({files} files): overlay vs full copy", ours, theirs
     )
-    env = agentgym.make("swe/Repair-v0", tasks=str(_tasks_path))
+    env = agentgym.make("swe/Repair-v1", tasks=str(_tasks_path))
     try:
         resets = [
             timed(lambda: env.reset(seed=0, options={"task_id": largest.instance_id}))
@@ -180,7 +180,7 @@ def main() -> None:
     args = parser.parse_args()
     _tasks_path = args.tasks
     tasks = load_instances(args.tasks)
-    env = agentgym.make("swe/Repair-v0", tasks=args.tasks)
+    env = agentgym.make("swe/Repair-v1", tasks=args.tasks)
     try:
         bench_bash(env, tasks[0].instance_id, args.rounds)
     finally:

@@ -26,7 +26,7 @@ def test_number_format():
 
 
 def test_single_turn_scores_equivalent_forms_and_asks_for_a_marked_answer():
-    env = agentgym.make("reasoning/Math-v0")
+    env = agentgym.make("reasoning/Math-v1")
     _, info = env.reset(options={"task_id": "dev/hard/5"})
     gold = env.unwrapped.task.gold
     _, reward, terminated, _, info = env.step(f"So it is \\boxed{{{gold}}}.")
@@ -39,7 +39,7 @@ def test_single_turn_scores_equivalent_forms_and_asks_for_a_marked_answer():
 
 
 def test_the_tool_runs_python_in_a_sandbox_then_the_answer_is_scored():
-    env = agentgym.make("reasoning/MathTool-v0")
+    env = agentgym.make("reasoning/MathTool-v1")
     observation, _ = env.reset(options={"task_id": "test/medium/2"})
     task = env.unwrapped.task
     observation, reward, terminated, *_ = env.step(
@@ -80,21 +80,21 @@ def test_dataset_files_in_their_published_formats(tmp_path):
         ("math", math_file, "\\boxed{0.75}"),
         ("aime", aime, "\\boxed{204}"),
     ):
-        env = agentgym.make("reasoning/Math-v0", dataset=dataset, path=str(path))
+        env = agentgym.make("reasoning/Math-v1", dataset=dataset, path=str(path))
         ids = env.unwrapped.tasks.ids("test")
         env.reset(options={"task_id": ids[-1]})
         *_, info = env.step(reply)
         assert info["verdict"].passed, (dataset, info["verdict"])
         env.close()
-    env = agentgym.make("reasoning/Math-v0", dataset="math", path=str(math_file))
+    env = agentgym.make("reasoning/Math-v1", dataset="math", path=str(math_file))
     assert env.unwrapped.tasks.difficulties == ("level2",)
     env.close()
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"question": "q", "answer": "no hashes"}) + "\n")
     with pytest.raises(UsageError, match=r"bad.jsonl:1.*####"):
-        agentgym.make("reasoning/Math-v0", dataset="gsm8k", path=str(bad))
+        agentgym.make("reasoning/Math-v1", dataset="gsm8k", path=str(bad))
     with pytest.raises(UsageError, match="both"):
-        agentgym.make("reasoning/Math-v0", dataset="gsm8k")
+        agentgym.make("reasoning/Math-v1", dataset="gsm8k")
 
 
 def test_oracles_through_the_evaluator(tmp_path):
@@ -106,8 +106,8 @@ def test_oracles_through_the_evaluator(tmp_path):
             "name": "math",
             "seed": 0,
             "envs": [
-                {"id": "reasoning/Math-v0", "split": "test", "tasks": 6},
-                {"id": "reasoning/MathTool-v0", "split": "test", "tasks": 3},
+                {"id": "reasoning/Math-v1", "split": "test", "tasks": 6},
+                {"id": "reasoning/MathTool-v1", "split": "test", "tasks": 3},
             ],
         }
     )
@@ -140,7 +140,7 @@ def test_a_sandbox_that_dies_errors_the_episode_instead_of_scoring_it(tmp_path):
             return "```python\nprint(6 * 7)\n```"
 
     benchmark = Benchmark.from_dict(
-        {"name": "crash", "envs": [{"id": "reasoning/MathTool-v0", "split": "test", "tasks": 2}]}
+        {"name": "crash", "envs": [{"id": "reasoning/MathTool-v1", "split": "test", "tasks": 2}]}
     )
     result = evaluate(
         benchmark, Saboteur, tmp_path / "run", num_envs=2, limits=EngineLimits(retries=0)

@@ -118,7 +118,7 @@ def test_registering_imports_nothing_from_reasoning_gym():
         "import sys, agentgym\n"
         "from agentgym.envs.reasoning.reasoning_gym_ids import register_all\n"
         "agentgym.list_envs(); register_all()\n"
-        "assert agentgym.spec('reasoning-gym/basic_arithmetic-v0')\n"
+        "assert agentgym.spec('reasoning-gym/basic_arithmetic-v1')\n"
         "assert 'reasoning_gym' not in sys.modules, 'reasoning_gym was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -366,8 +366,8 @@ def test_the_oracle_agent_passes_every_episode_of_a_short_run(tmp_path):
         {
             "name": "reasoning-gym-smoke",
             "envs": [
-                {"id": "reasoning-gym/basic_arithmetic-v0", "split": "test", "tasks": 3},
-                {"id": "reasoning-gym/graph_color-v0", "split": "test", "tasks": 3},
+                {"id": "reasoning-gym/basic_arithmetic-v1", "split": "test", "tasks": 3},
+                {"id": "reasoning-gym/graph_color-v1", "split": "test", "tasks": 3},
             ],
         }
     )

@@ -12,7 +12,7 @@ from agentgym.task_env import InvalidAction
 
 @pytest.fixture
 def env():
-    made = agentgym.make("reasoning/ToolUse-v0")
+    made = agentgym.make("reasoning/ToolUse-v1")
     yield made
     made.close()
 
@@ -86,7 +86,7 @@ def test_native_tool_calls_through_the_evaluator_and_the_openai_agent(tmp_path):
             "name": "tools",
             "seed": 0,
             "envs": [
-                {"id": "reasoning/ToolUse-v0", "split": "test", "difficulty": "medium", "tasks": 1}
+                {"id": "reasoning/ToolUse-v1", "split": "test", "difficulty": "medium", "tasks": 1}
             ],
         }
     )

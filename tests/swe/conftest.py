@@ -97,6 +97,6 @@ def tiny_tasks(tinylib, mean_task, window_task, tmp_path_factory):
 def tiny_env(tiny_tasks):
     import agentgym
 
-    env = agentgym.make("swe/Repair-v0", tasks=str(tiny_tasks[0]))
+    env = agentgym.make("swe/Repair-v1", tasks=str(tiny_tasks[0]))
     yield env
     env.close()

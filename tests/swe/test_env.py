@@ -1,4 +1,4 @@
-"""swe/Repair-v0: the tools, the oracle, submission and what an agent can get wrong."""
+"""swe/Repair-v1: the tools, the oracle, submission and what an agent can get wrong."""
 
 import re
 
@@ -164,7 +164,7 @@ def test_a_bash_block_in_text_runs_in_the_shell(tiny_env, tiny_tasks):
 def test_a_command_that_hangs_is_killed_and_the_episode_goes_on(tiny_tasks):
     import agentgym
 
-    env = agentgym.make("swe/Repair-v0", tasks=str(tiny_tasks[0]), command_timeout=1)
+    env = agentgym.make("swe/Repair-v1", tasks=str(tiny_tasks[0]), command_timeout=1)
     try:
         env.reset(seed=0, options={"task_id": tiny_tasks[1][0].instance_id})
         obs, *_ = _do(env, "bash", command="sleep 30")

@@ -46,7 +46,7 @@ def test_every_task_names_failing_tests_apart_from_passing_ones_and_a_gold_patch
 def test_the_benchmark_file_runs_every_test_task():
     benchmark = load_benchmark("swe-v0")
     (entry,) = benchmark.envs
-    assert entry.id == "swe/Repair-v0" and entry.split == "test"
+    assert entry.id == "swe/Repair-v1" and entry.split == "test"
     assert len(entry.task_ids()) == sum(
         1 for t in load_instances(DEFAULT_TASKS) if t.split == "test"
     )
@@ -65,7 +65,7 @@ def test_the_oracle_resolves_a_task_of_every_test_repository(tmp_path):
         {
             "name": "swe-v0-sample",
             "seed": 0,
-            "envs": [{"id": "swe/Repair-v0", "split": "test", "tasks": chosen, "max_steps": 5}],
+            "envs": [{"id": "swe/Repair-v1", "split": "test", "tasks": chosen, "max_steps": 5}],
         }
     )
     result = evaluate(benchmark, "oracle", tmp_path / "run", num_envs=2)

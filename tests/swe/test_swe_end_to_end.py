@@ -17,7 +17,7 @@ def _benchmark(tasks_path, name, max_steps, tasks=3, max_tokens=32):
             "sampling": {"temperature": 0.7, "top_p": 0.95, "max_tokens": max_tokens},
             "envs": [
                 {
-                    "id": "swe/Repair-v0",
+                    "id": "swe/Repair-v1",
                     "split": "test",
                     "tasks": tasks,
                     "max_steps": max_steps,

@@ -1,5 +1,5 @@
 """SWE-bench's format both ways: tinylib's tasks exported (fields, formats, a git mirror with
-reproducible commits), imported back from that mirror and played in ``swe/Repair-v0``, a real
+reproducible commits), imported back from that mirror and played in ``swe/Repair-v1``, a real
 SWE-bench record loaded, and bad input refused with messages that name what is wrong."""
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def test_the_env_scores_an_imported_task_like_swebench(imported):
     import agentgym
 
     task_id = imported[1][0].instance_id
-    env = agentgym.make("swe/Repair-v0", tasks=str(imported[0]))
+    env = agentgym.make("swe/Repair-v1", tasks=str(imported[0]))
     try:
         assert play(env, task_id, oracle) == 1.0
         assert play(env, task_id, lambda _: iter(['{"name": "submit", "arguments": {}}'])) == 0.0
@@ -241,7 +241,7 @@ def test_a_swebench_task_with_a_test_patch_runs_from_a_clone(calc_checkouts, tmp
     (instance,) = import_swebench([record], checkouts)
     spec = find_spec(instance.repo)
     save_instances([instance], tmp_path / "calc.jsonl")
-    env = agentgym.make("swe/Repair-v0", tasks=str(tmp_path / "calc.jsonl"))
+    env = agentgym.make("swe/Repair-v1", tasks=str(tmp_path / "calc.jsonl"))
     try:
         assert play(env, "acme__calc-1", oracle) == 1.0
         assert (

@@ -44,7 +44,7 @@ TEST_TASKS = [task.instance_id for task in load_instances(DEFAULT_TASKS) if task
 
 @pytest.fixture(scope="module")
 def swe_env():
-    env = agentgym.make("swe/Repair-v0")
+    env = agentgym.make("swe/Repair-v1")
     yield env
     env.close()
 

@@ -15,7 +15,7 @@ from agentgym.envs.usersim.env import DOMAINS, load_domain
 from agentgym.eval.plan import Benchmark
 from agentgym.eval.run import evaluate
 
-IDS = [f"usersim/{name.capitalize()}-v0" for name in DOMAINS]
+IDS = [f"usersim/{name.capitalize()}-v1" for name in DOMAINS]
 
 
 def play(env, actions):
@@ -101,7 +101,7 @@ def _retail_task_with_a_write(env):
 
 
 def test_a_write_without_explicit_confirmation_breaks_the_policy():
-    env = agentgym.make("usersim/Retail-v0")
+    env = agentgym.make("usersim/Retail-v1")
     task = _retail_task_with_a_write(env)
     tools = {t.name: t for t in env.unwrapped.domain.agent_tools()}
     env.reset(seed=0, options={"task_id": task.id})
@@ -118,7 +118,7 @@ def test_a_write_without_explicit_confirmation_breaks_the_policy():
 
 
 def test_calls_can_be_written_as_json_as_python_or_natively_and_respond_talks():
-    env = agentgym.make("usersim/Retail-v0")
+    env = agentgym.make("usersim/Retail-v1")
     env.reset(seed=0, options={"task_id": "test/easy/0"})
     native = env.step({"name": "list_all_product_types", "arguments": {}})[0]
     written = env.step('{"name": "list_all_product_types", "arguments": {}}')[0]
@@ -130,7 +130,7 @@ def test_calls_can_be_written_as_json_as_python_or_natively_and_respond_talks():
 
 
 def test_the_instructions_hold_the_role_the_policy_and_every_tool():
-    env = agentgym.make("usersim/Airline-v0")
+    env = agentgym.make("usersim/Airline-v1")
     observation, info = env.reset(seed=0, options={"task_id": "test/medium/2"})
     domain = env.unwrapped.domain
     assert observation.startswith("User: ")
@@ -141,7 +141,7 @@ def test_the_instructions_hold_the_role_the_policy_and_every_tool():
 
 
 def test_the_state_key_follows_the_database_and_the_conversation():
-    env = agentgym.make("usersim/Retail-v0")
+    env = agentgym.make("usersim/Retail-v1")
     _, first = env.reset(seed=0, options={"task_id": "test/easy/0"})
     _, again = env.reset(seed=5, options={"task_id": "test/easy/0"})
     assert first["state_key"] == again["state_key"]
@@ -169,7 +169,7 @@ def benchmark(env_id: str, tasks: int = 3, episodes: int = 1) -> Benchmark:
 def test_reruns_with_the_scripted_user_are_byte_identical(tmp_path):
     """Same seeds, the scripted user and a deterministic agent (the oracle on one env, a
     fixed reply on another): the same ledger, timing aside."""
-    for env_id, agent in (("usersim/Telecom-v0", "oracle"), ("usersim/Retail-v0", "random")):
+    for env_id, agent in (("usersim/Telecom-v1", "oracle"), ("usersim/Retail-v1", "random")):
         lines = []
         for run in ("a", "b"):
             out = tmp_path / f"{env_id.replace('/', '-')}-{run}"
@@ -181,7 +181,7 @@ def test_reruns_with_the_scripted_user_are_byte_identical(tmp_path):
 
 
 def test_the_oracle_scores_pass_hat_4_of_one_through_the_evaluator(tmp_path):
-    result = evaluate(benchmark("usersim/Airline-v0", tasks=3, episodes=4), "oracle", tmp_path)
+    result = evaluate(benchmark("usersim/Airline-v1", tasks=3, episodes=4), "oracle", tmp_path)
     overall = result.summary["overall"]
     assert overall["pass^4"] == 1.0 and overall["pass^1"] == 1.0
 

@@ -125,7 +125,7 @@ def test_a_power_tower_under_eval_is_a_failed_episode_never_an_errored_one(tmp_p
     from agentgym.eval.engine import EngineLimits
     from agentgym.eval.plan import Benchmark, BenchmarkEnv
 
-    suite = Benchmark("towers", (BenchmarkEnv("reasoning/Math-v0", difficulty="easy", tasks=4),))
+    suite = Benchmark("towers", (BenchmarkEnv("reasoning/Math-v1", difficulty="easy", tasks=4),))
     result = evaluate(
         suite,
         lambda observation, info: "\\boxed{9^{9^{9}}}",
