@@ -39,14 +39,14 @@ def env_id(task: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task", [t for t in sorted(ORACLES) if not in_sample(env_id(t))])
-def test_the_oracle_scores_one_on_a_train_and_a_test_task(task):
+def test_the_oracle_scores_one_on_a_test_task(task):
     """Every page outside the conformance task tier's sample (whose oracle check plays a
-    task of every split: tests/test_conformance.py) has its oracle played here."""
+    task of every split: tests/test_conformance.py) has its oracle played here, on a task of
+    the split benchmarks use (``make check`` plays every split of every page)."""
     env = MiniWoBEnv(task=task)
     try:
-        for task_id in ("train/default/0", "test/default/1"):
-            verdict = play_oracle(env, task_id)
-            assert verdict.score == 1.0 and verdict.passed, f"{task} {task_id}: {verdict}"
+        verdict = play_oracle(env, "test/default/1")
+        assert verdict.score == 1.0 and verdict.passed, f"{task}: {verdict}"
     finally:
         env.close()
 
