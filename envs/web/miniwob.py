@@ -37,6 +37,9 @@ __all__ = [
     "register_all",
 ]
 
+FULL_REWARD = 1.0 - 1e-9
+"""The raw reward a page pays a success in full: the only one that scores (and passes)."""
+
 EPISODE_MAX_MS = 1_000_000_000
 """The page's episode clock, raised from MiniWoB's 10-30 s to about 11 days: an LLM agent
 thinks for seconds per step, and the page must not time it out (BrowserGym raises it too).
@@ -173,7 +176,8 @@ class MiniWoBTask(WebTask):
     def validate(self, world: WebWorld) -> Verdict:
         assert isinstance(world, MiniWoBWorld)
         raw, done, reason = world.page_reward()
-        score = min(1.0, max(0.0, raw)) if done else 0.0
+        passed = done and raw >= FULL_REWARD
+        score = 1.0 if passed else 0.0
         if not done:
             details = "the page has not ended the episode"
         else:
@@ -182,7 +186,7 @@ class MiniWoBTask(WebTask):
             )
         return Verdict(
             score,
-            passed=done and raw > 0,
+            passed=passed,
             components={"raw_reward": raw, "done": float(done)},
             details=details,
         )
@@ -233,10 +237,13 @@ class MiniWoBEnv(WebEnv):
 
     **Scoring.** The page's raw reward ``r`` (in [-1, 1], without MiniWoB's time discount) is
     read from its globals after every step. While the page has not ended the episode the score
-    is 0; once it has, the score is ``max(0, r)`` (1 for a success, the page's partial credit
-    where it gives one, 0 for a failure, whose raw reward is negative) and the episode
-    terminates. ``passed`` is ``r > 0``, BrowserGym's and MiniWoB's success. The verdict's
-    components carry ``raw_reward`` (``r``) and ``done``.
+    is 0; once it has, the episode terminates and the score is 1 when the page paid its full
+    reward (``r >= 1``), else 0; ``passed`` is the same. This departs from MiniWoB++ and
+    BrowserGym, whose reward is ``r`` and whose success is ``r > 0``: pages that pay partial
+    credit pay it to answers that never read the task (``use-colorwheel`` pays about 0.5 for
+    any colour, ``click-checkboxes-large`` counts 9 of 10 boxes right as a success), which the
+    conformance checker's task-blind policies found. The verdict's components carry
+    ``raw_reward`` (``r``) and ``done``.
 
     **Oracle.** Scripted solvers for every registered task (101), which read the instruction,
     the page and (where the page keeps the answer to itself) its JavaScript state, and act

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from agentgym.registry import register
 
-__all__ = ["EXCLUDED", "PAGES", "TASKS", "VERSIONS", "register_all"]
+__all__ = ["EXCLUDED", "PAGES", "PARTIAL_CREDIT", "TASKS", "VERSIONS", "register_all"]
 
 _PAGE_LIST = """
     ascending-numbers bisect-angle book-flight book-flight-nodelay button-delay buy-ticket
@@ -115,12 +115,32 @@ TASKS: tuple[str, ...] = tuple(t for t in PAGES if t not in EXCLUDED)
 """The registered task names."""
 
 
+PARTIAL_CREDIT = (
+    "ascending-numbers",
+    "buy-ticket",
+    "click-checkboxes",
+    "click-checkboxes-large",
+    "click-checkboxes-soft",
+    "click-checkboxes-transfer",
+    "identify-shape",
+    "odd-or-even",
+    "phone-book",
+    "text-editor",
+    "use-colorwheel",
+    "use-colorwheel-2",
+)
+"""Registered pages whose own reward can fall between 0 and 1 (read from their JavaScript):
+MiniWoB++ calls any positive reward a success there, we score only the full one."""
+
 VERSIONS: dict[str, int] = {
     # v1 (2026-11): the instruction is the page's sentence, no longer the text of a dict that
     # also held its parse (the task, the sender, the message: the answer).
     "email-inbox-nl-turk": 1,
     "email-inbox-forward-nl": 1,
     "email-inbox-forward-nl-turk": 1,
+    # v1 (2026-11): a page's partial credit no longer scores; only its full reward does (the
+    # task-blind check found any colour paid about 0.5, and 9 of 10 boxes passed).
+    **dict.fromkeys(PARTIAL_CREDIT, 1),
 }
 """Pages whose id is past v0 (what the agent sees or how it is scored changed)."""
 

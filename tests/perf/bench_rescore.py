@@ -31,7 +31,7 @@ FAMILIES = {
         "web/Shop-v1",
         "web/Forum-v1",
         "miniwob/book_flight-v0",
-        "miniwob/ascending_numbers-v0",
+        "miniwob/ascending_numbers-v1",
     ),
 }
 

@@ -11,7 +11,7 @@ from test_conformance import CASES, in_sample
 
 from agentgym.envs.web import miniwob
 from agentgym.envs.web.miniwob import EXCLUDED, ORACLES, PAGES, TASKS, MiniWoBEnv
-from agentgym.envs.web.miniwob_ids import VERSIONS
+from agentgym.envs.web.miniwob_ids import PARTIAL_CREDIT, VERSIONS
 from agentgym.envs.web.server import miniwob_html
 from agentgym.errors import UsageError
 from agentgym.registry import spec
@@ -90,6 +90,23 @@ def test_a_wrong_answer_ends_the_episode_with_score_zero_and_the_raw_reward():
         assert verdict.components == {"raw_reward": -1.0, "done": 1.0}
     finally:
         env.close()
+
+
+def test_partial_credit_is_no_score_so_a_blind_submit_earns_nothing():
+    """use-colorwheel pays 1 - (colour distance) for whatever colour is submitted: Submit at
+    once, without reading the task, was paid about 0.5 and passed (found by the checker's
+    task-blind policies). Only the page's full reward scores."""
+    env = MiniWoBEnv(task="use-colorwheel")
+    try:
+        env.reset(seed=0, options={"task_id": "test/default/0"})
+        submit = env.unwrapped._world.snapshot.find("button", "Submit")
+        _, reward, terminated, _, info = env.step(f'click("{submit.id}")')
+        verdict = info["verdict"]
+        assert terminated and 0 < verdict.components["raw_reward"] < 1
+        assert reward == 0.0 and verdict.score == 0.0 and not verdict.passed
+    finally:
+        env.close()
+    assert all(VERSIONS[page] >= 1 for page in PARTIAL_CREDIT)
 
 
 def test_the_terminal_is_focused_and_its_caret_still_at_the_first_observation():
