@@ -8,7 +8,7 @@ envs drive a browser (a make/reset/step/close cycle costs about 0.2 s of Chromiu
 * a behaviour class of more than :data:`SAMPLED_CLASS_SIZE` ids (MiniWoB++'s 101 pages: the
   task tier costs 7-36 s per id on a loaded machine, the task-blind policies included) runs
   its task tier here on a fixed eighth of its ids, chosen by a hash of the id
-  (:func:`in_sample`: 12 of MiniWoB++'s 101); every MiniWoB++ page outside it has its oracle
+  (:func:`in_sample`: 10 of MiniWoB++'s 101); every MiniWoB++ page outside it has its oracle
   played on a test task by ``tests/web/test_miniwob.py``;
 * the class tier's long leak check plays :data:`BROWSER_LEAK_CYCLES` cycles instead of the
   contract's 200 (200 were 41-43 s of a class-tier case's 50 on an idle machine).
