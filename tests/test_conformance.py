@@ -19,10 +19,10 @@ Nothing is lost for good: ``make check`` (``agentgym check``) and
 
 import hashlib
 import itertools
-import os
 from collections import Counter
 
 import pytest
+from sampling import FULL
 from timings import PARTS_PROPERTY
 
 import agentgym
@@ -32,8 +32,6 @@ from agentgym.errors import LeakError, MissingExtraError
 from agentgym.multiagent_checker import check_multiagent_env
 
 SLOW_FAMILIES_OR_PREFIXES = ("games/TextWorld",)
-FULL = os.environ.get("AGENTGYM_FULL_CONFORMANCE") == "1"
-"""Whether this run checks every id, without the samples (the module docstring)."""
 SAMPLED_CLASS_SIZE = 24
 """Above this many ids, a browser class's task tier runs on a sample (the module docstring)."""
 FULL_LEAK_CYCLES = 200
