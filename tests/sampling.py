@@ -1,10 +1,11 @@
 """Sampled in the suite, whole under ``make check``.
 
 Some checks are worth running over every task (a task-blind policy on every task of a
-split), but not on every suite run: the suite has a time budget (``docs/testing.md``). Such a
-test draws its cases with :func:`sample`, which keeps a fixed sample of ``k`` in the suite
-and every case when ``AGENTGYM_FULL_CONFORMANCE=1`` is set, as ``make check`` sets it. Mark such
-tests ``task_blind`` so that ``make check`` finds them.
+split, the oracle on every task of a suite), but not on every suite run: the suite has a
+time budget (``docs/testing.md``). Such a test draws its cases with :func:`sample`, which
+keeps a fixed sample of ``k`` in the suite and every case when
+``AGENTGYM_FULL_CONFORMANCE=1`` is set, as ``make check`` sets it (or reads :data:`FULL`).
+Mark such tests ``sampled`` so that ``make check`` finds them.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import agentgym
 from agentgym.envs.swe.env import DEFAULT_TASKS
 from agentgym.envs.swe.instances import load_instances
 
-pytestmark = [pytest.mark.task_blind, pytest.mark.slow]
+pytestmark = [pytest.mark.sampled, pytest.mark.slow]
 
 PATCH_PYTEST = (
     'import sys as _s; _m = _s.modules.get("_py" + "test.python"); '

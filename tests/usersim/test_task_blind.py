@@ -143,7 +143,7 @@ def play(env, task_id: str, policy: Policy) -> float:
     raise AssertionError(f"{task_id}: the episode did not end in {MAX_STEPS} steps")
 
 
-@pytest.mark.task_blind
+@pytest.mark.sampled
 @pytest.mark.parametrize("env_id", ENV_IDS)
 @pytest.mark.parametrize("name", POLICIES)
 def test_a_task_blind_policy_scores_zero_on_every_test_task(env_id, name):
@@ -217,7 +217,7 @@ def _diagnose(env, task_id: str, actions: Callable[[str], list[str]] | list[str]
     return 0.0  # a name that is no candidate is invalid, as every repeat of it would be
 
 
-@pytest.mark.task_blind
+@pytest.mark.sampled
 @pytest.mark.parametrize("difficulty", CANDIDATES)
 @pytest.mark.parametrize("name", DIAGNOSIS_POLICIES)
 def test_a_task_blind_diagnosis_scores_no_more_than_chance(diagnosis, difficulty, name):
@@ -227,7 +227,7 @@ def test_a_task_blind_diagnosis_scores_no_more_than_chance(diagnosis, difficulty
     assert not above_chance(right, len(scores), chance(difficulty)), (name, right, len(scores))
 
 
-@pytest.mark.task_blind
+@pytest.mark.sampled
 @pytest.mark.parametrize("difficulty", CANDIDATES)
 def test_one_fixed_name_on_every_task_scores_no_more_than_chance(diagnosis, difficulty):
     """Each condition's name, said on every task (invalid where it is no candidate)."""
