@@ -41,8 +41,8 @@ from agentgym.registry import (
     register,
     spec,
 )
-from agentgym.spaces import ChatMessages, Text, ToolCall
-from agentgym.task_env import InvalidAction, TaskEnv
+from agentgym.spaces import ChatMessages, Text, ToolCall, tool
+from agentgym.task_env import InvalidAction, TaskEnv, looks_like_tool_call, parse_tool_call
 
 __version__ = "0.1.0"
 
@@ -76,10 +76,13 @@ __all__ = [
     "families",
     "list_envs",
     "load_families",
+    "looks_like_tool_call",
     "make",
     "make_multi",
+    "parse_tool_call",
     "register",
     "spec",
+    "tool",
 ]
 
 # Last, when every name above exists: a family's module may import agentgym to register.

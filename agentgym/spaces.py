@@ -35,7 +35,7 @@ from gymnasium.vector.utils import (
     write_to_shared_memory,
 )
 
-__all__ = ["ChatMessages", "Text", "TextObservation", "ToolCall"]
+__all__ = ["ChatMessages", "Text", "TextObservation", "ToolCall", "tool"]
 
 # Characters `sample()` draws from: printable ASCII plus a few multi-byte characters, so that
 # code handling samples is exercised on non-ASCII input too.
@@ -183,6 +183,47 @@ class ChatMessages(Space[list[dict[str, Any]]]):
 
     def __hash__(self) -> int:
         return hash(("ChatMessages", self.max_messages, self.content.max_length))
+
+
+def tool(
+    name: str,
+    description: str,
+    parameters: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    optional: Sequence[str] = (),
+) -> dict[str, Any]:
+    """One tool as a JSON-schema function declaration in OpenAI's format: the one way to
+    declare a tool, so every family's tools read alike and :class:`ToolCall` judges them alike.
+
+    Every parameter is required unless named in ``optional``. ``additionalProperties`` is
+    always ``False``: an argument the tool does not declare is a mistake the agent hears about
+    (:meth:`ToolCall.problems`), not one silently dropped, which would let a misspelled optional
+    argument look like it took effect.
+
+    Args:
+        name: the tool's name, unique among an env's tools.
+        description: what the tool does, as the model reads it.
+        parameters: argument name -> its JSON schema (``{"type": "string", ...}``), in the order
+            the model should read them.
+        optional: the arguments that may be left out.
+
+    Raises:
+        ValueError: an optional name that is not a parameter (a typo would make it required).
+    """
+    parameters = parameters or {}
+    unknown = [key for key in optional if key not in parameters]
+    if unknown:
+        raise ValueError(f"tool {name!r}: optional arguments {unknown} are not its parameters")
+    return {
+        "name": name,
+        "description": description,
+        "parameters": {
+            "type": "object",
+            "properties": {key: dict(schema) for key, schema in parameters.items()},
+            "required": [key for key in parameters if key not in optional],
+            "additionalProperties": False,
+        },
+    }
 
 
 class ToolCall(Space[dict[str, Any]]):

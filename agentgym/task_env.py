@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
@@ -40,7 +41,14 @@ from agentgym.core import Env, Task, Verdict
 from agentgym.errors import ResetNeeded, TaskError, UsageError
 from agentgym.spaces import Text, ToolCall
 
-__all__ = ["InvalidAction", "TaskEnv", "clean_action", "clean_text", "parse_tool_call"]
+__all__ = [
+    "InvalidAction",
+    "TaskEnv",
+    "clean_action",
+    "clean_text",
+    "looks_like_tool_call",
+    "parse_tool_call",
+]
 
 WorldT = TypeVar("WorldT")
 
@@ -103,6 +111,21 @@ def _clean(value: Any, depth: int) -> Any:
         return {_clean(k, depth + 1): _clean(v, depth + 1) for k, v in value.items()}
     items = [_clean(item, depth + 1) for item in value]
     return items if isinstance(value, list) else tuple(items)
+
+
+_JSON_CALL_START = re.compile(r"^\s*(?:```[A-Za-z]*\s*)?\{")
+
+
+def looks_like_tool_call(text: str) -> bool:
+    """Whether ``text`` is written as a JSON tool call: it opens with ``{``, maybe inside a code
+    fence (```` ``` ````, ```` ```json ````, any language tag).
+
+    The one test of "did the writer mean a call", for envs where plain text is also a valid
+    move (a reply to a simulated user, a user's own message): such text goes to
+    :func:`parse_tool_call`, whose errors then become feedback, and anything else is prose.
+    Python-style calls (``name(...)``) are not recognised here, since prose can look like them.
+    """
+    return _JSON_CALL_START.match(text) is not None
 
 
 def parse_tool_call(text: str, space: ToolCall) -> tuple[str, dict[str, Any]]:

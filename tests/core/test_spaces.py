@@ -6,7 +6,7 @@ import gymnasium
 import pytest
 from gymnasium.vector.utils import batch_space
 
-from agentgym.spaces import ChatMessages, Text, ToolCall
+from agentgym.spaces import ChatMessages, Text, ToolCall, tool
 
 CALC = {
     "name": "add",
@@ -107,3 +107,33 @@ def test_async_vector_envs_of_text_envs_work_with_shared_memory():
             envs.close()
     assert observations["async"] == observations["sync"]
     assert all(isinstance(o, str) and o for batch in observations["async"] for o in batch)
+
+
+def test_tool_declares_required_and_optional_arguments_and_refuses_extra_ones():
+    declared = tool(
+        "view",
+        "show a file",
+        {"path": {"type": "string"}, "line": {"type": "integer"}},
+        optional=["line"],
+    )
+    assert declared == {
+        "name": "view",
+        "description": "show a file",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "line": {"type": "integer"}},
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+    }
+    space = ToolCall([declared])
+    assert space.contains({"name": "view", "arguments": {"path": "a.py"}})
+    assert space.problems({"name": "view", "arguments": {"path": "a.py", "lines": 3}}) == [
+        "view: unexpected argument 'lines'"
+    ]
+    assert tool("submit", "end the episode")["parameters"]["required"] == []
+
+
+def test_tool_refuses_an_optional_name_that_is_not_a_parameter():
+    with pytest.raises(ValueError, match="'lnie'"):
+        tool("view", "show a file", {"line": {"type": "integer"}}, optional=["lnie"])

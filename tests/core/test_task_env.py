@@ -199,3 +199,19 @@ def test_clean_action_cuts_nesting_and_keeps_what_it_cannot_clean():
         depth += 1
     assert node == "[nested too deeply]" and depth == MAX_ACTION_NESTING
     assert clean_action(("a\ud800", 3, None, b"\xff")) == ("a\ufffd", 3, None, b"\xff")
+
+
+@pytest.mark.parametrize(
+    ("text", "is_call"),
+    [
+        ('{"name": "respond", "arguments": {}}', True),
+        ('  \n```json\n{"name": "x"}\n```', True),
+        ('```\n{"name": "x"}```', True),
+        ('```python\n{"name": "x"}```', True),
+        ("Sure, I can help with {that}.", False),
+        ("respond(message='hi')", False),
+        ("", False),
+    ],
+)
+def test_looks_like_tool_call_is_a_json_object_maybe_fenced(text, is_call):
+    assert agentgym.looks_like_tool_call(text) is is_call
