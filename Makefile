@@ -49,10 +49,7 @@ demo: install
 
 # Phase one: the `serial` tests alone (pytest's exit 5, "no test collected", is fine there);
 # phase two: everything else on every core, its timing report counting phase one in.
-test: install swe-repos
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+test: lint swe-repos
 	$(PY) -m pytest -m serial --timings-json .test-timings-serial.json || [ $$? = 5 ]
 	$(PY) -m pytest $(PARALLEL) -m "not serial" --timings-merge .test-timings-serial.json
 
@@ -61,10 +58,11 @@ test: install swe-repos
 test-quick: install
 	$(PY) -m pytest $(PARALLEL) $(QUICK) -m "not slow and not browser and not docker and not model and not serial"
 
+# mypy over every product module, through the package-dir mapping (tests/typecheck.py).
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	$(PY) tests/typecheck.py
 
 # The conformance checker over the registry, then the task-blind tests over every task
 # and the other sampled tests whole (the suite plays a fixed sample: tests/sampling.py).
