@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym.spaces import ToolCall
+from agentgym.spaces import ToolCall, tool
 from agentgym.task_env import InvalidAction, clean_action, parse_tool_call
 
 __all__ = ["ACTIONS", "TOOLS", "Action", "Param", "describe_actions", "format_action", "parse"]
@@ -137,23 +137,20 @@ ACTIONS: dict[str, Action] = {
 """Every action, by name."""
 
 TOOLS: list[dict[str, Any]] = [
-    {
-        "name": a.name,
-        "description": a.doc,
-        "parameters": {
-            "type": "object",
-            "properties": {
-                p.name: {"type": p.type, "description": p.doc}
-                | ({} if p.required else {"default": p.default})
-                for p in a.params
-            },
-            "required": [p.name for p in a.params if p.required],
-            "additionalProperties": False,
+    tool(
+        a.name,
+        a.doc,
+        {
+            p.name: {"type": p.type, "description": p.doc}
+            | ({} if p.required else {"default": p.default})
+            for p in a.params
         },
-    }
+        optional=[p.name for p in a.params if not p.required],
+    )
     for a in ACTIONS.values()
 ]
-"""The actions as JSON-schema tools (OpenAI's function format)."""
+"""The actions as JSON-schema tools (OpenAI's function format), declared the project's one
+way (:func:`agentgym.spaces.tool`): an argument with a default is optional."""
 
 _TOOL_SPACE = ToolCall(TOOLS)
 

@@ -1,5 +1,8 @@
 """The action language: one call with literal arguments, read with ast, never evaluated."""
 
+import hashlib
+import json
+
 import pytest
 
 from agentgym.envs.web import actions
@@ -97,3 +100,20 @@ def test_every_action_is_a_json_schema_tool_and_a_line_of_the_prompt():
 
 def test_an_escaped_lone_surrogate_in_an_argument_is_cleaned():
     assert actions.parse('fill("12", "up\\ud800")') == actions.parse('fill("12", "up\ufffd")')
+
+
+def test_the_tools_agents_see_are_pinned():
+    # The JSON of TOOLS is what a function-calling agent reads: a change to it can change
+    # scores, so it changes only with a version bump (docs/envs/web.md). Declared through
+    # agentgym.tool since issue 28; these bytes are the ones the hand-written dicts gave.
+    text = json.dumps(actions.TOOLS)
+    assert hashlib.sha256(text.encode()).hexdigest() == (
+        "84f4cb8c024e82319c4e9cebfe05d6fb42eab2fcd7002234f6e0f6fac45ed82f"
+    )
+    scroll = next(t for t in actions.TOOLS if t["name"] == "scroll")["parameters"]
+    assert scroll["required"] == ["direction"]
+    assert scroll["properties"]["pixels"] == {
+        "type": "integer",
+        "description": "how far",
+        "default": 400,
+    }
