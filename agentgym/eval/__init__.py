@@ -1,26 +1,73 @@
 """The evaluator: run a benchmark with an agent, record every episode, report honest numbers.
 
-    from agentgym.eval import evaluate
-    from agentgym.eval.plan import load_benchmark
+    from agentgym.eval import evaluate, load_benchmark
 
     result = evaluate(load_benchmark("quickstart"), "oracle", "runs/oracle", num_envs=8)
     print(result.summary["overall"]["success"], result.summary["overall"]["success_ci"])
 
+This package's public face: callers outside ``agentgym.eval`` (the leaderboard, the baselines,
+the README) import from here, not from its submodules, so the modules can move without breaking
+them. The face covers the four jobs: reading a benchmark (``load_benchmark``, ``Benchmark``,
+``BenchmarkEnv``, ``EpisodePlan``, ``episode_seed``), running episodes (``evaluate``,
+``run_episodes``, ``plan_env``, ``EngineLimits``), reading a run back (``read_manifest``,
+``read_run``, ``write_html``) and the statistics (``summarize``, ``bootstrap_ci``, ...).
+
 See ``docs/evaluation.md``: agents, the engine, the run directory, statistics, resume.
 """
 
-from agentgym.eval.engine import EngineLimits, run_episodes
-from agentgym.eval.run import RunResult, evaluate, evaluate_async
-from agentgym.eval.stats import bootstrap_ci, pass_at_k, pass_hat_k, summarize
+from agentgym.eval.engine import EngineLimits, plan_env, run_episodes
+from agentgym.eval.plan import (
+    Benchmark,
+    BenchmarkEnv,
+    EpisodePlan,
+    episode_seed,
+    list_benchmarks,
+    load_benchmark,
+)
+from agentgym.eval.report import Run, read_run, write_html
+from agentgym.eval.run import RunResult, evaluate, evaluate_async, read_manifest
+from agentgym.eval.stats import (
+    BOOTSTRAP_SAMPLES,
+    CONFIDENCE,
+    bootstrap_ci,
+    compare,
+    episode_passed,
+    episode_score,
+    iteration_curve,
+    pass_at_k,
+    pass_hat_k,
+    stratified_bootstrap_ci,
+    stratified_bootstrap_rows,
+    summarize,
+)
 
 __all__ = [
+    "BOOTSTRAP_SAMPLES",
+    "CONFIDENCE",
+    "Benchmark",
+    "BenchmarkEnv",
     "EngineLimits",
+    "EpisodePlan",
+    "Run",
     "RunResult",
     "bootstrap_ci",
+    "compare",
+    "episode_passed",
+    "episode_score",
+    "episode_seed",
     "evaluate",
     "evaluate_async",
+    "iteration_curve",
+    "list_benchmarks",
+    "load_benchmark",
     "pass_at_k",
     "pass_hat_k",
+    "plan_env",
+    "read_manifest",
+    "read_run",
     "run_episodes",
+    "stratified_bootstrap_ci",
+    "stratified_bootstrap_rows",
     "summarize",
+    "write_html",
 ]
