@@ -56,8 +56,7 @@ def add_commands(commands: Any) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from agentgym.sandbox.docker import docker_problem
-    from agentgym.sandbox.dockerd import PrivateDaemon
+    from agentgym.sandbox.dockerd import PrivateDaemon, docker_problem
     from agentgym.sandbox.images import SANDBOX_IMAGE, build_image, build_rootfs
 
     started = time.monotonic()

@@ -48,7 +48,6 @@ import contextlib
 import functools
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 from collections.abc import Mapping
@@ -62,6 +61,13 @@ from agentgym.sandbox.base import (
     check_host_paths,
 )
 from agentgym.sandbox.bwrap import limit_args
+from agentgym.sandbox.dockerd import (
+    client_for,
+    docker_cli,
+    docker_client,
+    docker_host,
+    docker_problem,
+)
 from agentgym.sandbox.images import SANDBOX_IMAGE
 from agentgym.sandbox.process import (
     descendants,
@@ -79,6 +85,8 @@ from agentgym.sandbox.session import ShellSession
 from agentgym.sandbox.syscalls import docker_profile
 from agentgym.sandbox.uids import UidLease, lease_uid, processes_of
 
+# docker_client and docker_problem live in dockerd (below images.py, which needs them too);
+# they stay importable from here, where a caller making sandboxes looks for them.
 __all__ = ["DockerSandbox", "docker_client", "docker_problem", "reap_orphans"]
 
 LABEL = "agentgym.sandbox"
@@ -89,63 +97,6 @@ OWNER_HOST, OWNER_PID, OWNER_START = (
 )
 DEFAULT_CPUS = 1.0  # CPUs per container (AGENTGYM_DOCKER_CPUS); Limits has no CPU-count field
 BUILD_HINT = "build it offline with `agentgym containers build`"
-
-
-def _host() -> str:
-    return os.environ.get("DOCKER_HOST", "")
-
-
-def docker_problem() -> str | None:
-    """Why the docker backend cannot run here, or ``None`` when a daemon answers.
-
-    Honours ``DOCKER_HOST``; the answer is cached per ``DOCKER_HOST`` value, and with no
-    socket file at all it returns at once (``create(backend="auto")`` asks every time).
-    """
-    return _problem_for(_host())
-
-
-@functools.cache
-def _problem_for(host: str) -> str | None:
-    try:
-        import docker  # noqa: F401
-    except ImportError:
-        return "the docker Python package is missing: pip install 'agentgym[docker]'"
-    if shutil.which("docker") is None:
-        return "the docker command-line client is missing: apt-get install docker.io"
-    if host.startswith("unix://") or not host:
-        path = host.removeprefix("unix://") or "/var/run/docker.sock"
-        if not os.path.exists(path):
-            return (
-                f"no Docker daemon socket at {path}; start dockerd (or set DOCKER_HOST), "
-                f"see agentgym.sandbox.dockerd.PrivateDaemon"
-            )
-    try:
-        docker_client().ping()
-    except Exception as error:
-        return (
-            f"the Docker daemon at {host or 'unix:///var/run/docker.sock'} does not answer: {error}"
-        )
-    return None
-
-
-def docker_client():  # type: ignore[no-untyped-def]
-    """A docker SDK client for the current ``DOCKER_HOST`` (one per host, shared)."""
-    return _client_for(_host())
-
-
-@functools.cache
-def _client_for(host: str):  # type: ignore[no-untyped-def]
-    import docker
-
-    return docker.DockerClient(base_url=host or "unix:///var/run/docker.sock", timeout=60)
-
-
-def docker_cli() -> str:
-    """The ``docker`` command-line client."""
-    cli = shutil.which("docker")
-    if cli is None:
-        raise SandboxUnavailableError("the docker command-line client is missing")
-    return cli
 
 
 def reap_orphans(client: Any = None) -> list[str]:
@@ -172,7 +123,7 @@ def reap_orphans(client: Any = None) -> list[str]:
 @functools.cache
 def _reaped(host: str) -> list[str]:
     """Reap once per process and daemon."""
-    return reap_orphans(_client_for(host))
+    return reap_orphans(client_for(host))
 
 
 _TOOLS: dict[str, frozenset[str]] = {}
@@ -193,7 +144,7 @@ class DockerSandbox(Sandbox):
         self.image = spec.image or SANDBOX_IMAGE
         self.closed = True  # until the container runs, close() has nothing to do
         self._client = docker_client()
-        self._host = _host()
+        self._host = docker_host()
         self._cli = docker_cli()
         _reaped(self._host)
         self._lease: UidLease = lease_uid()
@@ -388,7 +339,7 @@ class DockerSandbox(Sandbox):
             self._container.reload()
         except Exception:
             return False
-        return self._container.status == "running"
+        return str(self._container.status) == "running"
 
     def _remove(self) -> None:
         if self._container is None:

@@ -1,4 +1,9 @@
-"""A Docker daemon of agentgym's own, on a private socket, for machines where none runs.
+"""The Docker daemon: reaching the one ``DOCKER_HOST`` names, or running one of our own.
+
+:func:`docker_client`, :func:`docker_cli` and :func:`docker_problem` are how the docker
+backend (:mod:`agentgym.sandbox.docker`) and the image builder
+(:mod:`agentgym.sandbox.images`) reach a daemon; they live here, below both, so neither
+module imports the other for them.
 
 Our machines (and CI) have the ``docker.io`` package but no running daemon and no registry.
 :class:`PrivateDaemon` starts ``dockerd`` with its socket and runtime state in a short
@@ -17,19 +22,84 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentgym.cache import cache_dir, exclusive
 from agentgym.errors import SandboxUnavailableError
 from agentgym.sandbox.process import is_running
 
-__all__ = ["PrivateDaemon", "socket_answers"]
+if TYPE_CHECKING:  # the SDK is an optional extra, imported only when a daemon is used
+    from docker import DockerClient
+
+__all__ = ["PrivateDaemon", "docker_cli", "docker_client", "docker_problem", "socket_answers"]
+
+
+def docker_host() -> str:
+    """``DOCKER_HOST`` as set now (empty: the default socket)."""
+    return os.environ.get("DOCKER_HOST", "")
+
+
+def docker_problem() -> str | None:
+    """Why the docker backend cannot run here, or ``None`` when a daemon answers.
+
+    Honours ``DOCKER_HOST``; the answer is cached per ``DOCKER_HOST`` value, and with no
+    socket file at all it returns at once (``create(backend="auto")`` asks every time).
+    """
+    return _problem_for(docker_host())
+
+
+@functools.cache
+def _problem_for(host: str) -> str | None:
+    try:
+        import docker  # noqa: F401
+    except ImportError:
+        return "the docker Python package is missing: pip install 'agentgym[docker]'"
+    if shutil.which("docker") is None:
+        return "the docker command-line client is missing: apt-get install docker.io"
+    if host.startswith("unix://") or not host:
+        path = host.removeprefix("unix://") or "/var/run/docker.sock"
+        if not os.path.exists(path):
+            return (
+                f"no Docker daemon socket at {path}; start dockerd (or set DOCKER_HOST), "
+                f"see agentgym.sandbox.dockerd.PrivateDaemon"
+            )
+    try:
+        client_for(host).ping()
+    except Exception as error:
+        return (
+            f"the Docker daemon at {host or 'unix:///var/run/docker.sock'} does not answer: {error}"
+        )
+    return None
+
+
+def docker_client() -> DockerClient:
+    """A docker SDK client for the current ``DOCKER_HOST`` (one per host, shared)."""
+    return client_for(docker_host())
+
+
+@functools.cache
+def client_for(host: str) -> DockerClient:
+    """The shared docker SDK client for ``host`` (``""``: the default socket)."""
+    import docker
+
+    return docker.DockerClient(base_url=host or "unix:///var/run/docker.sock", timeout=60)
+
+
+def docker_cli() -> str:
+    """The ``docker`` command-line client."""
+    cli = shutil.which("docker")
+    if cli is None:
+        raise SandboxUnavailableError("the docker command-line client is missing")
+    return cli
 
 
 def socket_answers(path: str | Path, timeout: float = 2.0) -> bool:

@@ -18,7 +18,7 @@ def available_backends() -> dict[str, str | None]:
 
     problems: dict[str, str | None] = {"bwrap": bwrap_problem()}
     try:
-        from agentgym.sandbox.docker import docker_problem
+        from agentgym.sandbox.dockerd import docker_problem
     except ImportError:
         problems["docker"] = "the docker backend is not installed in this agentgym"
     else:
@@ -62,7 +62,7 @@ def create(
 
         return BwrapSandbox(spec)
     if backend == "docker":
-        from agentgym.sandbox.docker import DockerSandbox  # type: ignore[import-not-found]
+        from agentgym.sandbox.docker import DockerSandbox
 
         return DockerSandbox(spec)
     from agentgym.sandbox.local import LocalSandbox

@@ -35,9 +35,14 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentgym.cache import cache_dir, exclusive
 from agentgym.errors import SandboxError, SandboxUnavailableError
+from agentgym.sandbox.dockerd import docker_cli, docker_client
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 __all__ = [
     "DEFAULT_MIRROR",
@@ -87,7 +92,7 @@ def build_rootfs(mirror: str | None = None, force: bool = False, log: Log = prin
 
 def import_rootfs(force: bool = False, log: Log = print) -> str:
     """``docker import`` the rootfs tree as :data:`ROOTFS_IMAGE` (a few seconds)."""
-    client = _client()
+    client = docker_client()
     if not force and _image_labels(client, ROOTFS_IMAGE) is not None:
         log(f"import: {ROOTFS_IMAGE} is there")
         return ROOTFS_IMAGE
@@ -97,7 +102,7 @@ def import_rootfs(force: bool = False, log: Log = print) -> str:
 
 def build_image(tag: str = SANDBOX_IMAGE, force: bool = False, log: Log = print) -> str:
     """``docker build`` the base sandbox image on the imported rootfs (a few minutes once)."""
-    client = _client()
+    client = docker_client()
     recipe = dockerfile()
     digest = hashlib.sha256(recipe.read_bytes()).hexdigest()
 
@@ -115,7 +120,7 @@ def build_image(tag: str = SANDBOX_IMAGE, force: bool = False, log: Log = print)
         _import_rootfs_locked(client, False, log)
         log(f"image: docker build {recipe.name} -> {tag} (apt-get from Debian's mirror)")
         started = time.monotonic()
-        argv = [_docker_cli(), "build", "--network", "host", "--label", f"{HASH_LABEL}={digest}"]
+        argv = [docker_cli(), "build", "--network", "host", "--label", f"{HASH_LABEL}={digest}"]
         argv += [
             "--build-arg",
             f"BASE={ROOTFS_IMAGE}",
@@ -177,7 +182,7 @@ def _build_rootfs_locked(mirror: str | None, force: bool, log: Log) -> Path:
     return target
 
 
-def _import_rootfs_locked(client, force: bool, log: Log) -> str:  # type: ignore[no-untyped-def]
+def _import_rootfs_locked(client: DockerClient, force: bool, log: Log) -> str:
     """:func:`import_rootfs` for a caller that holds :func:`_docker_lock`."""
     if not force and _image_labels(client, ROOTFS_IMAGE) is not None:
         log(f"import: {ROOTFS_IMAGE} is there")
@@ -207,7 +212,7 @@ def _docker_import(tree: Path) -> None:
     )
     try:
         imported = subprocess.run(
-            [_docker_cli(), "import", "-", ROOTFS_IMAGE],
+            [docker_cli(), "import", "-", ROOTFS_IMAGE],
             stdin=tar.stdout,
             capture_output=True,
             check=False,
@@ -220,13 +225,7 @@ def _docker_import(tree: Path) -> None:
         raise SandboxError(f"docker import failed: {imported.stderr.decode().strip()}")
 
 
-def _client():  # type: ignore[no-untyped-def]
-    from agentgym.sandbox.docker import docker_client
-
-    return docker_client()
-
-
-def _image_labels(client, name: str) -> dict[str, str] | None:  # type: ignore[no-untyped-def]
+def _image_labels(client: DockerClient, name: str) -> dict[str, str] | None:
     import docker.errors
 
     try:
@@ -234,12 +233,6 @@ def _image_labels(client, name: str) -> dict[str, str] | None:  # type: ignore[n
     except docker.errors.ImageNotFound:
         return None
     return dict(image.labels or {})
-
-
-def _docker_cli() -> str:
-    from agentgym.sandbox.docker import docker_cli
-
-    return docker_cli()
 
 
 def _run(argv: list[str], what: str, env: dict[str, str] | None = None) -> None:

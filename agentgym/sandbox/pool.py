@@ -38,7 +38,7 @@ class SandboxPool:
             raise UsageError(f"SandboxPool size must be a positive int, got {size!r}")
         self.spec = spec or SandboxSpec()
         self.size = size
-        self._make = lambda: create(self.spec, backend=backend, **create_options)
+        self._backend, self._create_options = backend, create_options
         self._ready: deque[Sandbox] = deque()
         self._lock = threading.Condition()
         self._closed = False
@@ -48,6 +48,9 @@ class SandboxPool:
         self._ready.append(first)
         self._filler = threading.Thread(target=self._fill, name="sandbox-pool", daemon=True)
         self._filler.start()
+
+    def _make(self) -> Sandbox:
+        return create(self.spec, backend=self._backend, **self._create_options)
 
     def _fill(self) -> None:
         while True:

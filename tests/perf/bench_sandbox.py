@@ -54,8 +54,7 @@ def seconds(call: Callable[[], object], repeat: int) -> float:
 @contextlib.contextmanager
 def docker_daemon() -> Iterator[None]:
     """A daemon with the base image: the one that answers, or a private one for the run."""
-    from agentgym.sandbox.docker import docker_problem
-    from agentgym.sandbox.dockerd import PrivateDaemon
+    from agentgym.sandbox.dockerd import PrivateDaemon, docker_problem
     from agentgym.sandbox.images import ensure_images
 
     if docker_problem() is None:

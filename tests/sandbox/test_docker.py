@@ -67,11 +67,13 @@ def test_the_reaper_removes_containers_of_dead_owners(client, spec):
         OWNER_PID: str(dead.pid),
         "agentgym.owner.start": "1",
     }
-    orphan = client.containers.create(
-        SANDBOX_IMAGE, ["sleep", "infinity"], labels=labels, network_mode="none"
-    )
-    orphan.start()
+    # The orphan is made after the first sandbox: that one reaps on its own (once per
+    # process), so an orphan made before it would be gone when this test runs alone.
     with create(spec, backend="docker") as alive_box:
+        orphan = client.containers.create(
+            SANDBOX_IMAGE, ["sleep", "infinity"], labels=labels, network_mode="none"
+        )
+        orphan.start()
         removed = reap_orphans(client)
         assert orphan.name in removed
         assert alive_box._container.name not in removed  # its owner (this process) lives

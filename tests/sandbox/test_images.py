@@ -115,8 +115,8 @@ class FakeDocker:
 def fake_docker(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path / "cache"))
     fake = FakeDocker()
-    monkeypatch.setattr(images, "_client", lambda: object())
-    monkeypatch.setattr(images, "_docker_cli", lambda: "docker")
+    monkeypatch.setattr(images, "docker_client", lambda: object())
+    monkeypatch.setattr(images, "docker_cli", lambda: "docker")
     monkeypatch.setattr(images, "_image_labels", fake.image_labels)
     monkeypatch.setattr(images, "_debootstrap", fake.debootstrap)
     monkeypatch.setattr(images, "_docker_import", fake.docker_import)
