@@ -267,6 +267,13 @@ class Session(ABC):
     def close(self) -> None:
         """Stop the shell and every process it started (idempotent)."""
 
+    def ended(self) -> bool:
+        """Whether the shell has exited on its own (a command ran ``exit``, or it was
+        killed) since the last :meth:`run`: the next command then starts a new shell, in
+        the sandbox's work dir, without the old one's state (cwd, variables, jobs). False
+        for a closed session. This default is for sessions whose shell cannot end that way."""
+        return False
+
     async def arun(
         self, command: str, timeout: float | None = None, stdin: bytes | str | None = None
     ) -> ExecResult:
@@ -330,6 +337,16 @@ class Sandbox(ABC):
     @abstractmethod
     def alive(self) -> bool:
         """Whether the sandbox can still run commands (cheap; used by the pool)."""
+
+    def overlay_upper(self, target: str) -> str | None:
+        """The host path of the upper layer of the :class:`Overlay` at ``target``: a
+        directory holding exactly the entries written there since the sandbox started, in
+        overlayfs's format (a deleted entry is a 0/0 character device; a directory that
+        replaced one of the source's carries ``trusted.overlay.opaque``). Lets the host see
+        what changed without a command inside. Its contents are the sandbox's: read them
+        without following links. ``None`` where the backend keeps no such layer on the
+        host (docker copies the tree in) or no overlay is at ``target``."""
+        return None
 
     @abstractmethod
     def _close(self) -> None:

@@ -382,6 +382,13 @@ class BwrapSandbox(Sandbox):
     def alive(self) -> bool:
         return not self.closed and self._keeper.poll() is None
 
+    def overlay_upper(self, target: str) -> str | None:
+        self._ensure_open()
+        for i, overlay in enumerate(self.spec.overlays):
+            if overlay.target == target:  # seen through the keeper's mount namespace
+                return f"/proc/{self._pid}/root{LAYERS}/layers/{i}/up"
+        return None
+
     def _close(self) -> None:
         if self._watched is not None:
             unwatch(self._watched)

@@ -8,11 +8,12 @@ its holes closed (:mod:`agentgym.envs.swe.grading`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from agentgym.envs.swe.grading import grade, starting_files
 from agentgym.envs.swe.instances import SWEInstance, load_instances
 from agentgym.envs.swe.patches import apply_patch, split_patch
 from agentgym.envs.swe.prepare import PreparedRepo, find_spec, prepared_repo
+from agentgym.envs.swe.statekey import WorkingCopyKey, git_state_key
 from agentgym.envs.swe.testrun import REPO_DIR, run_tests
 from agentgym.envs.swe.workspace import (
     WorkingCopyError,
@@ -34,6 +36,7 @@ from agentgym.envs.swe.workspace import (
 from agentgym.errors import SandboxFileNotFoundError, UsageError
 from agentgym.sandbox import ResourceLimitError, Sandbox, Session
 from agentgym.sandbox.base import check_timeout
+from agentgym.spaces import tool
 from agentgym.task_env import InvalidAction, TaskEnv
 
 __all__ = ["DEFAULT_TASKS", "TOOLS", "SWEEnv", "SWETask", "SWEWorld"]
@@ -43,70 +46,64 @@ OUTPUT_LIMIT = 10_000
 VIEW_LINES = 400
 SEARCH_LINES = 100
 PATCH_END = "AGENTGYM_PATCH_END"
-STATE = "git status --porcelain -uall; git diff"
-"""What the working copy's state key digests: which files changed, and how."""
 ZERO_COMPONENTS = {"fail_to_pass": 0.0, "pass_to_pass": 0.0, "dropped_files": 0.0, "tampering": 0.0}
 
 
-def _tool(name: str, description: str, **properties: Any) -> dict[str, Any]:
-    required = [k for k, v in properties.items() if not v.pop("optional", False)]
-    return {
-        "name": name,
-        "description": description,
-        "parameters": {"type": "object", "properties": properties, "required": required},
-    }
-
+_TEXT = {"type": "string"}
 
 TOOLS = [
-    _tool(
+    tool(
         "bash",
         "Run a command in a persistent bash shell (cwd, variables and background jobs persist; "
         "it starts in /testbed). No network.",
-        command={"type": "string", "description": "the command line"},
+        {"command": {"type": "string", "description": "the command line"}},
     ),
-    _tool(
+    tool(
         "view",
         "Show a file with line numbers (optionally only lines start_line..end_line), or list "
         "a directory two levels deep.",
-        path={"type": "string", "description": "a path, relative to /testbed or absolute"},
-        start_line={"type": "integer", "optional": True},
-        end_line={"type": "integer", "optional": True},
+        {
+            "path": {"type": "string", "description": "a path, relative to /testbed or absolute"},
+            "start_line": {"type": "integer"},
+            "end_line": {"type": "integer"},
+        },
+        optional=("start_line", "end_line"),
     ),
-    _tool(
+    tool(
         "str_replace",
         "Replace the one occurrence of old_str in a file by new_str (old_str must occur exactly "
         "once; include enough context).",
-        path={"type": "string"},
-        old_str={"type": "string"},
-        new_str={"type": "string"},
+        {"path": _TEXT, "old_str": _TEXT, "new_str": _TEXT},
     ),
-    _tool(
+    tool(
         "insert",
         "Insert text after line insert_line of a file (0 inserts at the top).",
-        path={"type": "string"},
-        insert_line={"type": "integer"},
-        text={"type": "string"},
+        {"path": _TEXT, "insert_line": {"type": "integer"}, "text": _TEXT},
     ),
-    _tool(
+    tool(
         "create",
         "Write a file with the given content (created, or replaced if it exists).",
-        path={"type": "string"},
-        file_text={"type": "string"},
+        {"path": _TEXT, "file_text": _TEXT},
     ),
-    _tool(
+    tool(
         "search",
         "Search files for a regular expression (grep -E), showing file:line: matches.",
-        pattern={"type": "string"},
-        path={"type": "string", "optional": True, "description": "where to search (default .)"},
+        {
+            "pattern": _TEXT,
+            "path": {"type": "string", "description": "where to search (default .)"},
+        },
+        optional=("path",),
     ),
-    _tool(
+    tool(
         "run_tests",
         "Run tests (pytest node ids or paths; default: the failing tests of the issue) and show "
         "each one's outcome.",
-        tests={"type": "array", "items": {"type": "string"}, "optional": True},
+        {"tests": {"type": "array", "items": {"type": "string"}}},
+        optional=("tests",),
     ),
-    _tool("submit", "Submit the working copy's changes as the fix; this ends the episode."),
+    tool("submit", "Submit the working copy's changes as the fix; this ends the episode."),
 ]
+"""The agent's tools (an argument a tool does not declare is an invalid action)."""
 
 
 @dataclass
@@ -118,8 +115,11 @@ class SWEWorld:
     start: Mapping[str, str | None]
     box: Sandbox
     shell: Session
-    probe: Session  # our own shell in the sandbox, for the state key (the agent's is busy)
     backend: str = "bwrap"
+    tree_key: Callable[[], str] | None = None
+    """The working copy's state key (:mod:`agentgym.envs.swe.statekey`), set at setup."""
+    probe: Session | None = None
+    """Our own shell in the sandbox, for a state key read by git (the agent's is busy)."""
     last: str = ""
     patch: str | None = None
     verdict: Verdict | None = None
@@ -139,12 +139,14 @@ class SWETask(Task[SWEWorld]):
         start = starting_files(prepared, instance)
         box = open_workspace(prepared, start, backend=self.backend, git=True)
         try:
-            shell, probe = box.session(), box.session()
+            shell = box.session()
             shell.run(f"cd {REPO_DIR}")
+            world = SWEWorld(instance, prepared, start, box, shell, self.backend)
+            git = functools.partial(_git_key, world)
+            world.tree_key = WorkingCopyKey.of(box, prepared.tree, git) or git
         except BaseException:
             box.close()
             raise
-        world = SWEWorld(instance, prepared, start, box, shell, probe, self.backend)
         goal = (
             f"You are working in a checkout of the Python repository {instance.repo} "
             f"{instance.version} at {REPO_DIR} (a git repository; its tests run with pytest). "
@@ -174,8 +176,15 @@ class SWETask(Task[SWEWorld]):
 
     def teardown(self, world: SWEWorld) -> None:
         world.shell.close()
-        world.probe.close()
+        if world.probe is not None:
+            world.probe.close()
         world.box.close()
+
+
+def _git_key(world: SWEWorld) -> str:
+    if world.probe is None:  # opened on first use: the overlay's key needs none
+        world.probe = world.box.session()
+    return git_state_key(world.probe)
 
 
 def _pristine(world: SWEWorld, path: str) -> str | None:
@@ -296,10 +305,6 @@ class SWEEnv(TaskEnv[SWEWorld]):
             if action.strip().lower() in ("submit", "submit()"):
                 return "submit", {}
             raise
-        declared = next(t for t in TOOLS if t["name"] == name)["parameters"]["properties"]
-        unknown = sorted(set(arguments) - set(declared))
-        if unknown:
-            raise InvalidAction(f"{name} takes {sorted(declared) or 'no arguments'}, not {unknown}")
         return name, arguments
 
     def _tool_bash(self, world: SWEWorld, command: str) -> str:
@@ -312,8 +317,7 @@ class SWEEnv(TaskEnv[SWEWorld]):
         if result.timed_out:
             parts.append(f"[timed out after {self.command_timeout:g} s: the command was killed]")
         parts.append(f"[exit code {result.exit_code}]")
-        ended = getattr(world.shell, "ended", None)
-        if ended is not None and ended():  # exit: a new shell, started in /testbed again
+        if world.shell.ended():  # exit: a new shell, started in /testbed again
             world.shell.run(f"cd {REPO_DIR}")
             parts.append("[the shell exited; a new one was started in /testbed]")
         return "\n".join(p for p in parts if p)
@@ -429,9 +433,8 @@ class SWEEnv(TaskEnv[SWEWorld]):
         if world.patch is not None:
             tree = _digest(world.patch)
         else:
-            # In a shell of our own (a fresh process tree per step would cost ten times more).
-            status = world.probe.run(f"cd {REPO_DIR} && {{ {STATE} ; }} 2>&1 | sha256sum")
-            tree = _digest(status.stdout)
+            assert world.tree_key is not None, "set by setup"
+            tree = _digest(world.tree_key())
         return json.dumps([world.instance.instance_id, tree, _digest(world.last)])
 
     def is_over(self, world: SWEWorld) -> bool:

@@ -142,7 +142,7 @@ def test_a_run_of_nothing_says_why_without_its_timing(tiny_env, tiny_tasks):
             },
             "insert_line",
         ),
-        ({"name": "bash", "arguments": {"command": "ls", "sudo": True}}, "not ['sudo']"),
+        ({"name": "bash", "arguments": {"command": "ls", "sudo": True}}, "argument 'sudo'"),
         ({"name": "fly", "arguments": {}}, "fly"),
         ("nothing I can parse", "Invalid action"),
     ],
