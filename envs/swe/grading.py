@@ -75,6 +75,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from types import MappingProxyType
 
 from agentgym.core import Verdict
 from agentgym.envs.swe.instances import SWEInstance
@@ -210,8 +211,18 @@ def writable_path(prepared: PreparedRepo, path: str, *, exists: bool) -> bool:
 
 
 def starting_files(prepared: PreparedRepo, instance: SWEInstance) -> dict[str, str | None]:
-    """The files a task's starting tree has in place of the pristine ones (its bug)."""
-    return _patched(prepared, instance.bug_patch, {})
+    """The files a task's starting tree has in place of the pristine ones (its bug): worked
+    out once per task and prepared tree (a ``git apply`` per reset otherwise)."""
+    tree = prepared.tree
+    return dict(_starting_files(prepared, str(tree), tree.stat().st_mtime_ns, instance.bug_patch))
+
+
+@functools.lru_cache(maxsize=1024)
+def _starting_files(
+    prepared: PreparedRepo, tree: str, mtime_ns: int, bug_patch: str
+) -> Mapping[str, str | None]:
+    del tree, mtime_ns  # the cache key, with the patch: a tree prepared again is read again
+    return MappingProxyType(_patched(prepared, bug_patch, {}))
 
 
 def _unsafe(part: FilePatch) -> bool:

@@ -10,7 +10,9 @@ empty), the split and difficulty, and how the bug was made.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field
 from pathlib import Path
@@ -115,14 +117,32 @@ def json_lines(path: str | Path) -> list[tuple[int, Any]]:
 
 
 def load_instances(path: str | Path) -> list[SWEInstance]:
-    """The instances of a JSON Lines file (one object per line)."""
+    """The instances of a JSON Lines file (one object per line).
+
+    Parsed once per version of the file (its path, size and modification time): swe-v0's
+    1.6 MB would otherwise be read at every ``make``.
+    """
+    try:
+        info = os.stat(path)
+    except OSError:
+        return list(_parse_instances(path))  # raises the UsageError naming the file
+    return list(_cached_instances(os.path.realpath(path), info.st_size, info.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_instances(path: str, size: int, mtime_ns: int) -> tuple[SWEInstance, ...]:
+    del size, mtime_ns  # the cache key: a file written again is read again
+    return _parse_instances(path)
+
+
+def _parse_instances(path: str | Path) -> tuple[SWEInstance, ...]:
     instances = []
     for number, value in json_lines(path):
         try:
             instances.append(SWEInstance.from_json(value))
         except (UsageError, ValueError, TypeError) as error:
             raise UsageError(f"{path}:{number}: not an SWE instance: {error}") from None
-    return instances
+    return tuple(instances)
 
 
 def save_instances(instances: Iterable[SWEInstance], path: str | Path) -> None:
