@@ -27,7 +27,7 @@ from starlette.testclient import TestClient
 
 from agentgym.cli import main
 from agentgym.errors import InfrastructureError
-from agentgym.leaderboard import server as server_module
+from agentgym.leaderboard import checker as checker_module
 from agentgym.leaderboard.bundle import BundleLimits, pack_bundle
 from agentgym.leaderboard.export import export_site
 from agentgym.leaderboard.server import ServerLimits, create_app
@@ -330,7 +330,7 @@ def test_a_check_the_server_cannot_run_leaves_the_submission_received_with_the_e
     def broken(*args, **kwargs):
         raise InfrastructureError("the env's sandbox would not start")
 
-    monkeypatch.setattr(server_module, "rescore", broken)
+    monkeypatch.setattr(checker_module, "rescore", broken)
     answer = post(client, bundle_of(tiny_runs["oracle"], tmp_path), tokens["submit"])
     status = checked(client, answer.json()["id"])
     assert status["status"] == "received"  # not the submitter's fault: not rejected
