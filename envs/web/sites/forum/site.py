@@ -11,12 +11,11 @@ a session never outlives its episode's browser context.
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
 from typing import Any
 
-from agentgym.envs.web.sites.base import Site
 from agentgym.envs.web.sites.forum.data import generate, hot_rank
-from agentgym.envs.web.sites.session import CookieSession
+from agentgym.envs.web.sites.users import UserSite, paginate
+from agentgym.envs.web.sites.users import next_time as _next_time
 
 __all__ = ["ForumSite"]
 
@@ -45,30 +44,27 @@ CREATE INDEX comments_post ON comments(post_id);
 """
 
 
-def when(seconds: int) -> str:
-    """A timestamp as the pages show it (UTC, minutes)."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M")
-
-
 def next_time(db: sqlite3.Connection) -> int:
-    """The time of a new post or comment: one minute after the latest thing on the forum.
-
-    The site has no wall clock (episodes must replay exactly), so "now" moves with content.
-    """
-    row = db.execute(
-        "SELECT max(t) FROM (SELECT max(created) t FROM posts UNION ALL "
-        "SELECT max(created) FROM comments UNION ALL SELECT max(edited) FROM posts)"
-    ).fetchone()
-    return int(row[0]) + 60
+    """The time of a new post, comment or edit: a minute after the latest thing on the forum."""
+    return _next_time(db, "posts.created", "comments.created", "posts.edited")
 
 
-class ForumSite(Site):
+def _sort_key(sort: str, post: sqlite3.Row) -> float:
+    """Sorting by ``sort`` puts the smallest key first (hot, new and top are descending)."""
+    if sort == "hot":
+        return -hot_rank(post["score"], post["created"])
+    return -float(post["created"] if sort == "new" else post["score"])
+
+
+class ForumSite(UserSite):
     """See the module docstring."""
 
     name = "forum"
     title = "Forum"
     version = 1
-    session = CookieSession("forum")
+    home = "Forums"
+    sign_in_label = "Log in"
+    sign_out_label = "Log out"
 
     # ------------------------------------------------------------------ data
 
@@ -105,21 +101,6 @@ class ForumSite(Site):
             [(user_ids[u], forum_ids[f]) for u, f in data.subscriptions],
         )
 
-    # ------------------------------------------------------------------ sessions
-
-    def current_user(self, request: Any) -> sqlite3.Row | None:
-        """The signed-in user of the request, or None."""
-        return self.session.user(request)
-
-    def page(self, request: Any, template: str, status_code: int = 200, **context: Any) -> Any:
-        """Render with the signed-in user in the context (the header shows who is in)."""
-        context.setdefault("me", self.current_user(request))
-        context.setdefault("when", when)
-        return self.render(request, template, status_code, **context)
-
-    def _not_found(self, request: Any, what: str) -> Any:
-        return self.page(request, "not_found.html", 404, what=what)
-
     # ------------------------------------------------------------------ routes
 
     def routes(self) -> list[Any]:
@@ -127,8 +108,7 @@ class ForumSite(Site):
 
         return [
             Route("/", self.index),
-            Route("/login", self.login, methods=["GET", "POST"]),
-            Route("/logout", self.logout, methods=["POST"]),
+            *self.auth_routes(),
             Route("/u/{username}", self.profile),
             Route("/f/{forum}", self.forum),
             Route("/f/{forum}/subscribe", self.subscribe, methods=["POST"]),
@@ -150,50 +130,26 @@ class ForumSite(Site):
         ).fetchall()
         return self.page(request, "index.html", forums=forums, me=me)
 
-    async def login(self, request: Any) -> Any:
-        back = self.session.safe_next(request.query_params.get("next"))
-        if request.method == "GET":
-            return self.page(request, "login.html", back=back, error=None)
-        form = await request.form()
-        username, password = str(form.get("username", "")), str(form.get("password", ""))
-        if not self.session.check(request.state.db, username, password):
-            error = "Wrong username or password."
-            return self.page(request, "login.html", 401, back=back, error=error)
-        return self.session.sign_in(request.state.db, username, back)
-
-    async def logout(self, request: Any) -> Any:
-        return self.session.sign_out()
-
     def _forum(self, request: Any) -> sqlite3.Row | None:
-        return request.state.db.execute(
+        forum: sqlite3.Row | None = request.state.db.execute(
             "SELECT * FROM forums WHERE name = ?", (request.path_params["forum"],)
         ).fetchone()
+        return forum
 
     async def forum(self, request: Any) -> Any:
         db, forum = request.state.db, self._forum(request)
         if forum is None:
-            return self._not_found(request, f"forum f/{request.path_params['forum']}")
+            return self.not_found(request, f"forum f/{request.path_params['forum']}")
         sort = request.query_params.get("sort", "hot")
         if sort not in SORTS:
             sort = "hot"
-        try:
-            page = max(1, int(request.query_params.get("page", "1")))
-        except ValueError:
-            page = 1
         posts = db.execute(
             "SELECT p.*, u.username, (SELECT count(*) FROM comments c WHERE c.post_id = p.id) "
             "AS comments FROM posts p JOIN users u ON u.id = p.user_id WHERE p.forum_id = ?",
             (forum["id"],),
         ).fetchall()
-        key = {
-            "hot": lambda p: -hot_rank(p["score"], p["created"]),
-            "new": lambda p: -p["created"],
-            "top": lambda p: -p["score"],
-        }[sort]
-        posts = sorted(posts, key=lambda p: (key(p), p["id"]))
-        pages = max(1, -(-len(posts) // PAGE_SIZE))
-        page = min(page, pages)
-        shown = posts[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+        posts = sorted(posts, key=lambda p: (_sort_key(sort, p), p["id"]))
+        shown, page, pages = paginate(request, posts, PAGE_SIZE)
         me = self.current_user(request)
         subscribed = (
             me is not None
@@ -215,27 +171,30 @@ class ForumSite(Site):
             sorts=SORTS,
             page=page,
             pages=pages,
+            page_link=lambda n: f"/{self.name}/f/{forum['name']}?sort={sort}&page={n}",
             total=len(posts),
             subscribed=bool(subscribed),
             subscribers=subscribers,
         )
 
-    def _post(self, request: Any) -> tuple[sqlite3.Row | None, sqlite3.Row | None]:
+    def _post(self, request: Any) -> tuple[sqlite3.Row, sqlite3.Row] | None:
+        """The forum and the post a path names, or None if either is missing."""
         forum = self._forum(request)
         if forum is None:
-            return None, None
-        post = request.state.db.execute(
+            return None
+        post: sqlite3.Row | None = request.state.db.execute(
             "SELECT p.*, u.username FROM posts p JOIN users u ON u.id = p.user_id "
             "WHERE p.id = ? AND p.forum_id = ?",
             (request.path_params["post"], forum["id"]),
         ).fetchone()
-        return forum, post
+        return None if post is None else (forum, post)
 
     async def post(self, request: Any) -> Any:
         db = request.state.db
-        forum, post = self._post(request)
-        if post is None:
-            return self._not_found(request, f"post {request.path_params['post']}")
+        found = self._post(request)
+        if found is None:
+            return self.not_found(request, f"post {request.path_params['post']}")
+        forum, post = found
         comments = db.execute(
             "SELECT c.*, u.username FROM comments c JOIN users u ON u.id = c.user_id "
             "WHERE c.post_id = ? ORDER BY c.created, c.id",
@@ -258,7 +217,7 @@ class ForumSite(Site):
             "SELECT * FROM users WHERE username = ?", (request.path_params["username"],)
         ).fetchone()
         if user is None:
-            return self._not_found(request, f"user {request.path_params['username']}")
+            return self.not_found(request, f"user {request.path_params['username']}")
         posts = db.execute(
             "SELECT p.*, f.name AS forum FROM posts p JOIN forums f ON f.id = p.forum_id "
             "WHERE p.user_id = ? ORDER BY p.created DESC",
@@ -288,7 +247,7 @@ class ForumSite(Site):
 
         db, forum = request.state.db, self._forum(request)
         if forum is None:
-            return self._not_found(request, f"forum f/{request.path_params['forum']}")
+            return self.not_found(request, f"forum f/{request.path_params['forum']}")
         back = f"/{self.name}/f/{forum['name']}"
         me = self.current_user(request)
         if me is None:
@@ -309,7 +268,7 @@ class ForumSite(Site):
 
         db, forum = request.state.db, self._forum(request)
         if forum is None:
-            return self._not_found(request, f"forum f/{request.path_params['forum']}")
+            return self.not_found(request, f"forum f/{request.path_params['forum']}")
         me = self.current_user(request)
         if me is None:
             return self.session.to_login(f"/{self.name}/f/{forum['name']}/submit")
@@ -340,9 +299,10 @@ class ForumSite(Site):
         from starlette.responses import RedirectResponse
 
         db = request.state.db
-        forum, post = self._post(request)
-        if post is None:
-            return self._not_found(request, f"post {request.path_params['post']}")
+        found = self._post(request)
+        if found is None:
+            return self.not_found(request, f"post {request.path_params['post']}")
+        forum, post = found
         back = f"/{self.name}/f/{forum['name']}/{post['id']}"
         me = self.current_user(request)
         if me is None:
@@ -362,9 +322,10 @@ class ForumSite(Site):
         from starlette.responses import RedirectResponse
 
         db = request.state.db
-        forum, post = self._post(request)
-        if post is None:
-            return self._not_found(request, f"post {request.path_params['post']}")
+        found = self._post(request)
+        if found is None:
+            return self.not_found(request, f"post {request.path_params['post']}")
+        forum, post = found
         back = f"/{self.name}/f/{forum['name']}/{post['id']}"
         me = self.current_user(request)
         if me is None:
@@ -389,15 +350,16 @@ class ForumSite(Site):
         from starlette.responses import RedirectResponse
 
         db = request.state.db
-        forum, post = self._post(request)
-        if post is None:
-            return self._not_found(request, f"post {request.path_params['post']}")
+        found = self._post(request)
+        if found is None:
+            return self.not_found(request, f"post {request.path_params['post']}")
+        forum, post = found
         back = f"/{self.name}/f/{forum['name']}/{post['id']}"
         me = self.current_user(request)
         if me is None:
             return self.session.to_login(f"{back}/edit")
         if me["id"] != post["user_id"]:
-            return self.page(request, "not_found.html", 403, what="a post of yours with that id")
+            return self.not_found(request, "a post of yours with that id", 403)
         if request.method == "GET":
             return self.page(request, "edit.html", me=me, forum=forum, post=post, error=None)
         form = await request.form()

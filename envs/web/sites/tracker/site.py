@@ -13,13 +13,12 @@ the Maintainer or Owner role in the project.
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from agentgym.envs.web.sites.base import Site
-from agentgym.envs.web.sites.session import CookieSession
 from agentgym.envs.web.sites.tracker.data import ROLES, generate
+from agentgym.envs.web.sites.users import UserSite, paginate
+from agentgym.envs.web.sites.users import next_time as _next_time
 
 __all__ = ["FILTERS", "TrackerSite"]
 
@@ -58,29 +57,18 @@ CREATE INDEX notes_issue ON notes(issue_id);
 """
 
 
-def when(seconds: int | None) -> str:
-    """A timestamp as the pages show it (UTC, minutes)."""
-    if seconds is None:
-        return ""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M")
-
-
 def next_time(db: sqlite3.Connection) -> int:
-    """The time of a new write: a minute after the latest one (the site has no wall clock)."""
-    row = db.execute(
-        "SELECT max(t) FROM (SELECT max(updated) t FROM issues UNION ALL "
-        "SELECT max(created) FROM notes)"
-    ).fetchone()
-    return int(row[0]) + 60
+    """The time of a new write: a minute after the latest change to an issue or comment."""
+    return _next_time(db, "issues.updated", "notes.created")
 
 
-class TrackerSite(Site):
+class TrackerSite(UserSite):
     """See the module docstring."""
 
     name = "tracker"
     title = "Tracker"
     version = 1
-    session = CookieSession("tracker")
+    home = "Projects"
 
     # ------------------------------------------------------------------ data
 
@@ -146,15 +134,6 @@ class TrackerSite(Site):
 
     # ------------------------------------------------------------------ helpers
 
-    def page(self, request: Any, template: str, status_code: int = 200, **context: Any) -> Any:
-        """Render with the signed-in user and the project (if any) in the context."""
-        context.setdefault("me", self.session.user(request))
-        context.setdefault("when", when)
-        return self.render(request, template, status_code, **context)
-
-    def _not_found(self, request: Any, what: str, status: int = 404) -> Any:
-        return self.page(request, "not_found.html", status, what=what)
-
     def _project(self, request: Any) -> sqlite3.Row | None:
         return request.state.db.execute(
             "SELECT * FROM projects WHERE slug = ?", (request.path_params["project"],)
@@ -212,8 +191,7 @@ class TrackerSite(Site):
         issue = "/p/{project}/issues/{iid:int}"
         return [
             Route("/", self.index),
-            Route("/login", self.login, methods=["GET", "POST"]),
-            Route("/logout", self.logout, methods=["POST"]),
+            *self.auth_routes(),
             Route("/p/{project}", self.project),
             Route("/p/{project}/issues", self.issues),
             Route("/p/{project}/issues/new", self.new_issue, methods=["GET", "POST"]),
@@ -233,24 +211,10 @@ class TrackerSite(Site):
         ).fetchall()
         return self.page(request, "index.html", projects=projects)
 
-    async def login(self, request: Any) -> Any:
-        back = self.session.safe_next(request.query_params.get("next"))
-        if request.method == "GET":
-            return self.page(request, "login.html", back=back, error=None)
-        form = await request.form()
-        username, password = str(form.get("username", "")), str(form.get("password", ""))
-        if not self.session.check(request.state.db, username, password):
-            error = "Wrong username or password."
-            return self.page(request, "login.html", 401, back=back, error=error)
-        return self.session.sign_in(request.state.db, username, back)
-
-    async def logout(self, request: Any) -> Any:
-        return self.session.sign_out()
-
     async def project(self, request: Any) -> Any:
         project = self._project(request)
         if project is None:
-            return self._not_found(request, f"project {request.path_params['project']}")
+            return self.not_found(request, f"project {request.path_params['project']}")
         counts = request.state.db.execute(
             "SELECT state, count(*) FROM issues WHERE project_id = ? GROUP BY state",
             (project["id"],),
@@ -260,7 +224,7 @@ class TrackerSite(Site):
     async def issues(self, request: Any) -> Any:
         db, project = request.state.db, self._project(request)
         if project is None:
-            return self._not_found(request, f"project {request.path_params['project']}")
+            return self.not_found(request, f"project {request.path_params['project']}")
         chosen = {k: request.query_params.get(k, "").strip() for k in FILTERS}
         if chosen["state"] not in STATES:
             chosen["state"] = "opened"
@@ -296,13 +260,7 @@ class TrackerSite(Site):
         counts = {s: sum(1 for r in rows if s in ("all", r["state"])) for s in STATES}
         if chosen["state"] != "all":
             rows = [r for r in rows if r["state"] == chosen["state"]]
-        try:
-            page = max(1, int(request.query_params.get("page", "1")))
-        except ValueError:
-            page = 1
-        pages = max(1, -(-len(rows) // PAGE_SIZE))
-        page = min(page, pages)
-        shown = rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+        shown, page, pages = paginate(request, rows, PAGE_SIZE)
 
         def link(**change: Any) -> str:
             params = {k: v for k, v in {**chosen, **change}.items() if v}
@@ -320,6 +278,7 @@ class TrackerSite(Site):
             page=page,
             pages=pages,
             link=link,
+            page_link=lambda n: link(page=n),
             states=STATES,
             **self._choices(db, project),
         )
@@ -328,7 +287,7 @@ class TrackerSite(Site):
         db, project = request.state.db, self._project(request)
         issue = self._issue(request, project) if project else None
         if issue is None:
-            return self._not_found(request, f"issue #{request.path_params['iid']}")
+            return self.not_found(request, f"issue #{request.path_params['iid']}")
         notes = db.execute(
             "SELECT n.*, u.username FROM notes n JOIN users u ON u.id = n.author_id "
             "WHERE n.issue_id = ? ORDER BY n.created, n.id",
@@ -346,7 +305,7 @@ class TrackerSite(Site):
     async def labels(self, request: Any) -> Any:
         db, project = request.state.db, self._project(request)
         if project is None:
-            return self._not_found(request, f"project {request.path_params['project']}")
+            return self.not_found(request, f"project {request.path_params['project']}")
         labels = db.execute(
             "SELECT l.*, (SELECT count(*) FROM issue_labels il JOIN issues i ON i.id = il.issue_id "
             "WHERE il.label_id = l.id AND i.state = 'opened') AS open FROM labels l "
@@ -358,7 +317,7 @@ class TrackerSite(Site):
     async def milestones(self, request: Any) -> Any:
         db, project = request.state.db, self._project(request)
         if project is None:
-            return self._not_found(request, f"project {request.path_params['project']}")
+            return self.not_found(request, f"project {request.path_params['project']}")
         milestones = db.execute(
             "SELECT m.*, (SELECT count(*) FROM issues i WHERE i.milestone_id = m.id "
             "AND i.state = 'opened') AS open, (SELECT count(*) FROM issues i WHERE "
@@ -414,7 +373,7 @@ class TrackerSite(Site):
         )
         now = next_time(db)
         if issue_id is None:
-            me = self.session.user(request)
+            me = self.current_user(request)
             iid = db.execute(
                 "SELECT coalesce(max(iid), 0) + 1 FROM issues WHERE project_id = ?",
                 (project["id"],),
@@ -444,9 +403,9 @@ class TrackerSite(Site):
 
         project = self._project(request)
         if project is None:
-            return self._not_found(request, f"project {request.path_params['project']}")
+            return self.not_found(request, f"project {request.path_params['project']}")
         here = f"/{self.name}/p/{project['slug']}/issues"
-        if self.session.user(request) is None:
+        if self.current_user(request) is None:
             return self.session.to_login(f"{here}/new")
         if request.method == "GET":
             return self._write_form(request, project, None, error=None, form={})
@@ -462,9 +421,9 @@ class TrackerSite(Site):
         project = self._project(request)
         issue = self._issue(request, project) if project else None
         if issue is None:
-            return self._not_found(request, f"issue #{request.path_params['iid']}")
+            return self.not_found(request, f"issue #{request.path_params['iid']}")
         here = f"/{self.name}/p/{project['slug']}/issues/{issue['iid']}"
-        if self.session.user(request) is None:
+        if self.current_user(request) is None:
             return self.session.to_login(f"{here}/edit")
         if request.method == "GET":
             return self._write_form(request, project, issue, error=None, form={})
@@ -480,9 +439,9 @@ class TrackerSite(Site):
         db, project = request.state.db, self._project(request)
         issue = self._issue(request, project) if project else None
         if issue is None:
-            return self._not_found(request, f"issue #{request.path_params['iid']}")
+            return self.not_found(request, f"issue #{request.path_params['iid']}")
         here = f"/{self.name}/p/{project['slug']}/issues/{issue['iid']}"
-        if self.session.user(request) is None:
+        if self.current_user(request) is None:
             return self.session.to_login(here)
         state = str((await request.form()).get("state", ""))
         if state in ("opened", "closed") and state != issue["state"]:
@@ -500,9 +459,9 @@ class TrackerSite(Site):
         db, project = request.state.db, self._project(request)
         issue = self._issue(request, project) if project else None
         if issue is None:
-            return self._not_found(request, f"issue #{request.path_params['iid']}")
+            return self.not_found(request, f"issue #{request.path_params['iid']}")
         here = f"/{self.name}/p/{project['slug']}/issues/{issue['iid']}"
-        me = self.session.user(request)
+        me = self.current_user(request)
         if me is None:
             return self.session.to_login(here)
         body = str((await request.form()).get("body", "")).strip()
@@ -522,9 +481,9 @@ class TrackerSite(Site):
 
         db, project = request.state.db, self._project(request)
         if project is None:
-            return self._not_found(request, f"project {request.path_params['project']}")
+            return self.not_found(request, f"project {request.path_params['project']}")
         here = f"/{self.name}/p/{project['slug']}/settings/members"
-        me = self.session.user(request)
+        me = self.current_user(request)
         if me is None:
             return self.session.to_login(here)
         mine = db.execute(

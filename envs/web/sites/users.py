@@ -1,0 +1,128 @@
+"""The base of the sites whose people sign in: the forum and the tracker.
+
+Both are WebArena's apps with accounts (Postmill, GitLab), and they share all that is not
+their own domain: a signed-cookie session (:mod:`.session`), the login and logout pages, a
+page layout whose header shows who is signed in, the "not found" page, pages of a long
+list, and a clock that moves with content rather than with the wall (episodes replay
+exactly). :class:`UserSite` holds that once; a site keeps its schema, its data, its routes
+and its own templates, which extend the shared ``layout.html`` through its ``base.html``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from agentgym.envs.web.sites.base import Site
+from agentgym.envs.web.sites.session import CookieSession
+
+__all__ = ["SHARED_TEMPLATES", "UserSite", "next_time", "paginate", "when"]
+
+SHARED_TEMPLATES = Path(__file__).parent / "templates"
+"""The templates every :class:`UserSite` can use: ``layout.html``, ``login.html``,
+``not_found.html`` and ``pager.html``. A site's own folder is searched first."""
+
+T = TypeVar("T")
+
+
+def when(seconds: int | None) -> str:
+    """A timestamp as the pages show it (UTC, minutes); nothing for no time."""
+    if seconds is None:
+        return ""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def next_time(db: sqlite3.Connection, *columns: str) -> int:
+    """The time of a new write: one minute after the latest value of ``columns``
+    (``"table.column"``, written by the site's own code, never by a request).
+
+    The sites have no wall clock (episodes must replay exactly), so "now" moves with content.
+    """
+    parts = [f"SELECT max({c.partition('.')[2]}) AS t FROM {c.partition('.')[0]}" for c in columns]
+    row = db.execute(f"SELECT max(t) FROM ({' UNION ALL '.join(parts)})").fetchone()
+    return int(row[0]) + 60
+
+
+def paginate(request: Any, rows: Sequence[T], size: int) -> tuple[Sequence[T], int, int]:
+    """``(shown, page, pages)``: the rows of the page the ``page`` query parameter asks for
+    (the first for a bad number, the last for one past the end), ``size`` a page."""
+    try:
+        page = max(1, int(request.query_params.get("page", "1")))
+    except ValueError:
+        page = 1
+    pages = max(1, -(-len(rows) // size))
+    page = min(page, pages)
+    return rows[(page - 1) * size : page * size], page, pages
+
+
+class UserSite(Site):
+    """A :class:`Site` with accounts: a ``users`` table (``username``, ``password``) and a
+    ``meta`` table holding the session ``secret``, which its :meth:`build` writes.
+
+    Subclasses set :attr:`home`, :attr:`sign_in_label` and :attr:`sign_out_label` (the words
+    the shared templates show), and put :meth:`auth_routes` among their routes.
+    """
+
+    home: ClassVar[str]
+    """The main navigation's link to the front page (``"Forums"``); the "not found" page
+    offers the way "back to the" same, in lower case."""
+    sign_in_label: ClassVar[str] = "Sign in"
+    """The words of the login link, page and button (the forum says ``"Log in"``)."""
+    sign_out_label: ClassVar[str] = "Sign out"
+    """The words of the logout button, by which the oracle tells it is signed in."""
+
+    @functools.cached_property
+    def session(self) -> CookieSession:
+        """Sign-in for this site (cookie ``{name}_session``)."""
+        return CookieSession(self.name)
+
+    @functools.cached_property
+    def templates(self) -> Any:
+        """The site's own templates, then the shared ones (:data:`SHARED_TEMPLATES`)."""
+        from starlette.templating import Jinja2Templates
+
+        return Jinja2Templates(directory=[self.folder / "templates", SHARED_TEMPLATES])
+
+    def current_user(self, request: Any) -> sqlite3.Row | None:
+        """The signed-in user of the request, or None."""
+        return self.session.user(request)
+
+    def page(self, request: Any, template: str, status_code: int = 200, **context: Any) -> Any:
+        """Render with the signed-in user (``me``, whom the header shows) and :func:`when`
+        in the context."""
+        context.setdefault("me", self.current_user(request))
+        context.setdefault("when", when)
+        return self.render(request, template, status_code, **context)
+
+    def not_found(self, request: Any, what: str, status_code: int = 404) -> Any:
+        """The page saying there is no ``what`` (``"forum f/x"``)."""
+        return self.page(request, "not_found.html", status_code, what=what)
+
+    def auth_routes(self) -> list[Any]:
+        """The login page and the logout button's target."""
+        from starlette.routing import Route
+
+        return [
+            Route("/login", self.login, methods=["GET", "POST"]),
+            Route("/logout", self.logout, methods=["POST"]),
+        ]
+
+    async def login(self, request: Any) -> Any:
+        """The login form; a right username and password sign in and go back to ``next``."""
+        back = self.session.safe_next(request.query_params.get("next"))
+        if request.method == "GET":
+            return self.page(request, "login.html", back=back, error=None)
+        form = await request.form()
+        username, password = str(form.get("username", "")), str(form.get("password", ""))
+        if not self.session.check(request.state.db, username, password):
+            error = "Wrong username or password."
+            return self.page(request, "login.html", 401, back=back, error=error)
+        return self.session.sign_in(request.state.db, username, back)
+
+    async def logout(self, request: Any) -> Any:
+        """Sign out and go to the front page."""
+        return self.session.sign_out()
