@@ -163,3 +163,30 @@ def test_the_design_page_names_every_module_typed_less_than_strictly():
     types = page.split("\n## Types\n", 1)[1].split("\n## ", 1)[0]
     missing = [module for module in mypy_overrides() if f"`{module}`" not in types]
     assert not missing, f"docs/design.md's Types section does not name {missing}"
+
+
+def table_ids(cell: str) -> list[str]:
+    """The ids a family-table cell names: `games/Sokoban-v0`, `Game24-v0` (the row's namespace),
+    `usersim/{Retail,Airline}-v1` (one id each); `<task>` stands for any name."""
+    codes = re.findall(r"`([^`]+)`", cell)
+    namespace = codes[0].split("/")[0]
+    ids = []
+    for code in codes:
+        choice = re.fullmatch(r"(.*)\{(.*)\}(.*)", code)
+        names = [choice[1] + one + choice[3] for one in choice[2].split(",")] if choice else [code]
+        ids += [name if "/" in name else f"{namespace}/{name}" for name in names]
+    return ids
+
+
+def test_every_id_in_the_readme_family_table_is_registered():
+    """An id the table shows but the registry lacks (a version bumped since, a rename) fails."""
+    registered = [spec.id for spec in agentgym.list_envs()]
+    table = readme_section("What's in the families")
+    cells = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
+    shown = [env_id for cell in cells for env_id in table_ids(cell)]
+    assert len(shown) >= 30
+    for env_id in shown:
+        pattern = re.sub(r"<[^>]+>", "[^/]+", re.escape(env_id))  # escape() leaves <> be
+        assert any(re.fullmatch(pattern, one) for one in registered), (
+            f"the README's family table names {env_id}, which is not registered"
+        )
