@@ -21,7 +21,8 @@ from agentgym.envs.usersim.domain import (
     db_hash,
     normalize,
 )
-from agentgym.envs.usersim.domains.telecom import MAX_REFUEL_GB, TelecomDomain, _faults
+from agentgym.envs.usersim.domains.telecom import TelecomDomain
+from agentgym.envs.usersim.domains.telecom.data_model import MAX_REFUEL_GB, _faults
 
 DOMAIN = TelecomDomain()
 TEMPLATES = DOMAIN.templates()
