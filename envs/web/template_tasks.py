@@ -6,42 +6,63 @@ template's parameters from the task seed and the site's generated data, ``goal``
 oracle. The oracle's moves below read only the current page (``world.path`` and
 ``world.snapshot``), so the oracle can be asked from any state: it is a policy, not a
 script.
+
+What a site's tasks share is here too, so a site's task module holds only its templates:
+the credentials sentence and the oracle's sign-in in the site's own words (taken from its
+:class:`~agentgym.envs.web.sites.users.UserSite`), program checks over the site's database,
+and the choice of a template by the task seed.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 import numpy as np
 
-from agentgym.core import Verdict
+from agentgym.core import GeneratedTaskSet, Verdict
 from agentgym.envs.web.actions import format_action
 from agentgym.envs.web.base import WebTask, WebWorld
-from agentgym.envs.web.evaluators import Evaluator, Infeasible, canonical_url
+from agentgym.envs.web.evaluators import Evaluator, Infeasible, Program, ProgramCheck, canonical_url
+from agentgym.envs.web.sites.users import UserData, UserSite
 
 __all__ = [
     "DATA_SEEDS",
+    "DIFFICULTIES",
     "InfeasibleTemplate",
     "TemplateTask",
     "click",
     "go",
+    "make_template_task",
     "pick_template",
     "sign_in",
     "submit_form",
+    "template_task_set",
 ]
 
 DATA_SEEDS = 16
 """How many distinct site databases tasks draw from: template databases are built once per
 data seed and copied per episode, so a small number keeps resets at a file copy."""
 
+DIFFICULTIES = ("easy", "medium", "hard")
+"""The levels of every site's task set."""
+
+TaskT = TypeVar("TaskT", bound="TemplateTask")
+
 
 class TemplateTask(WebTask):
-    """One instance of a template; subclasses set ``site``, ``kind``, ``levels`` and write
-    :meth:`draw`, :meth:`goal`, :meth:`evaluator` and :meth:`solve`."""
+    """One instance of a template; a site's task class sets :attr:`site_class` and
+    :attr:`data`, its templates set ``kind`` and ``levels`` and write :meth:`draw`,
+    :meth:`goal`, :meth:`evaluator` and :meth:`solve`."""
 
-    site: ClassVar[str]
+    site_class: ClassVar[type[UserSite[Any]]]
+    """The site the task runs on: its name, and the words of its sign-in."""
+    site: str
+    """The site's name (``site_class.name``), the one entry of :attr:`sites`."""
+    user: str
+    """Who the task signs in as (a write's or an infeasible request's ``draw`` sets it)."""
     kind: ClassVar[str]
     """``answer``, ``url``, ``program`` or ``infeasible``: which evaluator judges it."""
     levels: ClassVar[tuple[str, ...]]
@@ -49,6 +70,7 @@ class TemplateTask(WebTask):
 
     def __init__(self, id: str, split: str, difficulty: str, seed: int) -> None:
         super().__init__(id, split, difficulty, seed)
+        self.site = self.site_class.name
         self.data_seed = seed % DATA_SEEDS
         self.sites = {self.site: self.data_seed}
         self.start_path = f"/{self.site}/"
@@ -63,27 +85,54 @@ class TemplateTask(WebTask):
         """The evaluator that judges this instance."""
         raise NotImplementedError
 
+    @property
+    def data(self) -> UserData[Any]:
+        """The site's generated data for :attr:`data_seed`."""
+        raise NotImplementedError
+
     def validate(self, world: WebWorld) -> Verdict:
         return self._evaluator(world)
+
+    def credentials(self) -> str:
+        """The goal's opening: whom to sign in as, in the site's words."""
+        user = self.data.user(self.user)
+        label = self.site_class.sign_in_label
+        return f"{label} as {user.username} (password: {user.password}), then "
+
+    def sign_in(self, world: WebWorld) -> str | None:
+        """The oracle's next move of signing in as :attr:`user`, None once signed in."""
+        user = self.data.user(self.user)
+        return sign_in(
+            world,
+            self.site,
+            user.username,
+            user.password,
+            signed_in_button=self.site_class.sign_out_label,
+            submit=self.site_class.sign_in_label,
+        )
+
+    def program(self, check: Program) -> Evaluator:
+        """A program over the site's database; its docstring says what it checks."""
+        return ProgramCheck(self.site, check, check.__doc__ or "")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r}, seed={self.seed})"
 
 
-class InfeasibleTemplate:
-    """A request the site has no feature for, as a mixin before the site's task class (which
-    gives ``credentials()``): ``draw`` sets ``ask`` (the request) and ``why`` (what the site
-    lacks); only ``report_infeasible`` scores, as in WebArena."""
+class InfeasibleTemplate(TemplateTask):
+    """A request the site has no feature for, put before the site's task class
+    (``class InfeasibleRequest(InfeasibleTemplate, ForumTask)``): ``draw`` sets ``ask`` (the
+    request), ``why`` (what the site lacks) and ``user``; only ``report_infeasible`` scores,
+    as in WebArena."""
 
     kind = "infeasible"
+    levels = DIFFICULTIES
     ask: str
     why: str
 
     def goal(self) -> str:
-        return (
-            self.credentials()  # type: ignore[attr-defined]
-            + f"{self.ask}."  # the report_infeasible hint is every task's (WebEnv)
-        )
+        # The report_infeasible hint is every task's (WebEnv), not this template's.
+        return self.credentials() + f"{self.ask}."
 
     def evaluator(self) -> Evaluator:
         return Infeasible(self.why)
@@ -92,7 +141,21 @@ class InfeasibleTemplate:
         return format_action("report_infeasible", self.why)
 
 
-def pick_template(templates: Sequence[type[TemplateTask]], difficulty: str, seed: int) -> type:
+def template_task_set(namespace: str, templates: Sequence[type[TemplateTask]]) -> GeneratedTaskSet:
+    """A site's task set (``"web/forum"``): 1,000 dev and test tasks per difficulty, 100,000
+    train, each id an instance of the template its seed picks (:func:`pick_template`)."""
+    make_task = functools.partial(make_template_task, tuple(templates))
+    return GeneratedTaskSet(namespace, make_task, DIFFICULTIES)
+
+
+def make_template_task(
+    templates: Sequence[type[TaskT]], task_id: str, split: str, difficulty: str, seed: int
+) -> TaskT:
+    """The task of an id: a template chosen by the seed among those of the difficulty."""
+    return pick_template(templates, difficulty, seed)(task_id, split, difficulty, seed)
+
+
+def pick_template(templates: Sequence[type[TaskT]], difficulty: str, seed: int) -> type[TaskT]:
     """The template of a task: drawn from those serving ``difficulty``, by the task seed."""
     fitting = [t for t in templates if difficulty in t.levels]
     if not fitting:

@@ -18,7 +18,8 @@ from agentgym.envs.web.server import make_app
 from agentgym.envs.web.sites.base import EPISODE_HEADER, SiteState
 from agentgym.envs.web.sites.tracker import TrackerSite
 from agentgym.envs.web.sites.tracker.data import generate
-from agentgym.envs.web.sites.tracker.tasks import DIFFICULTIES, TEMPLATES, tracker_tasks
+from agentgym.envs.web.sites.tracker.tasks import TEMPLATES, tracker_tasks
+from agentgym.envs.web.template_tasks import DIFFICULTIES
 
 SEED = 5
 DATA = generate(SEED)

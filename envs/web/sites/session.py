@@ -36,7 +36,10 @@ class CookieSession:
         db = request.state.db
         if not username or not hmac.compare_digest(mac, self._mac(db, username)):
             return None
-        return db.execute("SELECT * FROM users WHERE username = ?", (username,)).fetchone()
+        user: sqlite3.Row | None = db.execute(
+            "SELECT * FROM users WHERE username = ?", (username,)
+        ).fetchone()
+        return user
 
     def safe_next(self, target: str | None) -> str:
         """Where to go after signing in: only a path of this site (no open redirect)."""

@@ -4,29 +4,77 @@ Both are WebArena's apps with accounts (Postmill, GitLab), and they share all th
 their own domain: a signed-cookie session (:mod:`.session`), the login and logout pages, a
 page layout whose header shows who is signed in, the "not found" page, pages of a long
 list, and a clock that moves with content rather than with the wall (episodes replay
-exactly). :class:`UserSite` holds that once; a site keeps its schema, its data, its routes
-and its own templates, which extend the shared ``layout.html`` through its ``base.html``.
+exactly). :class:`UserSite` holds that once, and :class:`UserData` the part of the
+generated content it reads (the users and the session secret); a site keeps its schema, its
+data, its routes and its own templates, which extend the shared ``layout.html`` through its
+``base.html``.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
+from abc import abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from agentgym.envs.web.sites.base import Site
 from agentgym.envs.web.sites.session import CookieSession
 
-__all__ = ["SHARED_TEMPLATES", "UserSite", "next_time", "paginate", "when"]
+__all__ = [
+    "SHARED_TEMPLATES",
+    "Account",
+    "UserData",
+    "UserSite",
+    "check_seed",
+    "next_time",
+    "paginate",
+    "when",
+]
 
 SHARED_TEMPLATES = Path(__file__).parent / "templates"
 """The templates every :class:`UserSite` can use: ``layout.html``, ``login.html``,
 ``not_found.html`` and ``pager.html``. A site's own folder is searched first."""
 
 T = TypeVar("T")
+
+
+class Account(Protocol):
+    """A user of a site's generated data: what signing in needs."""
+
+    @property
+    def username(self) -> str: ...
+
+    @property
+    def password(self) -> str: ...
+
+
+A = TypeVar("A", bound=Account)
+
+
+@dataclass(frozen=True)
+class UserData(Generic[A]):
+    """The first fields of a site's generated content (``ForumData``, ``TrackerData``
+    extend it): the session secret and the users, which the shared code reads."""
+
+    secret: str
+    users: tuple[A, ...]
+
+    def user(self, username: str) -> A:
+        """The user of that name (StopIteration if there is none)."""
+        return next(u for u in self.users if u.username == username)
+
+
+D = TypeVar("D", bound=UserData[Any])
+
+
+def check_seed(site: str, seed: object) -> None:
+    """A data seed is a non-negative int; anything else is one clear ValueError."""
+    if not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"a {site} seed is a non-negative int, got {seed!r}")
 
 
 def when(seconds: int | None) -> str:
@@ -59,13 +107,17 @@ def paginate(request: Any, rows: Sequence[T], size: int) -> tuple[Sequence[T], i
     return rows[(page - 1) * size : page * size], page, pages
 
 
-class UserSite(Site):
+class UserSite(Site, Generic[D]):
     """A :class:`Site` with accounts: a ``users`` table (``username``, ``password``) and a
-    ``meta`` table holding the session ``secret``, which its :meth:`build` writes.
+    ``meta`` table holding the session ``secret``, which :meth:`build` writes.
 
-    Subclasses set :attr:`home`, :attr:`sign_in_label` and :attr:`sign_out_label` (the words
-    the shared templates show), and put :meth:`auth_routes` among their routes.
+    Subclasses set :attr:`schema`, :attr:`home`, :attr:`sign_in_label` and
+    :attr:`sign_out_label` (the words the shared templates show), write :meth:`generate` and
+    :meth:`write`, and put :meth:`auth_routes` among their routes.
     """
+
+    schema: ClassVar[str]
+    """The SQL that creates the tables, ``meta (key, value)`` and ``users`` among them."""
 
     home: ClassVar[str]
     """The main navigation's link to the front page (``"Forums"``); the "not found" page
@@ -74,6 +126,20 @@ class UserSite(Site):
     """The words of the login link, page and button (the forum says ``"Log in"``)."""
     sign_out_label: ClassVar[str] = "Sign out"
     """The words of the logout button, by which the oracle tells it is signed in."""
+
+    @abstractmethod
+    def generate(self, seed: int) -> D:
+        """The site's content for ``seed`` (a pure function of it)."""
+
+    @abstractmethod
+    def write(self, db: sqlite3.Connection, data: D) -> None:
+        """Write ``data`` into the fresh tables (the schema and the secret are in already)."""
+
+    def build(self, db: sqlite3.Connection, seed: int) -> None:
+        data = self.generate(seed)
+        db.executescript(self.schema)
+        db.execute("INSERT INTO meta VALUES ('secret', ?)", (data.secret,))
+        self.write(db, data)
 
     @functools.cached_property
     def session(self) -> CookieSession:

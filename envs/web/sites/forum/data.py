@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from agentgym.envs.web.sites.users import UserData, check_seed
+
 __all__ = ["EPOCH", "ForumData", "Post", "generate", "hot_rank"]
 
 EPOCH = 1_709_251_200
@@ -180,11 +182,9 @@ class Comment:
 
 
 @dataclass(frozen=True)
-class ForumData:
-    """Everything :func:`generate` makes for one seed."""
+class ForumData(UserData[User]):
+    """Everything :func:`generate` makes for one seed (the secret and users first)."""
 
-    secret: str
-    users: tuple[User, ...]
     forums: tuple[Forum, ...]
     posts: tuple[Post, ...]
     comments: tuple[Comment, ...]
@@ -202,9 +202,6 @@ class ForumData:
         """The comments of one post, oldest first."""
         return sorted((c for c in self.comments if c.post_id == post_id), key=lambda c: c.created)
 
-    def user(self, username: str) -> User:
-        return next(u for u in self.users if u.username == username)
-
 
 def hot_rank(score: int, created: int) -> float:
     """Reddit's "hot" order: log of the score plus age, measured from the fixed epoch."""
@@ -216,8 +213,7 @@ def hot_rank(score: int, created: int) -> float:
 @functools.lru_cache(maxsize=32)
 def generate(seed: int) -> ForumData:
     """The forum's content for ``seed`` (cached: task generation asks for it often)."""
-    if not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"a forum seed is a non-negative int, got {seed!r}")
+    check_seed("forum", seed)
     rng = np.random.default_rng([seed, 0xF0])
     names = sorted(rng.choice(NAMES, size=10, replace=False).tolist())
     users = tuple(

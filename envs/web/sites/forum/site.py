@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from agentgym.envs.web.sites.forum.data import generate, hot_rank
+from agentgym.envs.web.sites.forum.data import ForumData, generate, hot_rank
 from agentgym.envs.web.sites.users import UserSite, paginate
 from agentgym.envs.web.sites.users import next_time as _next_time
 
@@ -56,22 +56,23 @@ def _sort_key(sort: str, post: sqlite3.Row) -> float:
     return -float(post["created"] if sort == "new" else post["score"])
 
 
-class ForumSite(UserSite):
+class ForumSite(UserSite[ForumData]):
     """See the module docstring."""
 
     name = "forum"
     title = "Forum"
     version = 1
+    schema = SCHEMA
     home = "Forums"
     sign_in_label = "Log in"
     sign_out_label = "Log out"
 
     # ------------------------------------------------------------------ data
 
-    def build(self, db: sqlite3.Connection, seed: int) -> None:
-        data = generate(seed)
-        db.executescript(SCHEMA)
-        db.execute("INSERT INTO meta VALUES ('secret', ?)", (data.secret,))
+    def generate(self, seed: int) -> ForumData:
+        return generate(seed)
+
+    def write(self, db: sqlite3.Connection, data: ForumData) -> None:
         db.executemany(
             "INSERT INTO users VALUES (?, ?, ?, ?, ?)",
             [(u.id, u.username, u.password, u.joined, u.bio) for u in data.users],

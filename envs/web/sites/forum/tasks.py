@@ -26,29 +26,21 @@ import numpy as np
 from agentgym.core import GeneratedTaskSet, Verdict
 from agentgym.envs.web.actions import format_action
 from agentgym.envs.web.base import WebWorld
-from agentgym.envs.web.evaluators import (
-    Evaluator,
-    Program,
-    ProgramCheck,
-    StringMatch,
-    UrlMatch,
-    all_of,
-)
+from agentgym.envs.web.evaluators import Evaluator, StringMatch, UrlMatch, all_of
 from agentgym.envs.web.sites.forum.data import ForumData, Post, generate
+from agentgym.envs.web.sites.forum.site import ForumSite
 from agentgym.envs.web.template_tasks import (
     InfeasibleTemplate,
     TemplateTask,
     click,
     go,
-    pick_template,
     same_page,
-    sign_in,
     submit_form,
+    template_task_set,
 )
 
-__all__ = ["TEMPLATES", "ForumTask", "forum_tasks", "make_task"]
+__all__ = ["TEMPLATES", "ForumTask", "forum_tasks"]
 
-DIFFICULTIES = ("easy", "medium", "hard")
 SORT_DEFAULTS = {"sort": "hot", "page": "1"}
 PHRASES = (
     "Thanks for sharing this",
@@ -62,7 +54,7 @@ PHRASES = (
 class ForumTask(TemplateTask):
     """A forum task: the data of its seed is at hand as :attr:`data`."""
 
-    site = "forum"
+    site_class = ForumSite
 
     @property
     def data(self) -> ForumData:
@@ -80,28 +72,9 @@ class ForumTask(TemplateTask):
     def post_path(self, post: Post) -> str:
         return f"/forum/f/{post.forum}/{post.id}"
 
-    def sign_in(self, world: WebWorld) -> str | None:
-        user = self.data.user(self.user)
-        return sign_in(
-            world,
-            "forum",
-            user.username,
-            user.password,
-            signed_in_button="Log out",
-            submit="Log in",
-        )
-
-    def credentials(self) -> str:
-        user = self.data.user(self.user)
-        return f"Log in as {user.username} (password: {user.password}), then "
-
-
-def _program(check: Program) -> Evaluator:
-    return ProgramCheck("forum", check, check.__doc__ or "")
-
 
 def _user_id(db: sqlite3.Connection, username: str) -> int:
-    return db.execute("SELECT id FROM users WHERE username = ?", (username,)).fetchone()[0]
+    return int(db.execute("SELECT id FROM users WHERE username = ?", (username,)).fetchone()[0])
 
 
 # ---------------------------------------------------------------------------- questions
@@ -274,7 +247,7 @@ class Subscribe(ForumTask):
                 keep=[("no other subscription changed", len(names) == self.before + 1)],
             )
 
-        return _program(subscribed)
+        return self.program(subscribed)
 
     def solve(self, world: WebWorld) -> str | None:
         move = self.sign_in(world)
@@ -315,7 +288,7 @@ class CommentOnNewest(ForumTask):
                 keep=[("no stray copies", len(rows) == len(right))],
             )
 
-        return _program(commented)
+        return self.program(commented)
 
     def solve(self, world: WebWorld) -> str | None:
         move = self.sign_in(world)
@@ -367,7 +340,7 @@ class CreatePost(ForumTask):
                 keep=[("no stray copies", len(rows) == len(right))],
             )
 
-        return _program(posted)
+        return self.program(posted)
 
     def solve(self, world: WebWorld) -> str | None:
         move = self.sign_in(world)
@@ -415,7 +388,7 @@ class RetitleOwnPost(ForumTask):
                 keep=[("the body is unchanged", row[1] == self.post.body)],
             )
 
-        return _program(retitled)
+        return self.program(retitled)
 
     def solve(self, world: WebWorld) -> str | None:
         move = self.sign_in(world)
@@ -467,7 +440,7 @@ class UpvoteUserPosts(ForumTask):
                 keep=[("no other post voted on", set(votes) <= set(self.targets))],
             )
 
-        return _program(upvoted)
+        return self.program(upvoted)
 
     def solve(self, world: WebWorld) -> str | None:
         move = self.sign_in(world)
@@ -492,7 +465,6 @@ class UpvoteUserPosts(ForumTask):
 class InfeasibleRequest(InfeasibleTemplate, ForumTask):
     """Asks for what the forum has no feature for; the right move is ``report_infeasible``."""
 
-    levels = DIFFICULTIES
     ASKS = (
         ("send a private message to {other} saying hello", "the forum has no private messages"),
         ("delete the forum f/{forum}", "users cannot delete forums"),
@@ -522,11 +494,6 @@ TEMPLATES: tuple[type[ForumTask], ...] = (
 )
 
 
-def make_task(task_id: str, split: str, difficulty: str, seed: int) -> ForumTask:
-    """The task of an id: a template chosen by the seed among those of the difficulty."""
-    return pick_template(TEMPLATES, difficulty, seed)(task_id, split, difficulty, seed)
-
-
 def forum_tasks() -> GeneratedTaskSet:
     """The forum's task set: 1,000 dev and test tasks per difficulty, 100,000 train."""
-    return GeneratedTaskSet("web/forum", make_task, DIFFICULTIES)
+    return template_task_set("web/forum", TEMPLATES)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agentgym.envs.web.sites.users import UserData, check_seed
+
 __all__ = ["EPOCH", "ROLES", "Issue", "TrackerData", "generate"]
 
 EPOCH = 1_704_067_200
@@ -127,11 +129,9 @@ class Note:
 
 
 @dataclass(frozen=True)
-class TrackerData:
-    """Everything :func:`generate` makes for one seed."""
+class TrackerData(UserData[User]):
+    """Everything :func:`generate` makes for one seed (the secret and users first)."""
 
-    secret: str
-    users: tuple[User, ...]
     projects: tuple[Project, ...]
     members: tuple[tuple[str, str, str], ...]  # (project slug, username, role)
     labels: tuple[tuple[str, str, str], ...]  # (project slug, label, description)
@@ -148,15 +148,11 @@ class TrackerData:
     def labels_of(self, project: str) -> list[str]:
         return [name for p, name, _ in self.labels if p == project]
 
-    def user(self, username: str) -> User:
-        return next(u for u in self.users if u.username == username)
-
 
 @functools.lru_cache(maxsize=32)
 def generate(seed: int) -> TrackerData:
     """The tracker's content for ``seed`` (cached: task generation asks for it often)."""
-    if not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"a tracker seed is a non-negative int, got {seed!r}")
+    check_seed("tracker", seed)
     rng = np.random.default_rng([seed, 0x7A])
     people = sorted(rng.choice(len(PEOPLE), size=12, replace=False).tolist())
     users = tuple(
@@ -166,7 +162,11 @@ def generate(seed: int) -> TrackerData:
     names = [u.username for u in users]
     slugs = sorted(rng.choice(sorted(PROJECTS), size=4, replace=False).tolist())
     projects = tuple(Project(i + 1, s, *PROJECTS[s]) for i, s in enumerate(slugs))
-    members, labels, milestones, issues, notes = [], [], [], [], []
+    members: list[tuple[str, str, str]] = []
+    labels: list[tuple[str, str, str]] = []
+    milestones: list[Milestone] = []
+    issues: list[Issue] = []
+    notes: list[Note] = []
     for project in projects:
         team = [names[k] for k in sorted(rng.choice(len(names), size=7, replace=False))]
         roles = ["Owner", "Maintainer", *rng.choice(ROLES[:3], size=len(team) - 2).tolist()]

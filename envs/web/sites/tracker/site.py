@@ -13,10 +13,10 @@ the Maintainer or Owner role in the project.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlencode
 
-from agentgym.envs.web.sites.tracker.data import ROLES, generate
+from agentgym.envs.web.sites.tracker.data import ROLES, TrackerData, generate
 from agentgym.envs.web.sites.users import UserSite, paginate
 from agentgym.envs.web.sites.users import next_time as _next_time
 
@@ -62,20 +62,29 @@ def next_time(db: sqlite3.Connection) -> int:
     return _next_time(db, "issues.updated", "notes.created")
 
 
-class TrackerSite(UserSite):
+class Choices(TypedDict):
+    """What the forms of a project offer."""
+
+    members: list[sqlite3.Row]  # username, name, role
+    labels: list[str]
+    milestones: list[str]
+
+
+class TrackerSite(UserSite[TrackerData]):
     """See the module docstring."""
 
     name = "tracker"
     title = "Tracker"
     version = 1
+    schema = SCHEMA
     home = "Projects"
 
     # ------------------------------------------------------------------ data
 
-    def build(self, db: sqlite3.Connection, seed: int) -> None:
-        data = generate(seed)
-        db.executescript(SCHEMA)
-        db.execute("INSERT INTO meta VALUES ('secret', ?)", (data.secret,))
+    def generate(self, seed: int) -> TrackerData:
+        return generate(seed)
+
+    def write(self, db: sqlite3.Connection, data: TrackerData) -> None:
         db.executemany(
             "INSERT INTO users VALUES (?, ?, ?, ?)",
             [(u.id, u.username, u.name, u.password) for u in data.users],
@@ -135,12 +144,17 @@ class TrackerSite(UserSite):
     # ------------------------------------------------------------------ helpers
 
     def _project(self, request: Any) -> sqlite3.Row | None:
-        return request.state.db.execute(
+        project: sqlite3.Row | None = request.state.db.execute(
             "SELECT * FROM projects WHERE slug = ?", (request.path_params["project"],)
         ).fetchone()
+        return project
 
-    def _issue(self, request: Any, project: sqlite3.Row) -> sqlite3.Row | None:
-        return request.state.db.execute(
+    def _issue(self, request: Any) -> tuple[sqlite3.Row, sqlite3.Row] | None:
+        """The project and the issue a path names, or None if either is missing."""
+        project = self._project(request)
+        if project is None:
+            return None
+        issue: sqlite3.Row | None = request.state.db.execute(
             "SELECT i.*, a.username AS author, s.username AS assignee, m.title AS milestone "
             "FROM issues i JOIN users a ON a.id = i.author_id "
             "LEFT JOIN users s ON s.id = i.assignee_id "
@@ -148,8 +162,9 @@ class TrackerSite(UserSite):
             "WHERE i.project_id = ? AND i.iid = ?",
             (project["id"], request.path_params["iid"]),
         ).fetchone()
+        return None if issue is None else (project, issue)
 
-    def _choices(self, db: sqlite3.Connection, project: sqlite3.Row) -> dict[str, list[Any]]:
+    def _choices(self, db: sqlite3.Connection, project: sqlite3.Row) -> Choices:
         """What the forms of a project offer: its members, labels and milestones."""
         return {
             "members": db.execute(
@@ -284,10 +299,11 @@ class TrackerSite(UserSite):
         )
 
     async def issue(self, request: Any) -> Any:
-        db, project = request.state.db, self._project(request)
-        issue = self._issue(request, project) if project else None
-        if issue is None:
+        db = request.state.db
+        found = self._issue(request)
+        if found is None:
             return self.not_found(request, f"issue #{request.path_params['iid']}")
+        project, issue = found
         notes = db.execute(
             "SELECT n.*, u.username FROM notes n JOIN users u ON u.id = n.author_id "
             "WHERE n.issue_id = ? ORDER BY n.created, n.id",
@@ -374,6 +390,8 @@ class TrackerSite(UserSite):
         now = next_time(db)
         if issue_id is None:
             me = self.current_user(request)
+            if me is None:  # new_issue signed in before; the same cookie is read again
+                return "Sign in to create an issue."
             iid = db.execute(
                 "SELECT coalesce(max(iid), 0) + 1 FROM issues WHERE project_id = ?",
                 (project["id"],),
@@ -418,10 +436,10 @@ class TrackerSite(UserSite):
     async def edit_issue(self, request: Any) -> Any:
         from starlette.responses import RedirectResponse
 
-        project = self._project(request)
-        issue = self._issue(request, project) if project else None
-        if issue is None:
+        found = self._issue(request)
+        if found is None:
             return self.not_found(request, f"issue #{request.path_params['iid']}")
+        project, issue = found
         here = f"/{self.name}/p/{project['slug']}/issues/{issue['iid']}"
         if self.current_user(request) is None:
             return self.session.to_login(f"{here}/edit")
@@ -436,10 +454,11 @@ class TrackerSite(UserSite):
         """Close or reopen an issue."""
         from starlette.responses import RedirectResponse
 
-        db, project = request.state.db, self._project(request)
-        issue = self._issue(request, project) if project else None
-        if issue is None:
+        db = request.state.db
+        found = self._issue(request)
+        if found is None:
             return self.not_found(request, f"issue #{request.path_params['iid']}")
+        project, issue = found
         here = f"/{self.name}/p/{project['slug']}/issues/{issue['iid']}"
         if self.current_user(request) is None:
             return self.session.to_login(here)
@@ -456,10 +475,11 @@ class TrackerSite(UserSite):
     async def comment(self, request: Any) -> Any:
         from starlette.responses import RedirectResponse
 
-        db, project = request.state.db, self._project(request)
-        issue = self._issue(request, project) if project else None
-        if issue is None:
+        db = request.state.db
+        found = self._issue(request)
+        if found is None:
             return self.not_found(request, f"issue #{request.path_params['iid']}")
+        project, issue = found
         here = f"/{self.name}/p/{project['slug']}/issues/{issue['iid']}"
         me = self.current_user(request)
         if me is None:

@@ -25,29 +25,21 @@ import numpy as np
 from agentgym.core import GeneratedTaskSet, Verdict
 from agentgym.envs.web.actions import format_action
 from agentgym.envs.web.base import WebWorld
-from agentgym.envs.web.evaluators import (
-    Evaluator,
-    Program,
-    ProgramCheck,
-    StringMatch,
-    UrlMatch,
-    all_of,
-)
+from agentgym.envs.web.evaluators import Evaluator, StringMatch, UrlMatch, all_of
 from agentgym.envs.web.sites.tracker.data import Issue, Project, TrackerData, generate
+from agentgym.envs.web.sites.tracker.site import TrackerSite
 from agentgym.envs.web.template_tasks import (
     InfeasibleTemplate,
     TemplateTask,
     click,
     go,
-    pick_template,
     same_page,
-    sign_in,
     submit_form,
+    template_task_set,
 )
 
-__all__ = ["TEMPLATES", "TrackerTask", "make_task", "tracker_tasks"]
+__all__ = ["TEMPLATES", "TrackerTask", "tracker_tasks"]
 
-DIFFICULTIES = ("easy", "medium", "hard")
 LIST_DEFAULTS = {"state": "opened", "page": "1"}
 STATE_NAMES = {"opened": "Open", "closed": "Closed", "all": "All"}
 
@@ -55,7 +47,7 @@ STATE_NAMES = {"opened": "Open", "closed": "Closed", "all": "All"}
 class TrackerTask(TemplateTask):
     """A tracker task: the data of its seed is at hand as :attr:`data`."""
 
-    site = "tracker"
+    site_class = TrackerSite
 
     @property
     def data(self) -> TrackerData:
@@ -78,21 +70,6 @@ class TrackerTask(TemplateTask):
         query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
         return f"/tracker/p/{project}/issues" + (f"?{query}" if query else "")
 
-    def credentials(self) -> str:
-        user = self.data.user(self.user)
-        return f"Sign in as {user.username} (password: {user.password}), then "
-
-    def sign_in(self, world: WebWorld) -> str | None:
-        user = self.data.user(self.user)
-        return sign_in(
-            world,
-            "tracker",
-            user.username,
-            user.password,
-            signed_in_button="Sign out",
-            submit="Sign in",
-        )
-
     def walk_to_list(self, world: WebWorld, project: str) -> str:
         """Toward the project's issue list, through the project page."""
         if same_page(world, f"/tracker/p/{project}"):
@@ -102,16 +79,13 @@ class TrackerTask(TemplateTask):
         return go(world, self.list_path(project))
 
 
-def _program(check: Program) -> Evaluator:
-    return ProgramCheck("tracker", check, check.__doc__ or "")
-
-
 def _issue_row(db: sqlite3.Connection, issue: Issue) -> sqlite3.Row:
-    return db.execute(
+    row: sqlite3.Row = db.execute(
         "SELECT i.*, s.username AS assignee FROM issues i JOIN projects p ON p.id = i.project_id "
         "LEFT JOIN users s ON s.id = i.assignee_id WHERE p.slug = ? AND i.iid = ?",
         (issue.project, issue.iid),
     ).fetchone()
+    return row
 
 
 def _labels(db: sqlite3.Connection, issue_id: int) -> set[str]:
@@ -325,7 +299,7 @@ class CreateIssue(TrackerTask):
                 )
             return all_of(facts, keep=[("no stray copies", len(rows) == len(mine))])
 
-        return _program(created)
+        return self.program(created)
 
     def solve(self, world: WebWorld) -> str | None:
         move = self.sign_in(world)
@@ -380,7 +354,7 @@ class AssignAndLabel(TrackerTask):
                 ],
             )
 
-        return _program(assigned)
+        return self.program(assigned)
 
     def solve(self, world: WebWorld) -> str | None:
         move = self.sign_in(world)
@@ -434,7 +408,7 @@ class AddMember(TrackerTask):
                 ],
             )
 
-        return _program(added)
+        return self.program(added)
 
     def solve(self, world: WebWorld) -> str | None:
         move = self.sign_in(world)
@@ -503,7 +477,7 @@ class CloseAssigned(TrackerTask):
                 ],
             )
 
-        return _program(closed)
+        return self.program(closed)
 
     def solve(self, world: WebWorld) -> str | None:
         move = self.sign_in(world)
@@ -533,7 +507,6 @@ class CloseAssigned(TrackerTask):
 class InfeasibleRequest(InfeasibleTemplate, TrackerTask):
     """Asks for what the tracker has no feature for; the right move is ``report_infeasible``."""
 
-    levels = DIFFICULTIES
     ASKS = (
         ("set the weight of issue #{iid} of {project} to 3", "issues have no weight"),
         ("merge the merge request !{iid} of {project}", "the tracker has no merge requests"),
@@ -562,11 +535,6 @@ TEMPLATES: tuple[type[TrackerTask], ...] = (
 )
 
 
-def make_task(task_id: str, split: str, difficulty: str, seed: int) -> TrackerTask:
-    """The task of an id: a template chosen by the seed among those of the difficulty."""
-    return pick_template(TEMPLATES, difficulty, seed)(task_id, split, difficulty, seed)
-
-
 def tracker_tasks() -> GeneratedTaskSet:
     """The tracker's task set: 1,000 dev and test tasks per difficulty, 100,000 train."""
-    return GeneratedTaskSet("web/tracker", make_task, DIFFICULTIES)
+    return template_task_set("web/tracker", TEMPLATES)
