@@ -171,7 +171,8 @@ class WebWorld:
         from playwright.async_api import TimeoutError as PlaywrightTimeout
 
         assert self._context is not None
-        dead_tab, failure = not recycled, None
+        dead_tab = not recycled
+        failure: Exception | None = None
         for attempt in range(START_ATTEMPTS):
             if attempt:
                 await asyncio.sleep(0.1 * 2**attempt)
@@ -594,7 +595,7 @@ class WebEnv(TaskEnv[WebWorld]):
         **kwargs: :class:`~agentgym.task_env.TaskEnv`'s (split, difficulty, ...).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
+    metadata: dict[str, Any] = {
         "render_modes": ["ansi", "human", "rgb_array"],
         "render_fps": 4,
         "supports_state_snapshot": False,
@@ -636,7 +637,9 @@ class WebEnv(TaskEnv[WebWorld]):
         if observation_mode == "multimodal":
             from gymnasium import spaces
 
-            self.observation_space = spaces.Dict(
+            # A dict observation, where TaskEnv (an Env[str, str]) types every observation as
+            # text: the core has no type for a multimodal observation yet.
+            self.observation_space = spaces.Dict(  # type: ignore[assignment]
                 {
                     "text": Text(self.max_observation_length),
                     "screenshot": spaces.Box(
@@ -648,7 +651,9 @@ class WebEnv(TaskEnv[WebWorld]):
 
     # ------------------------------------------------------------------ TaskEnv hooks
 
-    def start(self, task: WebTask) -> tuple[WebWorld, str]:
+    def start(self, task: Task[WebWorld]) -> tuple[WebWorld, str]:
+        if not isinstance(task, WebTask):
+            raise UsageError(f"a web env runs WebTasks, got {type(task).__name__}")
         world, goal = task.setup(self.np_random)
         if self._pool is None or not self._pool.alive:
             self._pool = acquire()

@@ -52,9 +52,12 @@ import threading
 from collections.abc import Awaitable
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentgym.errors import EnvCrashedError, InfrastructureError
+
+if TYPE_CHECKING:  # imported where used: the server pulls in Starlette
+    from agentgym.envs.web.server import SiteServer
 
 __all__ = [
     "LAUNCH_ARGS",
@@ -152,7 +155,7 @@ class BrowserPool:
             target=self._loop.run_forever, name="agentgym-web-browser", daemon=True
         )
         self._thread.start()
-        self._server: Any = None
+        self._server: SiteServer | None = None
         self._server_lock = threading.Lock()
         self._browser: Any = None
         self._launching: asyncio.Lock | None = None
@@ -191,7 +194,7 @@ class BrowserPool:
     # ------------------------------------------------------------------ browser and server
 
     @property
-    def server(self) -> Any:
+    def server(self) -> SiteServer:
         """The site server, started on first use and restarted if it died."""
         from agentgym.envs.web.server import SiteServer
 
@@ -235,9 +238,10 @@ class BrowserPool:
         later episode; close it if it cannot be cleared, or if enough are kept already."""
         from playwright.async_api import Error as PlaywrightError
 
-        if len(self._idle) < IDLE_CONTEXTS and self._server is not None:
+        server = self._server
+        if len(self._idle) < IDLE_CONTEXTS and server is not None:
             try:
-                await asyncio.wait_for(self._clear(context, page), RECYCLE_TIMEOUT_S)
+                await asyncio.wait_for(self._clear(context, page, server.origin), RECYCLE_TIMEOUT_S)
             except (TimeoutError, PlaywrightError):
                 pass
             else:
@@ -246,12 +250,13 @@ class BrowserPool:
         with contextlib.suppress(PlaywrightError):
             await context.close()
 
-    async def _clear(self, context: Any, page: Any) -> None:
-        """Leave ``context`` as a new one would be, but for its tab and HTTP cache."""
+    async def _clear(self, context: Any, page: Any, origin: str) -> None:
+        """Leave ``context`` as a new one would be, but for its tab and HTTP cache (``origin``:
+        the site server's, whose storage is cleared)."""
         for other in context.pages:
             if other is not page:
                 await other.close()
-        if page.url.startswith(self._server.origin):
+        if page.url.startswith(origin):
             await page.evaluate("() => sessionStorage.clear()")  # per tab: survives navigation
         await page.goto("about:blank")  # the old page's timers and requests stop
         await context.set_extra_http_headers({})
@@ -261,7 +266,7 @@ class BrowserPool:
         try:
             await session.send(
                 "Storage.clearDataForOrigin",
-                {"origin": self._server.origin, "storageTypes": "all"},
+                {"origin": origin, "storageTypes": "all"},
             )
         finally:
             await session.detach()

@@ -150,7 +150,11 @@ class StringMatch:
 # ---------------------------------------------------------------------------- URL match
 
 
-def canonical_url(url: str, defaults: Mapping[str, str] | None = None) -> tuple[str, tuple]:
+Params = tuple[tuple[str, tuple[str, ...]], ...]
+"""A URL's query as :func:`canonical_url` gives it: sorted ``(name, sorted values)``."""
+
+
+def canonical_url(url: str, defaults: Mapping[str, str] | None = None) -> tuple[str, Params]:
     """``(path, params)`` of a URL or path, for comparison.
 
     The path loses a trailing slash and percent-encoding; query parameters become a sorted
@@ -187,7 +191,7 @@ class UrlMatch:
     defaults: Mapping[str, str] = field(default_factory=dict)
     ignore: Sequence[str] = ()
 
-    def _canonical(self, url: str) -> tuple[str, tuple]:
+    def _canonical(self, url: str) -> tuple[str, Params]:
         path, params = canonical_url(url, self.defaults)
         return path, tuple(p for p in params if p[0] not in self.ignore)
 
@@ -215,7 +219,7 @@ class UrlMatch:
         )
 
 
-def _show(params: tuple) -> str:
+def _show(params: Params) -> str:
     return "&".join(f"{k}={','.join(v)}" for k, v in params) or "none"
 
 

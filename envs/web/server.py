@@ -122,7 +122,9 @@ class SiteServer:
             text=True,
         )
         line: list[str] = []
-        reader = threading.Thread(target=lambda: line.append(self._process.stdout.readline()))
+        stdout = self._process.stdout
+        assert stdout is not None  # stdout=PIPE above
+        reader = threading.Thread(target=lambda: line.append(stdout.readline()))
         reader.daemon = True
         reader.start()
         reader.join(start_timeout)
