@@ -14,11 +14,11 @@ from hash_seeds import outputs_under_two_hash_seeds
 
 from agentgym.envs.usersim.dialogue import Dialogue, judge, rehearse
 from agentgym.envs.usersim.domain import Move, TaskDraft, ToolError, db_hash, run_tool
-from agentgym.envs.usersim.domains.airline import (
+from agentgym.envs.usersim.domains.airline import AirlineDomain
+from agentgym.envs.usersim.domains.airline.data_model import (
     CABINS,
     DAY_AGO,
     TODAY,
-    AirlineDomain,
     build_airline_db,
 )
 
