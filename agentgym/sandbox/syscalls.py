@@ -23,8 +23,8 @@ architecture (i386's ``int 0x80``, x32) kill the process (libseccomp's default).
 
 The filter is compiled with libseccomp's own Python binding (Debian's ``python3-seccomp``), run
 once per process by whichever Python has it, and the BPF program it exports is what bwrap
-loads (``--seccomp``, for the keeper) and what :func:`filtered_popen` loads into the one
-thread that starts every command (see there for why a thread).
+loads (``--seccomp``, for the keeper) and what :func:`filtered_popen` loads into the threads
+that start every command (see there for why threads, and why several).
 """
 
 from __future__ import annotations
@@ -178,26 +178,39 @@ def _load_into_this_thread() -> None:
         raise SandboxUnavailableError(f"the syscall filter did not load: {os.strerror(errno)}")
 
 
+SPAWNERS = 32
+"""At most this many filtered threads start commands at once (made only as callers overlap).
+
+One thread was a queue for every sandbox of the process: a spawn holds its thread until the
+new process has exec'd, which on a loaded machine is milliseconds of waiting for a CPU, so
+eight sandboxes at once on 2 cores kept a single spawner 48-70 % busy and ran 11-16 % slower
+than unfiltered (``tests/perf/bench_sandbox.py``, "at once"). A spawner mostly waits, so the
+bound is not the CPU count: the thread pool makes a thread only when no idle one is there,
+and a process drives fewer than 32 sandboxes at once in practice."""
+
+
 @functools.cache
 def _spawner() -> concurrent.futures.ThreadPoolExecutor:
-    # If the filter does not load, the pool is broken and every submit raises: no command
-    # ever starts unfiltered.
+    # Every thread loads the filter before it takes any work; if one cannot, the pool is
+    # broken and every submit raises: no command ever starts unfiltered.
     return concurrent.futures.ThreadPoolExecutor(
-        max_workers=1,
+        max_workers=SPAWNERS,
         thread_name_prefix="agentgym-sandbox-spawner",
         initializer=_load_into_this_thread,
     )
 
 
 def filtered_popen(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
-    """``subprocess.Popen`` from the one thread of this process that has the filter loaded.
+    """``subprocess.Popen`` from a thread of this process that has the filter loaded.
 
     A seccomp filter is per thread and inherited by every process the thread forks, so the
     commands ``nsenter`` puts into a sandbox (which are not descendants of the sandbox's
     filtered keeper) get it too. Why not a new ``bwrap --seccomp`` per command: that costs
     another mount namespace and 3-5 ms, most of a command's cost; why not ``preexec_fn``: it
     is unsafe in a threaded program (the evaluator) and forces a full ``fork`` of this process.
-    The thread only ever starts processes, so the filter changes nothing else in this process.
+    The hand-off to the thread costs about 0.04 ms. The threads only ever start processes, so
+    the filter changes nothing else in this process; up to :data:`SPAWNERS` of them serve
+    callers at once, so sandboxes driven from many threads do not queue behind one spawn.
     """
     return _spawner().submit(_popen, argv, options).result()
 
