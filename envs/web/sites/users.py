@@ -15,11 +15,11 @@ from __future__ import annotations
 import functools
 import sqlite3
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, NoReturn, Protocol, TypeVar
 
 from agentgym.envs.web.sites.base import Site
 from agentgym.envs.web.sites.session import CookieSession
@@ -27,6 +27,7 @@ from agentgym.envs.web.sites.session import CookieSession
 __all__ = [
     "SHARED_TEMPLATES",
     "Account",
+    "Answer",
     "UserData",
     "UserSite",
     "check_seed",
@@ -107,6 +108,18 @@ def paginate(request: Any, rows: Sequence[T], size: int) -> tuple[Sequence[T], i
     return rows[(page - 1) * size : page * size], page, pages
 
 
+class Answer(Exception):
+    """An early reply from inside a handler: the "not found" page of a missing thing, the
+    login page for a signed-out write. Raised by :meth:`UserSite.missing` and
+    :meth:`UserSite.signed_in`, sent by every route :meth:`UserSite.route` makes, so the
+    guard clauses of a handler are one line each (like Starlette's ``HTTPException``, but
+    carrying a page of the site)."""
+
+    def __init__(self, response: Any) -> None:
+        super().__init__(f"early reply {getattr(response, 'status_code', '')}")
+        self.response = response
+
+
 class UserSite(Site, Generic[D]):
     """A :class:`Site` with accounts: a ``users`` table (``username``, ``password``) and a
     ``meta`` table holding the session ``secret``, which :meth:`build` writes.
@@ -168,13 +181,59 @@ class UserSite(Site, Generic[D]):
         """The page saying there is no ``what`` (``"forum f/x"``)."""
         return self.page(request, "not_found.html", status_code, what=what)
 
-    def auth_routes(self) -> list[Any]:
-        """The login page and the logout button's target."""
+    def missing(self, request: Any, what: str, status_code: int = 404) -> NoReturn:
+        """Reply at once with the page saying there is no ``what``."""
+        raise Answer(self.not_found(request, what, status_code))
+
+    def found(self, request: Any, thing: T | None, what: str) -> T:
+        """``thing``, or (when it is None) the page saying there is no ``what``, at once."""
+        if thing is None:
+            self.missing(request, what)
+        return thing
+
+    @staticmethod
+    def row(request: Any, sql: str, *args: Any) -> sqlite3.Row | None:
+        """The first row of a query over the request's episode database, or None."""
+        first: sqlite3.Row | None = request.state.db.execute(sql, args).fetchone()
+        return first
+
+    def signed_in(self, request: Any, back: str) -> sqlite3.Row:
+        """The signed-in user; when there is none, reply at once with the login page, which
+        comes back to ``back`` (a signed-out write changes nothing)."""
+        me = self.current_user(request)
+        if me is None:
+            raise Answer(self.session.to_login(back))
+        return me
+
+    @staticmethod
+    def redirect(path: str) -> Any:
+        """The reply to a write: see ``path`` (POST-redirect-GET)."""
+        from starlette.responses import RedirectResponse
+
+        return RedirectResponse(path, 303)
+
+    def route(
+        self,
+        path: str,
+        endpoint: Callable[[Any], Awaitable[Any]],
+        methods: Sequence[str] = ("GET",),
+    ) -> Any:
+        """A Starlette route to ``endpoint`` that sends the :class:`Answer` it raises."""
         from starlette.routing import Route
 
+        async def reply(request: Any) -> Any:
+            try:
+                return await endpoint(request)
+            except Answer as early:
+                return early.response
+
+        return Route(path, reply, methods=list(methods), name=endpoint.__name__)
+
+    def auth_routes(self) -> list[Any]:
+        """The login page and the logout button's target."""
         return [
-            Route("/login", self.login, methods=["GET", "POST"]),
-            Route("/logout", self.logout, methods=["POST"]),
+            self.route("/login", self.login, ["GET", "POST"]),
+            self.route("/logout", self.logout, ["POST"]),
         ]
 
     async def login(self, request: Any) -> Any:

@@ -105,19 +105,18 @@ class ForumSite(UserSite[ForumData]):
     # ------------------------------------------------------------------ routes
 
     def routes(self) -> list[Any]:
-        from starlette.routing import Route
-
+        post, both = "/f/{forum}/{post:int}", ["GET", "POST"]
         return [
-            Route("/", self.index),
+            self.route("/", self.index),
             *self.auth_routes(),
-            Route("/u/{username}", self.profile),
-            Route("/f/{forum}", self.forum),
-            Route("/f/{forum}/subscribe", self.subscribe, methods=["POST"]),
-            Route("/f/{forum}/submit", self.submit, methods=["GET", "POST"]),
-            Route("/f/{forum}/{post:int}", self.post),
-            Route("/f/{forum}/{post:int}/comment", self.comment, methods=["POST"]),
-            Route("/f/{forum}/{post:int}/vote", self.vote, methods=["POST"]),
-            Route("/f/{forum}/{post:int}/edit", self.edit, methods=["GET", "POST"]),
+            self.route("/u/{username}", self.profile),
+            self.route("/f/{forum}", self.forum),
+            self.route("/f/{forum}/subscribe", self.subscribe, ["POST"]),
+            self.route("/f/{forum}/submit", self.submit, both),
+            self.route(post, self.post),
+            self.route(f"{post}/comment", self.comment, ["POST"]),
+            self.route(f"{post}/vote", self.vote, ["POST"]),
+            self.route(f"{post}/edit", self.edit, both),
         ]
 
     async def index(self, request: Any) -> Any:
@@ -131,16 +130,17 @@ class ForumSite(UserSite[ForumData]):
         ).fetchall()
         return self.page(request, "index.html", forums=forums, me=me)
 
-    def _forum(self, request: Any) -> sqlite3.Row | None:
-        forum: sqlite3.Row | None = request.state.db.execute(
-            "SELECT * FROM forums WHERE name = ?", (request.path_params["forum"],)
-        ).fetchone()
-        return forum
+    def _find_forum(self, request: Any) -> sqlite3.Row | None:
+        name = request.path_params["forum"]
+        return self.row(request, "SELECT * FROM forums WHERE name = ?", name)
+
+    def _forum(self, request: Any) -> sqlite3.Row:
+        """The forum the path names (or its "not found" page, at once)."""
+        name = request.path_params["forum"]
+        return self.found(request, self._find_forum(request), f"forum f/{name}")
 
     async def forum(self, request: Any) -> Any:
         db, forum = request.state.db, self._forum(request)
-        if forum is None:
-            return self.not_found(request, f"forum f/{request.path_params['forum']}")
         sort = request.query_params.get("sort", "hot")
         if sort not in SORTS:
             sort = "hot"
@@ -178,24 +178,25 @@ class ForumSite(UserSite[ForumData]):
             subscribers=subscribers,
         )
 
-    def _post(self, request: Any) -> tuple[sqlite3.Row, sqlite3.Row] | None:
-        """The forum and the post a path names, or None if either is missing."""
-        forum = self._forum(request)
-        if forum is None:
-            return None
-        post: sqlite3.Row | None = request.state.db.execute(
-            "SELECT p.*, u.username FROM posts p JOIN users u ON u.id = p.user_id "
-            "WHERE p.id = ? AND p.forum_id = ?",
-            (request.path_params["post"], forum["id"]),
-        ).fetchone()
-        return None if post is None else (forum, post)
+    def _post(self, request: Any) -> tuple[sqlite3.Row, sqlite3.Row]:
+        """The forum and the post the path names (or the post's "not found" page, at once)."""
+        forum = self._find_forum(request)
+        post = None
+        if forum is not None:
+            post = self.row(
+                request,
+                "SELECT p.*, u.username FROM posts p JOIN users u ON u.id = p.user_id "
+                "WHERE p.id = ? AND p.forum_id = ?",
+                request.path_params["post"],
+                forum["id"],
+            )
+        if forum is None or post is None:
+            self.missing(request, f"post {request.path_params['post']}")
+        return forum, post
 
     async def post(self, request: Any) -> Any:
         db = request.state.db
-        found = self._post(request)
-        if found is None:
-            return self.not_found(request, f"post {request.path_params['post']}")
-        forum, post = found
+        forum, post = self._post(request)
         comments = db.execute(
             "SELECT c.*, u.username FROM comments c JOIN users u ON u.id = c.user_id "
             "WHERE c.post_id = ? ORDER BY c.created, c.id",
@@ -214,11 +215,9 @@ class ForumSite(UserSite[ForumData]):
 
     async def profile(self, request: Any) -> Any:
         db = request.state.db
-        user = db.execute(
-            "SELECT * FROM users WHERE username = ?", (request.path_params["username"],)
-        ).fetchone()
-        if user is None:
-            return self.not_found(request, f"user {request.path_params['username']}")
+        name = request.path_params["username"]
+        user = self.row(request, "SELECT * FROM users WHERE username = ?", name)
+        user = self.found(request, user, f"user {name}")
         posts = db.execute(
             "SELECT p.*, f.name AS forum FROM posts p JOIN forums f ON f.id = p.forum_id "
             "WHERE p.user_id = ? ORDER BY p.created DESC",
@@ -244,15 +243,9 @@ class ForumSite(UserSite[ForumData]):
     # ------------------------------------------------------------------ writes
 
     async def subscribe(self, request: Any) -> Any:
-        from starlette.responses import RedirectResponse
-
         db, forum = request.state.db, self._forum(request)
-        if forum is None:
-            return self.not_found(request, f"forum f/{request.path_params['forum']}")
         back = f"/{self.name}/f/{forum['name']}"
-        me = self.current_user(request)
-        if me is None:
-            return self.session.to_login(back)
+        me = self.signed_in(request, back)
         form = await request.form()
         if form.get("action") == "unsubscribe":
             db.execute(
@@ -262,17 +255,11 @@ class ForumSite(UserSite[ForumData]):
         else:
             db.execute("INSERT OR IGNORE INTO subscriptions VALUES (?, ?)", (me["id"], forum["id"]))
         db.commit()
-        return RedirectResponse(back, 303)
+        return self.redirect(back)
 
     async def submit(self, request: Any) -> Any:
-        from starlette.responses import RedirectResponse
-
         db, forum = request.state.db, self._forum(request)
-        if forum is None:
-            return self.not_found(request, f"forum f/{request.path_params['forum']}")
-        me = self.current_user(request)
-        if me is None:
-            return self.session.to_login(f"/{self.name}/f/{forum['name']}/submit")
+        me = self.signed_in(request, f"/{self.name}/f/{forum['name']}/submit")
         if request.method == "GET":
             return self.page(request, "submit.html", me=me, forum=forum, error=None, form={})
         form = await request.form()
@@ -294,20 +281,13 @@ class ForumSite(UserSite[ForumData]):
         )
         db.execute("INSERT INTO votes VALUES (?, ?, 1)", (me["id"], cursor.lastrowid))
         db.commit()
-        return RedirectResponse(f"/{self.name}/f/{forum['name']}/{cursor.lastrowid}", 303)
+        return self.redirect(f"/{self.name}/f/{forum['name']}/{cursor.lastrowid}")
 
     async def comment(self, request: Any) -> Any:
-        from starlette.responses import RedirectResponse
-
         db = request.state.db
-        found = self._post(request)
-        if found is None:
-            return self.not_found(request, f"post {request.path_params['post']}")
-        forum, post = found
+        forum, post = self._post(request)
         back = f"/{self.name}/f/{forum['name']}/{post['id']}"
-        me = self.current_user(request)
-        if me is None:
-            return self.session.to_login(back)
+        me = self.signed_in(request, back)
         body = str((await request.form()).get("body", "")).strip()
         if body:
             db.execute(
@@ -316,21 +296,14 @@ class ForumSite(UserSite[ForumData]):
                 (post["id"], me["id"], body, next_time(db)),
             )
             db.commit()
-        return RedirectResponse(back, 303)
+        return self.redirect(back)
 
     async def vote(self, request: Any) -> Any:
         """Up or down; voting the same way again takes the vote back (as on Reddit)."""
-        from starlette.responses import RedirectResponse
-
         db = request.state.db
-        found = self._post(request)
-        if found is None:
-            return self.not_found(request, f"post {request.path_params['post']}")
-        forum, post = found
+        forum, post = self._post(request)
         back = f"/{self.name}/f/{forum['name']}/{post['id']}"
-        me = self.current_user(request)
-        if me is None:
-            return self.session.to_login(back)
+        me = self.signed_in(request, back)
         wanted = {"up": 1, "down": -1}.get(str((await request.form()).get("direction")), 0)
         row = db.execute(
             "SELECT value FROM votes WHERE user_id = ? AND post_id = ?", (me["id"], post["id"])
@@ -345,22 +318,15 @@ class ForumSite(UserSite[ForumData]):
             )
         db.execute("UPDATE posts SET score = score + ? WHERE id = ?", (new - old, post["id"]))
         db.commit()
-        return RedirectResponse(back, 303)
+        return self.redirect(back)
 
     async def edit(self, request: Any) -> Any:
-        from starlette.responses import RedirectResponse
-
         db = request.state.db
-        found = self._post(request)
-        if found is None:
-            return self.not_found(request, f"post {request.path_params['post']}")
-        forum, post = found
+        forum, post = self._post(request)
         back = f"/{self.name}/f/{forum['name']}/{post['id']}"
-        me = self.current_user(request)
-        if me is None:
-            return self.session.to_login(f"{back}/edit")
+        me = self.signed_in(request, f"{back}/edit")
         if me["id"] != post["user_id"]:
-            return self.not_found(request, "a post of yours with that id", 403)
+            self.missing(request, "a post of yours with that id", 403)
         if request.method == "GET":
             return self.page(request, "edit.html", me=me, forum=forum, post=post, error=None)
         form = await request.form()
@@ -380,4 +346,4 @@ class ForumSite(UserSite[ForumData]):
             (title, body, next_time(db), post["id"]),
         )
         db.commit()
-        return RedirectResponse(back, 303)
+        return self.redirect(back)

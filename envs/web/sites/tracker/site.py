@@ -143,26 +143,33 @@ class TrackerSite(UserSite[TrackerData]):
 
     # ------------------------------------------------------------------ helpers
 
-    def _project(self, request: Any) -> sqlite3.Row | None:
-        project: sqlite3.Row | None = request.state.db.execute(
-            "SELECT * FROM projects WHERE slug = ?", (request.path_params["project"],)
-        ).fetchone()
-        return project
+    def _find_project(self, request: Any) -> sqlite3.Row | None:
+        slug = request.path_params["project"]
+        return self.row(request, "SELECT * FROM projects WHERE slug = ?", slug)
 
-    def _issue(self, request: Any) -> tuple[sqlite3.Row, sqlite3.Row] | None:
-        """The project and the issue a path names, or None if either is missing."""
-        project = self._project(request)
-        if project is None:
-            return None
-        issue: sqlite3.Row | None = request.state.db.execute(
-            "SELECT i.*, a.username AS author, s.username AS assignee, m.title AS milestone "
-            "FROM issues i JOIN users a ON a.id = i.author_id "
-            "LEFT JOIN users s ON s.id = i.assignee_id "
-            "LEFT JOIN milestones m ON m.id = i.milestone_id "
-            "WHERE i.project_id = ? AND i.iid = ?",
-            (project["id"], request.path_params["iid"]),
-        ).fetchone()
-        return None if issue is None else (project, issue)
+    def _project(self, request: Any) -> sqlite3.Row:
+        """The project the path names (or its "not found" page, at once)."""
+        slug = request.path_params["project"]
+        return self.found(request, self._find_project(request), f"project {slug}")
+
+    def _issue(self, request: Any) -> tuple[sqlite3.Row, sqlite3.Row]:
+        """The project and the issue the path names (or the issue's "not found" page)."""
+        project = self._find_project(request)
+        issue = None
+        if project is not None:
+            issue = self.row(
+                request,
+                "SELECT i.*, a.username AS author, s.username AS assignee, m.title AS milestone "
+                "FROM issues i JOIN users a ON a.id = i.author_id "
+                "LEFT JOIN users s ON s.id = i.assignee_id "
+                "LEFT JOIN milestones m ON m.id = i.milestone_id "
+                "WHERE i.project_id = ? AND i.iid = ?",
+                project["id"],
+                request.path_params["iid"],
+            )
+        if project is None or issue is None:
+            self.missing(request, f"issue #{request.path_params['iid']}")
+        return project, issue
 
     def _choices(self, db: sqlite3.Connection, project: sqlite3.Row) -> Choices:
         """What the forms of a project offer: its members, labels and milestones."""
@@ -201,22 +208,21 @@ class TrackerSite(UserSite[TrackerData]):
     # ------------------------------------------------------------------ routes
 
     def routes(self) -> list[Any]:
-        from starlette.routing import Route
-
-        issue = "/p/{project}/issues/{iid:int}"
+        project, both = "/p/{project}", ["GET", "POST"]
+        issue = f"{project}/issues/{{iid:int}}"
         return [
-            Route("/", self.index),
+            self.route("/", self.index),
             *self.auth_routes(),
-            Route("/p/{project}", self.project),
-            Route("/p/{project}/issues", self.issues),
-            Route("/p/{project}/issues/new", self.new_issue, methods=["GET", "POST"]),
-            Route(issue, self.issue),
-            Route(f"{issue}/edit", self.edit_issue, methods=["GET", "POST"]),
-            Route(f"{issue}/state", self.set_state, methods=["POST"]),
-            Route(f"{issue}/comment", self.comment, methods=["POST"]),
-            Route("/p/{project}/labels", self.labels),
-            Route("/p/{project}/milestones", self.milestones),
-            Route("/p/{project}/settings/members", self.members, methods=["GET", "POST"]),
+            self.route(project, self.project),
+            self.route(f"{project}/issues", self.issues),
+            self.route(f"{project}/issues/new", self.new_issue, both),
+            self.route(issue, self.issue),
+            self.route(f"{issue}/edit", self.edit_issue, both),
+            self.route(f"{issue}/state", self.set_state, ["POST"]),
+            self.route(f"{issue}/comment", self.comment, ["POST"]),
+            self.route(f"{project}/labels", self.labels),
+            self.route(f"{project}/milestones", self.milestones),
+            self.route(f"{project}/settings/members", self.members, both),
         ]
 
     async def index(self, request: Any) -> Any:
@@ -228,8 +234,6 @@ class TrackerSite(UserSite[TrackerData]):
 
     async def project(self, request: Any) -> Any:
         project = self._project(request)
-        if project is None:
-            return self.not_found(request, f"project {request.path_params['project']}")
         counts = request.state.db.execute(
             "SELECT state, count(*) FROM issues WHERE project_id = ? GROUP BY state",
             (project["id"],),
@@ -238,8 +242,6 @@ class TrackerSite(UserSite[TrackerData]):
 
     async def issues(self, request: Any) -> Any:
         db, project = request.state.db, self._project(request)
-        if project is None:
-            return self.not_found(request, f"project {request.path_params['project']}")
         chosen = {k: request.query_params.get(k, "").strip() for k in FILTERS}
         if chosen["state"] not in STATES:
             chosen["state"] = "opened"
@@ -300,10 +302,7 @@ class TrackerSite(UserSite[TrackerData]):
 
     async def issue(self, request: Any) -> Any:
         db = request.state.db
-        found = self._issue(request)
-        if found is None:
-            return self.not_found(request, f"issue #{request.path_params['iid']}")
-        project, issue = found
+        project, issue = self._issue(request)
         notes = db.execute(
             "SELECT n.*, u.username FROM notes n JOIN users u ON u.id = n.author_id "
             "WHERE n.issue_id = ? ORDER BY n.created, n.id",
@@ -320,8 +319,6 @@ class TrackerSite(UserSite[TrackerData]):
 
     async def labels(self, request: Any) -> Any:
         db, project = request.state.db, self._project(request)
-        if project is None:
-            return self.not_found(request, f"project {request.path_params['project']}")
         labels = db.execute(
             "SELECT l.*, (SELECT count(*) FROM issue_labels il JOIN issues i ON i.id = il.issue_id "
             "WHERE il.label_id = l.id AND i.state = 'opened') AS open FROM labels l "
@@ -332,8 +329,6 @@ class TrackerSite(UserSite[TrackerData]):
 
     async def milestones(self, request: Any) -> Any:
         db, project = request.state.db, self._project(request)
-        if project is None:
-            return self.not_found(request, f"project {request.path_params['project']}")
         milestones = db.execute(
             "SELECT m.*, (SELECT count(*) FROM issues i WHERE i.milestone_id = m.id "
             "AND i.state = 'opened') AS open, (SELECT count(*) FROM issues i WHERE "
@@ -389,9 +384,7 @@ class TrackerSite(UserSite[TrackerData]):
         )
         now = next_time(db)
         if issue_id is None:
-            me = self.current_user(request)
-            if me is None:  # new_issue signed in before; the same cookie is read again
-                return "Sign in to create an issue."
+            me = self.signed_in(request, f"/{self.name}/p/{project['slug']}/issues/new")
             iid = db.execute(
                 "SELECT coalesce(max(iid), 0) + 1 FROM issues WHERE project_id = ?",
                 (project["id"],),
@@ -417,51 +410,34 @@ class TrackerSite(UserSite[TrackerData]):
         return db.execute("SELECT iid FROM issues WHERE id = ?", (issue_id,)).fetchone()[0]
 
     async def new_issue(self, request: Any) -> Any:
-        from starlette.responses import RedirectResponse
-
         project = self._project(request)
-        if project is None:
-            return self.not_found(request, f"project {request.path_params['project']}")
         here = f"/{self.name}/p/{project['slug']}/issues"
-        if self.current_user(request) is None:
-            return self.session.to_login(f"{here}/new")
+        self.signed_in(request, f"{here}/new")
         if request.method == "GET":
             return self._write_form(request, project, None, error=None, form={})
         outcome = await self._save_issue(request, project, None)
         if isinstance(outcome, str):
             form = dict((await request.form()).items())
             return self._write_form(request, project, None, error=outcome, form=form, status=400)
-        return RedirectResponse(f"{here}/{outcome}", 303)
+        return self.redirect(f"{here}/{outcome}")
 
     async def edit_issue(self, request: Any) -> Any:
-        from starlette.responses import RedirectResponse
-
-        found = self._issue(request)
-        if found is None:
-            return self.not_found(request, f"issue #{request.path_params['iid']}")
-        project, issue = found
+        project, issue = self._issue(request)
         here = f"/{self.name}/p/{project['slug']}/issues/{issue['iid']}"
-        if self.current_user(request) is None:
-            return self.session.to_login(f"{here}/edit")
+        self.signed_in(request, f"{here}/edit")
         if request.method == "GET":
             return self._write_form(request, project, issue, error=None, form={})
         outcome = await self._save_issue(request, project, issue["id"])
         if isinstance(outcome, str):
             return self._write_form(request, project, issue, error=outcome, form={}, status=400)
-        return RedirectResponse(here, 303)
+        return self.redirect(here)
 
     async def set_state(self, request: Any) -> Any:
         """Close or reopen an issue."""
-        from starlette.responses import RedirectResponse
-
         db = request.state.db
-        found = self._issue(request)
-        if found is None:
-            return self.not_found(request, f"issue #{request.path_params['iid']}")
-        project, issue = found
+        project, issue = self._issue(request)
         here = f"/{self.name}/p/{project['slug']}/issues/{issue['iid']}"
-        if self.current_user(request) is None:
-            return self.session.to_login(here)
+        self.signed_in(request, here)
         state = str((await request.form()).get("state", ""))
         if state in ("opened", "closed") and state != issue["state"]:
             now = next_time(db)
@@ -470,20 +446,13 @@ class TrackerSite(UserSite[TrackerData]):
                 (state, now, now if state == "closed" else None, issue["id"]),
             )
             db.commit()
-        return RedirectResponse(here, 303)
+        return self.redirect(here)
 
     async def comment(self, request: Any) -> Any:
-        from starlette.responses import RedirectResponse
-
         db = request.state.db
-        found = self._issue(request)
-        if found is None:
-            return self.not_found(request, f"issue #{request.path_params['iid']}")
-        project, issue = found
+        project, issue = self._issue(request)
         here = f"/{self.name}/p/{project['slug']}/issues/{issue['iid']}"
-        me = self.current_user(request)
-        if me is None:
-            return self.session.to_login(here)
+        me = self.signed_in(request, here)
         body = str((await request.form()).get("body", "")).strip()
         if body:
             now = next_time(db)
@@ -493,19 +462,13 @@ class TrackerSite(UserSite[TrackerData]):
             )
             db.execute("UPDATE issues SET updated = ? WHERE id = ?", (now, issue["id"]))
             db.commit()
-        return RedirectResponse(here, 303)
+        return self.redirect(here)
 
     async def members(self, request: Any) -> Any:
         """The members page; POST adds a member, changes a role or removes a member."""
-        from starlette.responses import RedirectResponse
-
         db, project = request.state.db, self._project(request)
-        if project is None:
-            return self.not_found(request, f"project {request.path_params['project']}")
         here = f"/{self.name}/p/{project['slug']}/settings/members"
-        me = self.current_user(request)
-        if me is None:
-            return self.session.to_login(here)
+        me = self.signed_in(request, here)
         mine = db.execute(
             "SELECT role FROM members WHERE project_id = ? AND user_id = ?",
             (project["id"], me["id"]),
@@ -526,7 +489,7 @@ class TrackerSite(UserSite[TrackerData]):
                     (project["id"], user[0]),
                 )
                 db.commit()
-                return RedirectResponse(here, 303)
+                return self.redirect(here)
             elif role not in ROLES:
                 error = f"Choose a role: {', '.join(ROLES)}."
             else:
@@ -535,7 +498,7 @@ class TrackerSite(UserSite[TrackerData]):
                     (project["id"], user[0], role),
                 )
                 db.commit()
-                return RedirectResponse(here, 303)
+                return self.redirect(here)
         return self.page(
             request,
             "members.html",
