@@ -107,10 +107,10 @@ def json_lines(path: str | Path) -> list[tuple[int, Any]]:
         line = data.count(b"\n", 0, error.start) + 1
         raise UsageError(f"{path}:{line}: not UTF-8 text (a JSON Lines file is)") from None
     values = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if line.strip():
+    for number, row in enumerate(text.split("\n"), start=1):
+        if row.strip():
             try:
-                values.append((number, json.loads(line)))
+                values.append((number, json.loads(row)))
             except (ValueError, RecursionError) as error:
                 raise UsageError(f"{path}:{number}: not JSON: {error}") from None
     return values

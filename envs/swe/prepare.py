@@ -452,4 +452,5 @@ def find_spec(name: str, root: Path | None = None) -> RepoSpec:
             f"that name is prepared (agentgym swe prepare --repo PATH --name {name})"
         )
     fields = max(found, key=lambda item: item[0])[1]
-    return RepoSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    return RepoSpec(**values)

@@ -117,15 +117,16 @@ def workspace_spec(
 
 def open_workspace(
     prepared: PreparedRepo,
-    files: Mapping[str, str] | None = None,
+    files: Mapping[str, str | None] | None = None,
     *,
     limits: Limits = DEFAULT_LIMITS,
     backend: str = "bwrap",
     git: bool = False,
 ) -> Sandbox:
-    """A sandbox with the working copy at ``/testbed``, ``files`` (relative path -> text)
-    written over it, and with ``git``, a fresh git repository whose only commit is that
-    state (so ``git diff`` shows the agent its own changes and nothing older)."""
+    """A sandbox with the working copy at ``/testbed``, ``files`` (relative path -> text,
+    or ``None`` to delete) written over it, and with ``git``, a fresh git repository whose
+    only commit is that state (so ``git diff`` shows the agent its own changes and nothing
+    older)."""
     box = create(workspace_spec(prepared, limits, backend), backend=backend)
     try:
         write_files(box, files or {})

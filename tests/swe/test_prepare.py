@@ -101,15 +101,20 @@ def test_a_broken_or_hostile_report_gives_no_outcomes():
     assert parse_junit(b"<testsuite><testcase name='x'/></testsuite>") == {}  # no nodeid
 
 
-def test_the_plugin_runs_in_the_repositorys_environment_so_imports_only_stdlib_and_pytest():
+@pytest.mark.parametrize("plugin", ["agentgym_swe_plugin", "agentgym_swe_guard"])
+def test_the_plugins_run_in_the_repositorys_environment_so_import_only_stdlib_and_pytest(plugin):
     import ast
     import sys
     from pathlib import Path
 
-    plugin = Path(__file__).parents[2] / "envs/swe/pytest_plugin/agentgym_swe_plugin.py"
+    source = Path(__file__).parents[2] / f"envs/swe/pytest_plugin/{plugin}.py"
+    tree = ast.parse(source.read_text())
+    for node in ast.walk(tree):  # what only the type checker imports does not run
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            node.body = []
     modules = {
         alias.name.split(".")[0]
-        for node in ast.walk(ast.parse(plugin.read_text()))
+        for node in ast.walk(tree)
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module)])
     }

@@ -70,8 +70,28 @@ import hashlib
 import os
 import sys
 import types
+from collections.abc import Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+
+if TYPE_CHECKING:  # names for the type checker only: nothing more is imported in the sandbox
+    from typing import TypedDict, TypeGuard
+
+    import pluggy
+
+    class _State(TypedDict):
+        record: str
+        root: str
+        watched: tuple[str, ...]
+        before: dict[str, str]
+        machinery: dict[tuple[str, str], object]
+        session: pytest.Session | None
+        written: bool
+        problem: str
+
+
+_T = TypeVar("_T")
 
 ELSEWHERE_WRITABLE = ("/tmp/", "/work/", "/dev/shm/", "/var/tmp/")
 """The sandbox's writable places besides the working copy."""
@@ -104,7 +124,7 @@ _open, _listdir, _scandir, _sha256 = open, os.listdir, os.scandir, hashlib.sha25
 _lexists, _unlink, _isdir = os.path.lexists, os.unlink, os.path.isdir
 _realpath = os.path.realpath
 _streams, _collect, _no_more_collections = (sys.stdout, sys.stderr), gc.collect, gc.disable
-_state = {
+_state: _State = {
     "record": "",
     "root": "",
     "watched": (),
@@ -114,10 +134,10 @@ _state = {
     "written": False,
     "problem": "",
 }
-_outcomes = {}
+_outcomes: dict[str, str] = {}
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("agentgym")
     group.addoption(
         "--agentgym-guard-record",
@@ -134,7 +154,7 @@ def pytest_addoption(parser):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config):
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     options = early_config.known_args_namespace
     if not options.agentgym_guard_record:
         raise pytest.UsageError("-p agentgym_swe_guard needs --agentgym-guard-record=PATH")
@@ -148,9 +168,15 @@ def pytest_load_initial_conftests(early_config):
     sys.addaudithook(_audit_hook((os.path.join(root, ""), *ELSEWHERE_WRITABLE), code))
 
 
-def _files(path, found, read=lambda data: _sha256(data).hexdigest()):
-    """What each file under ``path`` holds (``read`` of its bytes: by default a digest),
-    caches left out."""
+def _digest(data: bytes) -> str:
+    return _sha256(data).hexdigest()
+
+
+def _files(
+    path: str, found: dict[str, _T | str], read: Callable[[bytes], _T]
+) -> dict[str, _T | str]:
+    """What each file under ``path`` holds (``read`` of its bytes, ``"unreadable"`` where
+    they cannot be read), caches left out."""
     try:
         entries = list(_scandir(path))
     except NotADirectoryError:
@@ -175,24 +201,26 @@ def _files(path, found, read=lambda data: _sha256(data).hexdigest()):
     return found
 
 
-def _snapshot():
-    found = {}
+def _snapshot() -> dict[str, str]:
+    found: dict[str, str] = {}
     for path in _state["watched"]:
-        _files(path, found)
+        _files(path, found, _digest)
     return found
 
 
-def _refuse(why):
+def _refuse(why: str) -> None:
     _state["problem"] = _state["problem"] or why
     raise PermissionError("agentgym guard: " + why)
 
 
-def _audit_hook(writable, code):
+def _audit_hook(
+    writable: tuple[str, ...], code: Mapping[str, bytes | str]
+) -> Callable[[str, tuple[Any, ...]], None]:
     """The audit hook: from ``writable`` places, only source that ``code`` (the working
     copy's files as they were) holds is compiled, and no bytecode or extension module is
     written or loaded."""
 
-    def audit(event, args):
+    def audit(event: str, args: tuple[Any, ...]) -> None:
         if event == "compile" and isinstance(args[1], (str, bytes)):
             path = args[1].decode(errors="replace") if isinstance(args[1], bytes) else args[1]
             if path.startswith(writable):
@@ -200,7 +228,8 @@ def _audit_hook(writable, code):
                 # The whole file, or a part of it (a traceback parses a line to point into it).
                 if isinstance(source, bytes):
                     part = source.strip().removeprefix(b"(").removesuffix(b")").strip()
-                    if part not in code.get(path, b"-"):
+                    known = code.get(path, b"-")  # a str: the file could not be read
+                    if not isinstance(known, bytes) or part not in known:
                         _refuse("code that was not in the repository when the run began: " + path)
         elif event in ("open", "os.rename", "os.replace", "os.link", "os.symlink"):
             path = args[1] if event != "open" else args[0]
@@ -216,7 +245,7 @@ def _audit_hook(writable, code):
     return audit
 
 
-def _memory(path):
+def _memory(path: str) -> bool:
     """Whether ``path`` is, or links to, a process's memory (``/proc/self/mem``): written,
     it changes any object of the interpreter, pytest's included, as ``ctypes`` would."""
     try:
@@ -226,8 +255,8 @@ def _memory(path):
     return target.startswith("/proc/") and target.endswith("/mem")
 
 
-def _status(pid):
-    fields = {}
+def _status(pid: int) -> tuple[int, int, str]:
+    fields: dict[str, list[str]] = {}
     with _open(f"/proc/{pid}/status") as status:
         for line in status:
             key, _, value = line.partition(":")
@@ -235,10 +264,11 @@ def _status(pid):
     return int(fields["Uid"][0]), int(fields["PPid"][0]), fields["State"][0]
 
 
-def _kill_the_others():
+def _kill_the_others() -> None:
     """SIGKILL every process of this user but this one and its ancestors, until none is
     left (a process may fork while the list is read)."""
-    keep, pid = set(), _getpid()
+    keep: set[int] = set()
+    pid = _getpid()
     while pid > 1 and pid not in keep:
         keep.add(pid)
         pid = _status(pid)[1]
@@ -259,18 +289,18 @@ def _kill_the_others():
             return
 
 
-def _changed():
+def _changed() -> list[str]:
     before, after = _state["before"], _snapshot()
     changed = sorted(p for p in before if after.get(p) != before[p])
     added = sorted(p for p in after if p not in before and p.endswith(".py"))
     return changed + added
 
 
-def _machinery():
+def _machinery() -> dict[tuple[str, str], object]:
     """The functions and classes of pytest's and pluggy's modules, and the functions and
     descriptors of those classes, by where they are bound: what a patch of pytest
     replaces (``Function.runtest``, ``TestReport.from_item_and_call``...)."""
-    found = {}
+    found: dict[tuple[str, str], object] = {}
     for name, module in list(_modules.items()):
         if name.partition(".")[0] not in MACHINERY or module is None:
             continue
@@ -286,7 +316,7 @@ def _machinery():
     return found
 
 
-def _patched_machinery():
+def _patched_machinery() -> list[str]:
     """What of :func:`_machinery` was replaced, removed or added since the guard was armed."""
     before, after = _state["machinery"], _machinery()
     spaces = {space for space, _ in before}
@@ -295,25 +325,27 @@ def _patched_machinery():
     return sorted(".".join(key) for key in changed if not _pytests_own(key, after.get(key)))
 
 
-def _pytests_own(key, value):
+def _pytests_own(key: tuple[str, str], value: object) -> bool:
     """Whether pytest itself set ``value`` at ``key`` once it ran: an accessor of its
     ``legacypath`` plugin, a class its doctest plugin makes when first needed."""
     origin = PYTESTS_OWN.get(key[1])
-    if _isinstance(value, property):
+    if _is(value, property):
         value = value.fget
     if _isinstance(value, _type):
         code = [_code_path(v) for v in _vars(value).values() if _type(v) is _function]
     else:
         code = [_code_path(value)]
-    origin = origin and os.path.join("_pytest", origin)
-    return bool(origin and code) and all(path and path.endswith(origin) for path in code)
+    if not origin or not code:
+        return False
+    suffix = os.path.join("_pytest", origin)
+    return all(path is not None and path.endswith(suffix) for path in code)
 
 
-def _hooks_from_the_working_copy(pluginmanager):
+def _hooks_from_the_working_copy(pluginmanager: pytest.PytestPluginManager) -> list[str]:
     """Hook implementations registered with pytest whose code is in the working copy but
     not in a ``conftest.py`` (whose files the guard watches), or whose code it cannot
     find: a plugin that code under test registered."""
-    found = []
+    found: list[str] = []
     for caller in list(_vars(pluginmanager.hook).values()):
         for implementation in caller.get_hookimpls():
             path = _code_path(implementation.function)
@@ -323,16 +355,23 @@ def _hooks_from_the_working_copy(pluginmanager):
     return found
 
 
-def _code_path(function):
+def _code_path(function: object) -> str | None:
     """The file a function's (or a bound method's) code comes from; ``None`` for anything
     else."""
-    function = function.__func__ if _type(function) is _method else function
-    if _type(function) is not _function:
+    if _is(function, _method):
+        function = function.__func__
+    if not _is(function, _function):
         return None
     return function.__code__.co_filename
 
 
-def pytest_runtest_logreport(report):
+def _is(value: object, kind: type[_T]) -> TypeGuard[_T]:
+    """``isinstance`` as bound at import (the code under test may replace the builtin),
+    in a form the type checker narrows by."""
+    return _isinstance(value, kind)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     failed_around = report.when != "call" and report.outcome == "failed"
     outcome = "error" if failed_around else report.outcome
     if RANK[outcome] >= RANK[_outcomes.get(report.nodeid, "passed")]:
@@ -340,7 +379,7 @@ def pytest_runtest_logreport(report):
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_sessionfinish(session):
+def pytest_sessionfinish(session: pytest.Session) -> Generator[None, pluggy.Result[None], None]:
     _state["session"] = session
     _collect()  # finalizers pending now run now, and none later
     _no_more_collections()
@@ -364,7 +403,7 @@ def pytest_sessionfinish(session):
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_unconfigure(config):
+def pytest_unconfigure(config: pytest.Config) -> Generator[None, pluggy.Result[None], None]:
     outcome = yield
     code = UNTRUSTED
     try:
@@ -382,7 +421,7 @@ def pytest_unconfigure(config):
                 pass
         if problem:
             _write(2, f"\nagentgym guard: {problem}\n".encode())
-        else:
+        elif session is not None:  # always, when there is no problem
             code = int(session.exitstatus)
     finally:
         _exit(code)

@@ -19,41 +19,50 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Generator, Iterable
+from types import CodeType, FrameType
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+if TYPE_CHECKING:
+    import pluggy
 
-def pytest_addoption(parser):
+Entry = tuple[str, str]
+"""A repository function: its file (relative to the root) and qualified name."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("agentgym")
     group.addoption("--agentgym-callmap", default=None, help="write the call map JSON here")
     group.addoption("--agentgym-root", default=None, help="the repository's root directory")
 
 
-def pytest_itemcollected(item):
+def pytest_itemcollected(item: pytest.Item) -> None:
     item.user_properties.append(("nodeid", item.nodeid))
 
 
 class CallMap:
     """Which repository functions each test calls; see the module docstring."""
 
-    def __init__(self, root, exclude):
+    def __init__(self, root: str, exclude: Iterable[str]) -> None:
         self.root = os.path.join(os.path.realpath(root), "")
         self.exclude = tuple(os.path.join(os.path.realpath(p), "") for p in exclude)
-        self.calls = {}
-        self.current = None
-        self.known = {}  # code object -> [path, name] or None (not the repository's)
+        self.calls: dict[str, list[Entry]] = {}
+        self.current: set[Entry] | None = None
+        self.known: dict[CodeType, Entry | None] = {}  # None: not the repository's
 
-    def _trace(self, frame, event, arg):
+    def _trace(self, frame: FrameType, event: str, arg: Any) -> None:
         code = frame.f_code
-        entry = self.known.get(code, False)
-        if entry is False:
-            entry = self._entry(code)
-            self.known[code] = entry
+        try:  # one look-up per call once known: this runs at every call of a traced test
+            entry = self.known[code]
+        except KeyError:
+            entry = self.known[code] = self._entry(code)
         if entry is not None and self.current is not None:
             self.current.add(entry)
         return None
 
-    def _entry(self, code):
+    def _entry(self, code: CodeType) -> Entry | None:
         if code.co_filename.startswith("<"):  # <frozen ...>, <string>: not a file of ours
             return None
         path = os.path.realpath(code.co_filename)
@@ -63,7 +72,9 @@ class CallMap:
         return (os.path.relpath(path, self.root), name)
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_protocol(self, item, nextitem):
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, pluggy.Result[object], None]:
         self.current = set()
         sys.settrace(self._trace)
         threading.settrace(self._trace)
@@ -76,18 +87,22 @@ class CallMap:
             self.current = None
 
 
-def pytest_configure(config):
+_CALLMAP = pytest.StashKey[tuple[CallMap, str]]()
+"""The run's call map and where it is written."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--agentgym-callmap")
     if path:
         root = config.getoption("--agentgym-root") or str(config.rootpath)
         tests = [str(config.rootpath / arg.split("::")[0]) for arg in config.args]
         plugin = CallMap(root, [t for t in tests if os.path.isdir(t)])
-        config._agentgym_callmap = (plugin, path)
+        config.stash[_CALLMAP] = (plugin, path)
         config.pluginmanager.register(plugin, "agentgym-callmap")
 
 
-def pytest_unconfigure(config):
-    found = getattr(config, "_agentgym_callmap", None)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    found = config.stash.get(_CALLMAP, None)
     if found:
         plugin, path = found
         with open(path, "w") as out:
