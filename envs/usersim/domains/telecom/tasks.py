@@ -666,21 +666,37 @@ def change_plan_change_of_mind(db: DB, rng: np.random.Generator) -> TaskDraft | 
     return _change_plan(db, rng, change=True)
 
 
-TEMPLATES = tuple(
-    TaskTemplate(draw.__name__, difficulty, draw)
-    for difficulty, draws in (
-        ("easy", (airplane_mode, mobile_data_off, broken_apn, sim_not_detected, stuck_on_3g,
-                  data_saver_slow, needs_restart, data_remaining, overdue_amount, plan_question,
-                  disable_roaming_home)),
-        ("medium", (data_refuel, roaming_line_abroad, roaming_phone_abroad,
-                    roaming_both_abroad, suspended_unpaid, airplane_and_data_off,
-                    sim_and_data_off, slow_3g_and_saver, pay_overdue_bill, change_plan)),
-        ("hard", (suspended_and_airplane, abroad_over_limit, suspended_apn_data_off,
-                  refuel_change_of_mind, upgrade_instead_of_refuel,
-                  over_limit_data_off_then_trip, abroad_sim_missing, data_off_then_pay_bill,
-                  change_plan_change_of_mind)),
-    )
-    for draw in draws
-)  # fmt: skip
-"""The templates in the order of their difficulty's task indexes (a task's template is its
-index modulo the count of its difficulty): each named after its function."""
+TEMPLATES = (
+    TaskTemplate("airplane_mode", "easy", airplane_mode),
+    TaskTemplate("mobile_data_off", "easy", mobile_data_off),
+    TaskTemplate("broken_apn", "easy", broken_apn),
+    TaskTemplate("sim_not_detected", "easy", sim_not_detected),
+    TaskTemplate("stuck_on_3g", "easy", stuck_on_3g),
+    TaskTemplate("data_saver_slow", "easy", data_saver_slow),
+    TaskTemplate("needs_restart", "easy", needs_restart),
+    TaskTemplate("data_remaining", "easy", data_remaining),
+    TaskTemplate("overdue_amount", "easy", overdue_amount),
+    TaskTemplate("plan_question", "easy", plan_question),
+    TaskTemplate("disable_roaming_home", "easy", disable_roaming_home),
+    TaskTemplate("data_refuel", "medium", data_refuel),
+    TaskTemplate("roaming_line_abroad", "medium", roaming_line_abroad),
+    TaskTemplate("roaming_phone_abroad", "medium", roaming_phone_abroad),
+    TaskTemplate("roaming_both_abroad", "medium", roaming_both_abroad),
+    TaskTemplate("suspended_unpaid", "medium", suspended_unpaid),
+    TaskTemplate("airplane_and_data_off", "medium", airplane_and_data_off),
+    TaskTemplate("sim_and_data_off", "medium", sim_and_data_off),
+    TaskTemplate("slow_3g_and_saver", "medium", slow_3g_and_saver),
+    TaskTemplate("pay_overdue_bill", "medium", pay_overdue_bill),
+    TaskTemplate("change_plan", "medium", change_plan),
+    TaskTemplate("suspended_and_airplane", "hard", suspended_and_airplane),
+    TaskTemplate("abroad_over_limit", "hard", abroad_over_limit),
+    TaskTemplate("suspended_apn_data_off", "hard", suspended_apn_data_off),
+    TaskTemplate("refuel_change_of_mind", "hard", refuel_change_of_mind),
+    TaskTemplate("upgrade_instead_of_refuel", "hard", upgrade_instead_of_refuel),
+    TaskTemplate("over_limit_data_off_then_trip", "hard", over_limit_data_off_then_trip),
+    TaskTemplate("abroad_sim_missing", "hard", abroad_sim_missing),
+    TaskTemplate("data_off_then_pay_bill", "hard", data_off_then_pay_bill),
+    TaskTemplate("change_plan_change_of_mind", "hard", change_plan_change_of_mind),
+)
+"""The templates, in the order of their difficulty's task indexes (a task's template is its
+index modulo the count of its difficulty)."""

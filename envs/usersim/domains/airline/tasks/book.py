@@ -208,7 +208,7 @@ def book_bags_insurance(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return book_one_way(db, rng, extras=True)
 
 
-def book_change_cabin(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def book_change_of_mind_cabin(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return book_one_way(db, rng, mind=True)
 
 
@@ -250,7 +250,7 @@ def book_round_trip(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return _draft(rng, user, f"Hi! {says}", facts, [request], script)
 
 
-def book_certificate(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def book_certificate_and_card(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     holders = [
         u
         for u in db["users"].values()

@@ -28,7 +28,7 @@ from agentgym.envs.usersim.domains.airline.tasks.script import (
 )
 
 
-def cancel_recent(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def cancel_within_24_hours(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return _draw_cancel(
         db,
         rng,
@@ -55,7 +55,7 @@ def cancel_business(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     )
 
 
-def cancel_airline(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def cancel_airline_cancelled(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return _draw_cancel(
         db,
         rng,
@@ -85,7 +85,7 @@ def _insured(db: DB, r: Mapping[str, Any]) -> bool:
     )
 
 
-def cancel_insured(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def cancel_insured_illness(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     reason = _pick(rng, ILLNESSES)
     return _draw_cancel(
         db,
@@ -158,7 +158,7 @@ def _why_not_cancellable(r: Mapping[str, Any]) -> str:
     )
 
 
-def refuse_cancel(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def refuse_cancellation(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return _refusal(
         db,
         rng,
@@ -169,7 +169,7 @@ def refuse_cancel(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     )
 
 
-def refuse_insured(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def refuse_insured_cancellation(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     reason = _pick(rng, OTHER_REASONS)
     return _refusal(
         db,

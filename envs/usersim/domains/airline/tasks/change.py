@@ -178,7 +178,7 @@ def change_date(db: DB, rng: np.random.Generator, mind: bool = False) -> TaskDra
     return _draft(rng, user, f"Hi! {says}", facts, [request], script)
 
 
-def change_date_mind(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def change_date_change_of_mind(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return change_date(db, rng, mind=True)
 
 
@@ -235,7 +235,7 @@ def _upgradable(db: DB, r: Mapping[str, Any]) -> bool:
     )
 
 
-def upgrade(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def upgrade_business(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     reservation = _pick(rng, _active_reservations(db, lambda r: _upgradable(db, r)))
     user = db["users"][reservation["user_id"]]
     script = _Script()
@@ -244,7 +244,7 @@ def upgrade(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return _draft(rng, user, f"Hi. {request.says}", facts, [request], script)
 
 
-def refuse_basic_change(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def refuse_basic_economy_change(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     date = _pick(rng, [d for d in DATES if d > "2026-05-17"])
     return _refusal(
         db,
@@ -292,7 +292,7 @@ def fix_passenger(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return _draft(rng, user, f"Hello. {request.says}", facts, [request], script)
 
 
-def fix_and_upgrade(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def fix_passenger_and_upgrade(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     reservation = _pick(rng, _active_reservations(db, lambda r: _upgradable(db, r)))
     user = db["users"][reservation["user_id"]]
     script = _Script()
@@ -354,7 +354,7 @@ def add_bags(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return _draft(rng, user, f"Hi. {request.says}", facts, [request], script)
 
 
-def cancel_and_bags(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def cancel_and_add_bags(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     bags = int(rng.integers(1, 3))
     recent = _active_reservations(
         db, lambda r: r["created_at"] >= DAY_AGO and not _flown(db, r) and _unique_trip(db, r)
@@ -391,7 +391,7 @@ def cancel_and_bags(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return _draft(rng, user, opening, facts, [_with_says(cancel, cancel_says), bag], script)
 
 
-def refuse_then_change(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def refused_cancellation_then_change(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     def follow(
         db: DB, rng: np.random.Generator, reservation: dict[str, Any], script: _Script
     ) -> Request | None:

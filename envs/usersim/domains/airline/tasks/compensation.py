@@ -140,7 +140,7 @@ def refuse_compensation(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     return _draft(rng, user, says, facts, [request], script, refuses)
 
 
-def cancel_and_compensate(db: DB, rng: np.random.Generator) -> TaskDraft | None:
+def cancel_and_compensation(db: DB, rng: np.random.Generator) -> TaskDraft | None:
     found = _active_reservations(
         db,
         lambda r: (
