@@ -12,7 +12,7 @@ autogenerate against a database at head::
     command.revision(config, "what changed", autogenerate=True)
 
 A migration never imports the store's tables: it says what the schema was at its revision,
-which the tables in ``store.py`` stop saying as soon as they change again.
+which the tables in ``store/schema.py`` stop saying as soon as they change again.
 ``tests/leaderboard/test_store.py`` checks that the migrated schema is the tables' schema, on
 SQLite and on PostgreSQL.
 """

@@ -14,7 +14,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection
 
 from agentgym.errors import UsageError
-from agentgym.leaderboard.store import Base, UTCDateTime
+from agentgym.leaderboard.store.schema import Base, UTCDateTime
 
 
 def render_item(kind: str, item: Any, autogen_context: Any) -> str | Literal[False]:
