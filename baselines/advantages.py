@@ -27,8 +27,10 @@ every episode equally in the loss however many turns it took (see its docstring)
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
+from typing import TypeAlias
 
 import numpy as np
 
@@ -51,6 +53,9 @@ EPS = 1e-6
 
 WHITEN_EPS = 1e-8
 """Added to the variance in :func:`token_whitened` (verl's ``masked_whiten``)."""
+
+Floats: TypeAlias = Sequence[float] | np.ndarray
+"""Numbers in order: a list, or the array another estimator returned."""
 
 
 def shaped_rewards(record: EpisodeRecord, invalid_penalty: float) -> list[float]:
@@ -85,12 +90,12 @@ def _centred(values: np.ndarray, std: bool) -> np.ndarray:
     (``ddof=1``, as ``torch.std``) when ``std``; a group of one gets 0."""
     if len(values) < 2:
         return np.zeros_like(values)
-    centred = values - values.mean()
-    return centred / (values.std(ddof=1) + EPS) if std else centred
+    centred: np.ndarray = values - values.mean()
+    return centred / (float(values.std(ddof=1)) + EPS) if std else centred
 
 
 def group_normalized(
-    returns: Sequence[float], groups: Sequence[Hashable], *, std: bool = True
+    returns: Floats, groups: Sequence[Hashable], *, std: bool = True
 ) -> np.ndarray:
     """GRPO: each return against its group's mean (and, with ``std``, its spread).
 
@@ -106,7 +111,7 @@ def group_normalized(
     return out
 
 
-def leave_one_out(returns: Sequence[float], groups: Sequence[Hashable]) -> np.ndarray:
+def leave_one_out(returns: Floats, groups: Sequence[Hashable]) -> np.ndarray:
     """RLOO: each return against the mean of the *other* returns of its group (unbiased)."""
     values = np.asarray(returns, dtype=np.float64)
     out = np.zeros_like(values)
@@ -137,7 +142,7 @@ def episode_weights(episodes: Sequence[Hashable]) -> np.ndarray:
     return out
 
 
-def token_whitened(values: Sequence[float], tokens: Sequence[int]) -> np.ndarray:
+def token_whitened(values: Floats, tokens: Sequence[int]) -> np.ndarray:
     """Whitened over the batch's tokens: sample ``i``'s value stands for each of its
     ``tokens[i]`` completion tokens, so the mean and the (Bessel-corrected) variance are
     those of every token, and ``(x - mean) / sqrt(var + 1e-8)`` has mean 0 and standard
@@ -149,15 +154,15 @@ def token_whitened(values: Sequence[float], tokens: Sequence[int]) -> np.ndarray
     """
     array = np.asarray(values, dtype=np.float64)
     counts = np.asarray(tokens, dtype=np.float64)
-    total = counts.sum()
+    total = float(counts.sum())
     if total < 2:
         return np.zeros_like(array)
-    mean = (array * counts).sum() / total
-    variance = (counts * (array - mean) ** 2).sum() / (total - 1)
-    return (array - mean) / np.sqrt(variance + WHITEN_EPS)
+    mean = float((array * counts).sum()) / total
+    variance = float((counts * (array - mean) ** 2).sum()) / (total - 1)
+    return (array - mean) / math.sqrt(variance + WHITEN_EPS)
 
 
-def discounted_returns(rewards: Sequence[float], gamma: float) -> np.ndarray:
+def discounted_returns(rewards: Floats, gamma: float) -> np.ndarray:
     """``G_t = r_t + gamma * G_{t+1}`` for one episode's step rewards."""
     out = np.zeros(len(rewards))
     running = 0.0
@@ -168,7 +173,7 @@ def discounted_returns(rewards: Sequence[float], gamma: float) -> np.ndarray:
 
 
 def step_group_normalized(
-    step_returns: Sequence[float], anchors: Sequence[Hashable], *, std: bool = True
+    step_returns: Floats, anchors: Sequence[Hashable], *, std: bool = True
 ) -> np.ndarray:
     """GiGPO's step-level advantage (its Eq. 7): steps taken from the same anchor state
     (``anchors``: a group and a ``state_key``) are compared with each other. A state met
@@ -181,7 +186,7 @@ def step_group_normalized(
 
 
 def turn_gae(
-    rewards: Sequence[float], values: Sequence[float], gamma: float, lam: float
+    rewards: Floats, values: Floats, gamma: float, lam: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Generalized advantage estimation over one episode's turns: ``(advantages, returns)``.
 

@@ -648,8 +648,7 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
     if critic:
         from agentgym.baselines.update import ValueHead
 
-        config = getattr(policy.model, "config", None)
-        head = ValueHead(int(config.hidden_size)).to(policy.device)
+        head = ValueHead(int(policy.model.config.hidden_size)).to(policy.device)
         parameters = parameters + list(head.parameters())
     optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate)
     start = 0

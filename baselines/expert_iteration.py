@@ -119,7 +119,7 @@ def train(args: Args) -> Run:
                     part = batch.select(torch.as_tensor(index, device=policy.device))
                     logprobs, _ = completion_logprobs(policy.model, part, 1.0)
                     loss = aggregate(-logprobs, part.mask, "token-mean")
-                    loss.backward()
+                    torch.autograd.backward(loss)  # loss.backward(), which has no annotations
                     optimizer_step(session.optimizer, policy.trainable(), args.max_grad_norm)
                     losses.append(loss.item())
                     tokens += int(part.attention_mask.sum())

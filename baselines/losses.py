@@ -29,13 +29,10 @@ KL(policy || reference), non-negative and unbiased, per token.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 
 __all__ = ["AGGREGATIONS", "aggregate", "kl_penalty", "policy_loss"]
 
-Aggregation = Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"]
 AGGREGATIONS: tuple[str, ...] = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 
 

@@ -49,7 +49,8 @@ class Policy:
         """The tokens that end a reply (what the ``hf`` backend stops at)."""
         from agentgym.backends import eos_ids
 
-        return eos_ids(self.model, self.tokenizer)
+        ids: set[int] = eos_ids(self.model, self.tokenizer)  # the lazy face's names are Any
+        return ids
 
     def trainable(self) -> list[Any]:
         """The parameters the optimizer updates (only the adapters under LoRA)."""
@@ -79,7 +80,7 @@ def load_policy(
     device: str | None = None,
     seed: int = 0,
     lora_rank: int = 0,
-    lora_alpha: float = 32.0,
+    lora_alpha: int = 32,
 ) -> Policy:
     """The policy named by ``spec`` (see the module docstring), on ``device``.
 
@@ -146,7 +147,7 @@ def tiny_model(tokenizer: Any, *, seed: int = 0, hidden: int = 64, layers: int =
     return model
 
 
-def _with_lora(policy: Policy, rank: int, alpha: float) -> Policy:
+def _with_lora(policy: Policy, rank: int, alpha: int) -> Policy:
     try:
         from peft import LoraConfig, get_peft_model
     except ImportError as error:

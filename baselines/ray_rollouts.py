@@ -31,7 +31,9 @@ __all__ = ["RayRollouts"]
 class _Worker:
     """One rollout process: a policy copy and a local rollout source."""
 
-    def __init__(self, model: str, lora_rank: int, seed: int, prompt: dict, options: dict) -> None:
+    def __init__(
+        self, model: str, lora_rank: int, seed: int, prompt: dict[str, Any], options: dict[str, Any]
+    ) -> None:
         from agentgym.baselines.policy import load_policy
         from agentgym.baselines.rollouts import LocalRollouts
 
@@ -41,7 +43,9 @@ class _Worker:
     def pid(self) -> int:
         return os.getpid()
 
-    def collect(self, weights: dict, plans: list[EpisodePlan], groups: list[str]) -> Rollouts:
+    def collect(
+        self, weights: dict[str, Any], plans: list[EpisodePlan], groups: list[str]
+    ) -> Rollouts:
         self.policy.model.load_state_dict(weights)
         self.rollouts.weights_changed()
         return self.rollouts.collect(plans, groups)

@@ -401,7 +401,8 @@ class DemoAgent(TokenAgent):
 
 def _end_of_turn(tokenizer: Any) -> str:
     """The token a chat model ends its turn with (what the ``hf`` backend stops at)."""
-    return tokenizer.eos_token
+    token: str = tokenizer.eos_token
+    return token
 
 
 def make_rollouts(args: Any, policy: Any) -> Any:

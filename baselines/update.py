@@ -60,7 +60,8 @@ class ValueHead(torch.nn.Module):
         torch.nn.init.zeros_(self.linear.bias)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.linear(hidden.float()).squeeze(-1)
+        values: torch.Tensor = self.linear(hidden.float())
+        return values.squeeze(-1)
 
 
 @torch.no_grad()
@@ -149,7 +150,7 @@ def clipped_update(
                     value_loss = (critic(hidden) - targets[rows]).pow(2).mean()
                     loss = loss + value_coef * value_loss
                     info["value_loss"] = value_loss.item()
-                loss.backward()
+                torch.autograd.backward(loss)  # loss.backward(), which has no annotations
                 info["grad_norm"] = optimizer_step(optimizer, parameters, args.max_grad_norm)
                 info["loss"] = loss.item()
                 tokens += int(part.attention_mask.sum())
