@@ -103,7 +103,7 @@ import gymnasium
 import minigrid  # noqa: F401 - registers the BabyAI-* ids with Gymnasium
 import numpy as np
 from gymnasium.envs.registration import load_env_creator
-from minigrid.core.world_object import Door
+from minigrid.core.world_object import Door, WorldObj
 from minigrid.envs.babyai.core.roomgrid_level import RoomGridLevel
 from minigrid.envs.babyai.core.verifier import (
     AfterInstr,
@@ -173,11 +173,18 @@ class PickUpSeqGoToLevel(RoomGridLevel):
     descriptions are drawn; the mission is ``BeforeInstr(PickupInstr(a), GoToInstr(b))``.
     """
 
-    def __init__(self, room_size=8, num_rows=1, num_cols=1, num_dists=8, **kwargs):
+    def __init__(
+        self,
+        room_size: int = 8,
+        num_rows: int = 1,
+        num_cols: int = 1,
+        num_dists: int = 8,
+        **kwargs: Any,
+    ) -> None:
         self.num_dists = num_dists
         super().__init__(num_rows=num_rows, num_cols=num_cols, room_size=room_size, **kwargs)
 
-    def gen_mission(self):
+    def gen_mission(self) -> None:
         self.place_agent()
         if self.num_rows * self.num_cols > 1:
             self.connect_all()
@@ -204,10 +211,24 @@ def _make_level(level: tuple[str, dict[str, Any]]) -> RoomGridLevel:
     if name == "PickUpSeqGoTo":
         return PickUpSeqGoToLevel(max_steps=_BUDGET, **kwargs)
     spec = gymnasium.spec(name)
-    creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else None
-    if creator is None:  # pragma: no cover - every BabyAI id has a string entry point
-        creator = spec.entry_point
-    return creator(**{**spec.kwargs, **kwargs, "max_steps": _BUDGET})
+    entry = spec.entry_point
+    creator = load_env_creator(entry) if isinstance(entry, str) else entry
+    env = creator(**{**spec.kwargs, **kwargs, "max_steps": _BUDGET}) if creator else None
+    if not isinstance(env, RoomGridLevel):  # pragma: no cover - every BabyAI id is one
+        raise TypeError(f"{name}: its entry point {entry!r} does not make a BabyAI level")
+    return env
+
+
+def _instructions(env: RoomGridLevel) -> Any:
+    """The level's mission as minigrid's verifier tree (``BeforeInstr(...)``...)."""
+    return env.instrs  # type: ignore[attr-defined]  # set by each level's gen_mission, undeclared
+
+
+def _succeeded(done: object) -> bool:
+    """Whether a sequence's ``a_done``/``b_done`` says its part succeeded. minigrid starts
+    them at ``False`` and then stores the verifier's status string, so its inferred type
+    (``bool``) is wrong."""
+    return done == "success"
 
 
 @dataclass
@@ -314,7 +335,7 @@ def _fresh_bot_action(world: BabyAIWorld) -> int | None:
     """
     bot = BabyAIBot(world.env)
     bot.stack = []
-    bot._process_instr(_remaining(world.env.instrs))
+    bot._process_instr(_remaining(_instructions(world.env)))
     world.bot, world.bot_at = bot, len(world.history)
     world.suggestion = int(bot.replan())
     return world.suggestion
@@ -322,9 +343,9 @@ def _fresh_bot_action(world: BabyAIWorld) -> int | None:
 
 def _remaining(instr: Any) -> Any:
     """The part of a (sequence) instruction the verifier has not seen done yet."""
-    if isinstance(instr, BeforeInstr) and instr.a_done == "success":
+    if isinstance(instr, BeforeInstr) and _succeeded(instr.a_done):
         return _remaining(instr.instr_b)
-    if isinstance(instr, AfterInstr) and instr.b_done == "success":
+    if isinstance(instr, AfterInstr) and _succeeded(instr.b_done):
         return _remaining(instr.instr_a)
     return instr
 
@@ -394,38 +415,58 @@ def describe_view(env: RoomGridLevel) -> list[str]:
     return walls + [text for *_, text in sorted(things)]
 
 
-def _describe_step(env: RoomGridLevel, action: int, before: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class _Before:
+    """What an action's feedback compares with: the agent's state before the action."""
+
+    pos: tuple[int, ...]
+    carrying: WorldObj | None
+    front: WorldObj | None
+    door: tuple[bool, bool] | None  # the front door's (is_open, is_locked)
+
+    @classmethod
+    def of(cls, env: RoomGridLevel) -> _Before:
+        front = env.grid.get(*env.front_pos)
+        return cls(
+            pos=tuple(int(v) for v in env.agent_pos),
+            carrying=env.carrying,
+            front=front,
+            door=(front.is_open, front.is_locked) if isinstance(front, Door) else None,
+        )
+
+
+def _describe_step(env: RoomGridLevel, action: int, before: _Before) -> str:
     """One sentence on what the action did, from the state before and after it."""
-    front_before = before["front"]
+    front_before = before.front
     if action == 0:
         return "You turn left."
     if action == 1:
         return "You turn right."
     if action == 2:
-        if tuple(env.agent_pos) != before["pos"]:
+        if tuple(env.agent_pos) != before.pos:
             return "You go forward."
         blocker = "the edge of the world" if front_before is None else _name(front_before)
         return f"You cannot go forward: {blocker} is in the way."
     if action == 3:
-        if env.carrying is not None and before["carrying"] is None:
+        if env.carrying is not None and before.carrying is None:
             return f"You pick up {_name(env.carrying)}."
-        if before["carrying"] is not None:
-            return f"You cannot pick anything up: you already carry {_name(before['carrying'])}."
+        if before.carrying is not None:
+            return f"You cannot pick anything up: you already carry {_name(before.carrying)}."
         if front_before is None:
             return "There is nothing in front of you to pick up."
         return f"You cannot pick up {_name(front_before)}."
     if action == 4:
-        if before["carrying"] is not None and env.carrying is None:
-            return f"You drop {_name(before['carrying'])} in front of you."
-        if before["carrying"] is None:
+        if before.carrying is not None and env.carrying is None:
+            return f"You drop {_name(before.carrying)} in front of you."
+        if before.carrying is None:
             return "You are not carrying anything to drop."
         return "You cannot drop it here: the cell in front of you is not empty."
     # toggle
     front = env.grid.get(*env.front_pos)
     if front_before is None:
         return "There is nothing in front of you to toggle."
-    if isinstance(front_before, Door):
-        if before["door"] == (front.is_open, front.is_locked):
+    if isinstance(front_before, Door) and isinstance(front, Door):  # a door stays in its cell
+        if before.door == (front.is_open, front.is_locked):
             if front.is_locked:
                 return f"The {front.color} door is locked; you need a {front.color} key."
             return "Nothing happens."
@@ -456,7 +497,7 @@ def parse_action(text: str) -> int:
 class BabyAIEnv(TaskEnv[BabyAIWorld]):
     """Base class of the BabyAI ids; subclasses set ``name`` and ``levels``."""
 
-    metadata: ClassVar[dict[str, Any]] = {**TaskEnv.metadata, "supports_state_snapshot": True}
+    metadata: dict[str, Any] = {**TaskEnv.metadata, "supports_state_snapshot": True}
     name: ClassVar[str]
     levels: ClassVar[dict[str, tuple[str, dict[str, Any]]]]
     syntax = (
@@ -486,13 +527,7 @@ class BabyAIEnv(TaskEnv[BabyAIWorld]):
     def act(self, world: BabyAIWorld, action: str) -> str:
         code = parse_action(action)
         env = world.env
-        front = env.grid.get(*env.front_pos)
-        before = {
-            "pos": tuple(int(v) for v in env.agent_pos),
-            "carrying": env.carrying,
-            "front": front,
-            "door": (front.is_open, front.is_locked) if isinstance(front, Door) else None,
-        }
+        before = _Before.of(env)
         _, reward, terminated, _, _ = env.step(code)
         world.history.append(code)
         if terminated:
@@ -510,7 +545,7 @@ class BabyAIEnv(TaskEnv[BabyAIWorld]):
         return "\n".join(lines + seen)
 
     def state_key(self, world: BabyAIWorld) -> str:
-        return f"{_grid_key(world.env)}|{_progress(world.env.instrs)}|{world.status}"
+        return f"{_grid_key(world.env)}|{_progress(_instructions(world.env))}|{world.status}"
 
     def admissible_actions(self, world: BabyAIWorld) -> list[str]:
         return list(ACTIONS)

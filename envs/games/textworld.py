@@ -599,7 +599,7 @@ class TextWorldTask(Task[TextWorldWorld]):
 class TextWorldEnv(TaskEnv[TextWorldWorld]):
     """Base class of the TextWorld ids; subclasses set ``challenge`` and ``levels``."""
 
-    metadata: ClassVar[dict[str, Any]] = {**TaskEnv.metadata, "supports_state_snapshot": False}
+    metadata: dict[str, Any] = {**TaskEnv.metadata, "supports_state_snapshot": False}
     challenge: ClassVar[str]
     levels: ClassVar[dict[str, dict[str, Any]]]
     max_observation_length = 16_384

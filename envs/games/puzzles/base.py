@@ -79,7 +79,8 @@ class PuzzleTask(Task[PuzzleWorld]):
         self._plan: dict[str, str] = {}
 
     def setup(self, rng: np.random.Generator) -> tuple[PuzzleWorld, str]:
-        world = _generated(self.env_cls, self.difficulty, self.seed).copy()
+        # A class is hashable; mypy checks type[...] against Hashable wrongly (python/mypy#20409).
+        world = _generated(self.env_cls, self.difficulty, self.seed).copy()  # type: ignore[arg-type]
         return world, self.env_cls.goal(world)
 
     def validate(self, world: PuzzleWorld) -> Verdict:

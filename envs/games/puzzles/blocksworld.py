@@ -197,7 +197,7 @@ class BlocksWorld(PuzzleWorld):
 def moves(config: Config) -> list[tuple[str, str]]:
     """Every legal ``(block, destination)`` from a configuration."""
     clear = sorted(s[-1] for s in config)
-    found = []
+    found: list[tuple[str, str]] = []
     for stack in sorted(config, key=lambda s: s[-1]):
         x = stack[-1]
         found.extend((x, y) for y in clear if y != x)
@@ -255,7 +255,9 @@ def greedy_plan(start: Config, goal: Config) -> list[tuple[str, str]]:
         below = {b: (s[i - 1] if i else TABLE) for s in config for i, b in enumerate(s)}
         placed: dict[str, bool] = {}
 
-        def final(block: str, below: dict[str, str] = below, placed: dict[str, bool] = placed):
+        def final(
+            block: str, below: dict[str, str] = below, placed: dict[str, bool] = placed
+        ) -> bool:
             """In its goal position, with everything under it too."""
             if block not in placed:
                 support = below[block]

@@ -150,10 +150,7 @@ class CountdownWorld(PuzzleWorld):
     def apply(self, action: str) -> str:
         parsed = parse_action(action)
         if parsed is None:
-            if not self.history:
-                raise InvalidAction("there is no step to undo yet")
-            self.numbers, (a, op, b, result) = self.history.pop()
-            return f"Undid {fmt(a)} {op} {fmt(b)} = {fmt(result)}. Numbers: {self._numbers()}."
+            return self._undo()
         a, op, b, claimed = parsed
         self._check_available(a, b)
         result = compute(a, op, b)
@@ -183,6 +180,13 @@ class CountdownWorld(PuzzleWorld):
                 f"take a step back."
             )
         return feedback
+
+    def _undo(self) -> str:
+        """Take back the last step (the action ``undo``)."""
+        if not self.history:
+            raise InvalidAction("there is no step to undo yet")
+        self.numbers, (a, op, b, result) = self.history.pop()
+        return f"Undid {fmt(a)} {op} {fmt(b)} = {fmt(result)}. Numbers: {self._numbers()}."
 
     def _check_available(self, a: Fraction, b: Fraction) -> None:
         for value in (a, b):

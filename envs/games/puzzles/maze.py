@@ -214,7 +214,9 @@ def _parse(action: str) -> str:
 # --------------------------------------------------------------------------- generators
 
 
-def carve_maze(rng: np.random.Generator, rooms_high: int, rooms_wide: int, loops: float):
+def carve_maze(
+    rng: np.random.Generator, rooms_high: int, rooms_wide: int, loops: float
+) -> list[str]:
     """A perfect maze by randomized depth-first search, then ``loops`` of inner walls opened."""
     height, width = 2 * rooms_high + 1, 2 * rooms_wide + 1
     grid = [[WALL] * width for _ in range(height)]

@@ -185,7 +185,9 @@ def _search(
             return
 
 
-def _place(grid: list[int], rows: list[int], cols: list[int], boxes: list[int], i: int, v: int):
+def _place(
+    grid: list[int], rows: list[int], cols: list[int], boxes: list[int], i: int, v: int
+) -> None:
     bit = 1 << v
     grid[i] = v
     rows[ROW[i]] |= bit
@@ -316,7 +318,7 @@ class SudokuWorld(PuzzleWorld):
                 rows[ROW[i]] |= 1 << v
                 cols[COL[i]] |= 1 << v
                 boxes[BOX[i]] |= 1 << v
-        actions = []
+        actions: list[str] = []
         for cell in range(81):
             if self.givens[cell]:
                 continue
