@@ -26,6 +26,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from agentgym.agents.base import Agent, AgentFactory, AgentReply, EpisodeContext
+from agentgym.agents.specs import resolve_agent
 from agentgym.core import UserModel
 from agentgym.errors import InfrastructureError, UsageError
 from agentgym.ledger import UserTurnRecord
@@ -149,7 +150,5 @@ def user_model(
     but that one.
     """
     if factory is None:
-        from agentgym.agents import resolve_agent
-
         factory, _ = resolve_agent(spec, options)
     return AgentUser(factory(), _LoopThread.get(), sampling=sampling)

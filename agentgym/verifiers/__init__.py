@@ -23,7 +23,14 @@ from agentgym.core import Verdict
 from agentgym.errors import VerifierError
 from agentgym.verifiers.code import CodeTests, verify_code
 from agentgym.verifiers.compose import gate, product, weighted_sum, with_process
-from agentgym.verifiers.judge import Judge, LabelledExample, cohens_kappa, judge_agreement
+from agentgym.verifiers.judge import (
+    Judge,
+    JudgeCall,
+    JudgeModel,
+    LabelledExample,
+    cohens_kappa,
+    judge_agreement,
+)
 from agentgym.verifiers.math import extract_answer, math_equal, verify_math
 from agentgym.verifiers.state import StateCheck, verify_state
 from agentgym.verifiers.text import (
@@ -40,6 +47,8 @@ from agentgym.verifiers.text import (
 __all__ = [
     "CodeTests",
     "Judge",
+    "JudgeCall",
+    "JudgeModel",
     "LabelledExample",
     "StateCheck",
     "Verdict",

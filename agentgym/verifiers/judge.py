@@ -1,10 +1,13 @@
-"""An LLM judge through any agent backend, and how far to trust it.
+"""An LLM judge over any model call, and how far to trust it.
 
-:class:`Judge` asks a model (any agent spec: ``smollm2``, ``hf:PATH``, ``openai:MODEL@URL``,
-``vllm:PATH``, or an agent object) to grade a response against a rubric, and reads the grade
-from a ``Score: N`` line on the rubric's scale. The judge's raw reply is kept in the
-verdict's details. A reply without a readable score in range, or a model that fails, raises
-:class:`~agentgym.errors.VerifierError`: an unparseable judgement is not a 0.
+:class:`Judge` asks a model to grade a response against a rubric, and reads the grade from a
+``Score: N`` line on the rubric's scale. The model is a :data:`JudgeModel`: any function that
+answers a :class:`JudgeCall` (the instructions, the prompt, a seed and the sampling settings)
+with text, sync or async. Verifiers stand below the agents, so the judge knows no agent
+spec; :func:`agentgym.agents.judge_model` turns one (``smollm2``, ``hf:PATH``,
+``openai:MODEL@URL``, ``vllm:PATH``, or an agent object) into a judge model. The judge's raw
+reply is kept in the verdict's details. A reply without a readable score in range, or a model
+that fails, raises :class:`~agentgym.errors.VerifierError`: an unparseable judgement is not a 0.
 
 A judge is a model with its own errors, so before trusting its scores, measure it:
 :func:`judge_agreement` grades labelled examples (a person's pass/fail) and reports the
@@ -15,18 +18,42 @@ gives; above about 0.6 is usually called substantial).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym.core import Verdict
 from agentgym.errors import UsageError, VerifierError
 
-__all__ = ["Agreement", "Judge", "LabelledExample", "cohens_kappa", "judge_agreement"]
+__all__ = [
+    "Agreement",
+    "Judge",
+    "JudgeCall",
+    "JudgeModel",
+    "LabelledExample",
+    "cohens_kappa",
+    "judge_agreement",
+]
 
 _SCORE = re.compile(r"score\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One question to a judge's model."""
+
+    instructions: str  # the system message: the rubric and the answer format
+    prompt: str  # the question, the response to grade, and the reference if any
+    seed: int
+    sampling: dict[str, Any]
+
+
+JudgeModel = Callable[[JudgeCall], str | Awaitable[str]]
+"""A judge's model: answers a :class:`JudgeCall` with its text (sync or async). An agent spec
+becomes one through :func:`agentgym.agents.judge_model`."""
 
 
 @dataclass
@@ -34,14 +61,15 @@ class Judge:
     """Grades responses with a model and a rubric.
 
     Args:
-        agent: an agent spec or object (see :func:`agentgym.agents.resolve_agent`).
+        model: the model that grades (a :data:`JudgeModel`; its ``name`` attribute, else its
+            ``__name__``, names it in verdicts and errors).
         rubric: what a good response is; it becomes the judge's instructions.
         scale: the lowest and highest grade.
         pass_score: the lowest grade that passes (default: the highest).
         sampling: the judge's sampling settings (default: greedy, 256 tokens).
     """
 
-    agent: Any
+    model: JudgeModel
     rubric: str
     scale: tuple[int, int] = (1, 10)
     pass_score: float | None = None
@@ -50,15 +78,20 @@ class Judge:
     )
 
     def __post_init__(self) -> None:
-        from agentgym.agents import resolve_agent
-
+        if not callable(self.model):
+            raise UsageError(
+                f"a judge's model is a function of a JudgeCall, got {self.model!r}; for an "
+                f"agent spec, use agentgym.agents.judge_model({self.model!r})"
+            )
         low, high = self.scale
         if not low < high:
             raise UsageError(f"scale must be (low, high) with low < high, got {self.scale!r}")
         self.pass_score = high if self.pass_score is None else self.pass_score
         if not low <= self.pass_score <= high:
             raise UsageError(f"pass_score {self.pass_score!r} is outside the scale {self.scale}")
-        self._factory, self.name = resolve_agent(self.agent)
+        self.name: str = getattr(self.model, "name", None) or getattr(
+            self.model, "__name__", type(self.model).__name__
+        )
 
     def instructions(self) -> str:
         """The judge's system message: the rubric and the answer format."""
@@ -80,31 +113,21 @@ class Judge:
         self, question: str, response: str, reference: str | None = None, *, seed: int = 0
     ) -> Verdict:
         """Grade one response (see the module docstring for failures)."""
-        from agentgym.agents import AgentReply, EpisodeContext
-
-        agent = self._factory()
-        agent.reset(
-            EpisodeContext(
-                env_id="judge",
-                task_id="judge",
-                seed=seed,
-                instructions=self.instructions(),
-                info={},
-                sampling=dict(self.sampling),
-            )
+        call = JudgeCall(
+            self.instructions(),
+            self.prompt(question, response, reference),
+            seed,
+            dict(self.sampling),
         )
         try:
-            reply = await agent.act(self.prompt(question, response, reference), {})
+            text = self.model(call)
+            if inspect.isawaitable(text):
+                text = await text
         except UsageError:
             raise
         except Exception as error:
             raise VerifierError(f"the judge {self.name} failed: {error}") from error
-        finally:
-            agent.close()
-        text = reply.text if isinstance(reply, AgentReply) and reply.text else None
-        if text is None:
-            text = str(reply.action if isinstance(reply, AgentReply) else reply)
-        return self.read(text)
+        return self.read(str(text))
 
     def judge(self, question: str, response: str, reference: str | None = None) -> Verdict:
         """Synchronous :meth:`judge_async` (not from inside a running event loop)."""

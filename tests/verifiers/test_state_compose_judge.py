@@ -1,12 +1,14 @@
-"""State checks, composition, and the LLM judge (its agents here are scripted test doubles:
+"""State checks, composition, and the LLM judge (its models here are scripted test doubles:
 these tests measure the judge's prompting, parsing and agreement statistics, not a model)."""
 
 import pytest
 
+from agentgym.agents import Agent, AgentReply, judge_model
 from agentgym.core import Verdict
 from agentgym.errors import ModelError, UsageError, VerifierError
 from agentgym.verifiers import (
     Judge,
+    JudgeCall,
     LabelledExample,
     StateCheck,
     cohens_kappa,
@@ -71,15 +73,15 @@ def test_product_and_process_rewards():
 
 
 def scripted(reply):
-    """A judge agent double: f(observation, info) -> text."""
-    return lambda observation, info: reply(observation) if callable(reply) else reply
+    """A judge model double: the text for a call's prompt."""
+    return lambda call: reply(call.prompt) if callable(reply) else reply
 
 
 def test_the_judge_reads_the_last_score_on_its_scale():
     seen = []
 
-    def grader(observation):
-        seen.append(observation)
+    def grader(prompt):
+        seen.append(prompt)
         return "Score: 2 at first, but on reflection\nScore: 9"
 
     judge = Judge(scripted(grader), "Correct and concise.", scale=(1, 10), pass_score=8)
@@ -89,6 +91,39 @@ def test_the_judge_reads_the_last_score_on_its_scale():
     assert "Reference answer:\n4" in seen[0] and "Response to grade:\n4" in seen[0]
 
 
+def test_an_agent_judges_through_judge_model():
+    """An agent spec or object becomes a judge's model one level up, in the agents: the
+    agent sees the rubric as its instructions, the judge's sampling, and the prompt."""
+    contexts, prompts = [], []
+
+    class Grader(Agent):
+        name = "grader"
+
+        def reset(self, context):
+            contexts.append(context)
+
+        def act_sync(self, observation, info):
+            prompts.append(observation)
+            return AgentReply("ignored", text="Fine.\nScore: 7")
+
+    judge = Judge(judge_model(Grader), "Concise.", sampling={"temperature": 0.0})
+    verdict = judge.judge("q", "r")
+    assert verdict.components == {"grade": 7.0} and "judge grader:" in verdict.details
+    assert "Concise." in contexts[0].instructions and contexts[0].sampling == {"temperature": 0.0}
+    assert prompts == [judge.prompt("q", "r")]
+    plain = Judge(judge_model(lambda observation, info: "Score: 10"), "Right.")
+    assert plain.judge("q", "r").passed and plain.name == "<lambda>"
+
+
+async def an_async_model(call: JudgeCall) -> str:
+    return f"Score: {call.seed}"
+
+
+def test_an_async_model_and_the_seed_it_gets():
+    assert Judge(an_async_model, "Right.", scale=(0, 10)).judge("q", "r").score == 0.0
+    assert Judge(an_async_model, "Right.").name == "an_async_model"
+
+
 @pytest.mark.parametrize("reply", ["It is good.", "Score: 11", "Score: -1", ""])
 def test_a_judgement_that_cannot_be_read_raises_not_zero(reply):
     judge = Judge(scripted(reply), "Correct.", scale=(0, 10))
@@ -96,12 +131,19 @@ def test_a_judgement_that_cannot_be_read_raises_not_zero(reply):
         judge.judge("q", "r")
 
 
-def test_a_failing_judge_model_is_a_verifier_error():
-    def down(observation, info):
-        raise ModelError("http://127.0.0.1:9/v1 failed 6 time(s)")
+def down(*args):
+    raise ModelError("http://127.0.0.1:9/v1 failed 6 time(s)")
 
+
+@pytest.mark.parametrize("model", [down, judge_model(down)], ids=["model", "agent"])
+def test_a_failing_judge_model_is_a_verifier_error(model):
     with pytest.raises(VerifierError, match=r"judge.*failed"):
-        Judge(down, "Correct.").judge("q", "r")
+        Judge(model, "Correct.").judge("q", "r")
+
+
+def test_an_agent_spec_given_as_the_model_names_judge_model():
+    with pytest.raises(UsageError, match=r"judge_model\('smollm2'\)"):
+        Judge("smollm2", "Correct.")
 
 
 def test_cohens_kappa():
