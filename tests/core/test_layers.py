@@ -1,8 +1,10 @@
 """The dependency rule (docs/design.md, "Layers"): the core never imports the folders built
-on it, and those folders import only downward.
+on it, those folders import only downward, and inside the core the sandbox, the verifiers and
+the agents stand below the evaluator (the verifiers below the agents too). No two modules of
+the whole package import each other, however indirectly: the import graph has no cycle.
 
 Every import statement counts, the ones inside functions too (a lazy import is still a
-dependency). A test feeds the scanner a fixture module that breaks the rule, so the rule
+dependency). Tests feed the scanner fixture modules that break each rule, so each rule's
 test can fail.
 """
 
@@ -34,6 +36,11 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     ),
     # model backends generate tokens; the agents over them and the evaluator stand above
     "agentgym.backends": ("agentgym.agents", "agentgym.eval", *ABOVE_THE_CORE),
+    # inside the core, from the bottom up: sandbox, verifiers, agents, then the evaluator
+    "agentgym.sandbox": ("agentgym.eval", *ABOVE_THE_CORE),
+    # a verifier judges what it is given; an LLM judge's model comes in as a function
+    "agentgym.verifiers": ("agentgym.agents", "agentgym.eval", *ABOVE_THE_CORE),
+    "agentgym.agents": ("agentgym.eval", *ABOVE_THE_CORE),
     "agentgym.benchmarks": ("agentgym.envs", "agentgym.baselines", "agentgym.leaderboard"),
     "agentgym.baselines": ("agentgym.envs", "agentgym.benchmarks", "agentgym.leaderboard"),
     "agentgym.leaderboard": ("agentgym.envs", "agentgym.baselines", "agentgym.benchmarks"),
@@ -52,20 +59,32 @@ def layer_of(module: str) -> str:
     raise AssertionError(f"{module} is in no layer")
 
 
-def imports_of(module: str, path: Path) -> list[tuple[int, str]]:
-    """(line, imported module) for every import in the file, relative ones resolved."""
+def resolved_base(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` statement names, its dots resolved against ``package``."""
+    base = node.module or ""
+    if node.level:
+        anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+        base = f"{anchor}.{base}" if base else anchor
+    return base
+
+
+def import_nodes(module: str, path: Path) -> list[tuple[ast.Import | ast.ImportFrom, str]]:
+    """Every import statement in the file, with the package its relative imports start from."""
     tree = ast.parse(path.read_text(), str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return [
+        (node, package) for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
+
+
+def imports_of(module: str, path: Path) -> list[tuple[int, str]]:
+    """(line, imported module) for every import in the file, relative ones resolved."""
     found = []
-    for node in ast.walk(tree):
+    for node, package in import_nodes(module, path):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                base = f"{anchor}.{base}" if base else anchor
-            found.append((node.lineno, base))
+        else:
+            found.append((node.lineno, resolved_base(node, package)))
     return sorted(found)
 
 
@@ -165,3 +184,107 @@ def test_an_env_importing_the_evaluator_or_another_family_is_caught(tmp_path):
     found = {"agentgym.envs.web.fixture": fixture}
     assert len(violations(found)) == 1 and "agentgym.eval" in violations(found)[0]
     assert family_crossings(found)[0].endswith("imports agentgym.envs.games.puzzles")
+
+
+def import_graph(found: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """Module -> {package module it imports: the line}. ``from a import b`` points at ``a.b``
+    when that is a module, else at ``a``; ``import a.b.c`` at the deepest module of the name.
+    Importing ``a.b`` runs ``a/__init__.py`` too, but that is no edge: otherwise every package
+    whose face re-exports its modules would be a cycle with each of them."""
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in found.items():
+        edges = graph.setdefault(module, {})
+        for node, package in import_nodes(module, path):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = resolved_base(node, package)
+                targets = [f"{base}.{alias.name}" for alias in node.names]
+            for target in targets:
+                while target and target not in found:
+                    target = target.rpartition(".")[0]
+                if target and target != module:
+                    edges.setdefault(target, node.lineno)
+    return graph
+
+
+def import_cycles(found: dict[str, Path]) -> list[list[str]]:
+    """The import graph's cycles: each set of modules that reach one another (a strongly
+    connected component of two or more), as the ``file:line: a imports b`` lines inside it."""
+    graph = import_graph(found)
+    components = strongly_connected(graph)
+    return [
+        [
+            f"{shown(found[a])}:{graph[a][b]}: {a} imports {b}"
+            for a in sorted(members)
+            for b in sorted(graph[a])
+            if b in members
+        ]
+        for members in components
+        if len(members) > 1
+    ]
+
+
+def strongly_connected(graph: dict[str, dict[str, int]]) -> list[set[str]]:
+    """Tarjan's algorithm: the graph's strongly connected components."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:  # node is the root of a component: pop it whole
+            component = {stack.pop()}
+            while node not in component:
+                component.add(stack.pop())
+            components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return components
+
+
+def test_a_cycle_through_a_lazy_import_is_caught(tmp_path):
+    """The rule can fail: two fixture modules that import each other, one lazily and through
+    ``from package import module``; a third that only imports them is in no cycle."""
+    (tmp_path / "a.py").write_text("def late():\n    from agentgym.fixture import b\n")
+    (tmp_path / "b.py").write_text("from .a import late\nimport agentgym.fixture.b\n")
+    (tmp_path / "c.py").write_text("from . import a, b\n")
+    (tmp_path / "__init__.py").write_text("from agentgym.fixture import a, b, c\n")
+    found = {f"agentgym.fixture.{name}": tmp_path / f"{name}.py" for name in "abc"}
+    found["agentgym.fixture"] = tmp_path / "__init__.py"
+    assert [[entry.split(": ", 1)[1] for entry in cycle] for cycle in import_cycles(found)] == [
+        [
+            "agentgym.fixture.a imports agentgym.fixture.b",
+            "agentgym.fixture.b imports agentgym.fixture.a",
+        ]
+    ]
+
+
+def test_the_inner_core_rows_are_caught(tmp_path):
+    """The rule can fail: a verifier that imports an agent and the evaluator, an agent and a
+    sandbox module that import the evaluator."""
+    fixture = tmp_path / "fixture.py"
+    fixture.write_text(
+        "def judge():\n    from agentgym.agents import resolve_agent\n"
+        "from agentgym.eval import evaluate\n"
+    )
+    found = [
+        entry.split(": ", 1)[1] for entry in violations({"agentgym.verifiers.fixture": fixture})
+    ]
+    assert found == [
+        "agentgym.verifiers.fixture imports agentgym.agents",
+        "agentgym.verifiers.fixture imports agentgym.eval",
+    ]
+    for room in ("agentgym.agents", "agentgym.sandbox"):
+        found = [entry.split(": ", 1)[1] for entry in violations({f"{room}.fixture": fixture})]
+        assert found == [f"{room}.fixture imports agentgym.eval"]
