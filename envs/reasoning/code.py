@@ -278,7 +278,7 @@ class CodeInteractiveEnv(CodeEnv):
         return "Next: run, test or submit, followed by a ```python block."
 
     def oracle_action(self) -> str | None:
-        program = super().oracle_action()
+        program: str | None = super().oracle_action()  # a text env's oracle writes text
         if program is None or self._world is None:
             return program
         if self._world.problem.examples is not None and not self._world.tested:

@@ -129,7 +129,7 @@ def load_math_dataset(dataset: str, path: str | Path) -> DataTaskSet:
     readers = {"gsm8k": _gsm8k, "math": _math, "aime": _aime}
     if dataset not in readers:
         raise UsageError(f"unknown math dataset {dataset!r}; use one of {sorted(readers)}")
-    tasks = []
+    tasks: list[MathTask] = []
     for question, gold, difficulty in read_rows(path, dataset, readers[dataset]):
         index = len(tasks)
         tasks.append(
@@ -266,9 +266,11 @@ class MathToolEnv(MathEnv):
         return world.question if not world.runs else "Continue: run more code, or answer."
 
     def oracle_action(self) -> str | None:
-        if self._task is None or self._world is None:
-            return super().oracle_action()
-        return _tool_oracle(self._task, self._world)
+        task, world = self._task, self._world
+        if not isinstance(task, MathTask) or world is None:
+            program: str | None = super().oracle_action()  # raises ResetNeeded before a reset
+            return program
+        return _tool_oracle(task, world)
 
     def action_syntax(self) -> str:
         return (

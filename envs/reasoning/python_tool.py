@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
-from agentgym.sandbox import ExecResult, Limits, SandboxSpec, create
+from agentgym.sandbox import ExecResult, Limits, Sandbox, SandboxSpec, create
 from agentgym.sandbox.base import check_timeout
 
 __all__ = ["PythonTool", "python_blocks"]
@@ -40,7 +39,7 @@ class PythonTool:
 
     def __init__(self, timeout: float = 10.0, max_output: int = 2_000) -> None:
         self.timeout, self.max_output = check_timeout(timeout), max_output
-        self._sandbox: Any = None
+        self._sandbox: Sandbox | None = None
 
     def execute(self, code: str, timeout: float | None = None) -> ExecResult:
         """Run ``code`` as ``main.py`` (``timeout``: wall-clock seconds, default the tool's)."""

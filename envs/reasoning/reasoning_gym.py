@@ -189,7 +189,7 @@ def reference_answer(name: str, entry: Mapping[str, Any]) -> str:
     return str(gold)
 
 
-def _sizes(name: str) -> dict[str, int]:
+def _sizes(name: str) -> Mapping[str, int]:
     return SPLIT_SIZES.get(name, DEFAULT_SPLIT_SIZES)
 
 
@@ -201,7 +201,7 @@ def extract_answer(reply: str) -> str:
 
     Raises InvalidAction, saying what to write, when there is none or it is empty.
     """
-    found = _ANSWER.findall(reply)
+    found: list[str] = _ANSWER.findall(reply)  # one group: each match is its text
     if not found:
         if _OPEN.search(reply):
             raise InvalidAction("the <answer> tag is not closed; end the answer with </answer>")
@@ -604,14 +604,15 @@ def fingerprints(name: str, difficulty: str, per_split: int) -> list[tuple[str, 
     What must not change from one process to the next: Python salts ``str`` hashes per
     process, so a generator that iterates over a set of strings can change its items.
     """
-    found = []
+    found: list[tuple[str, str]] = []
     with contextlib.redirect_stdout(io.StringIO()):
         for split in SPLIT_SEEDS:
             size = _sizes(name)[split]
             for k in range(per_split):
                 entry = generate(name, difficulty, split, k * size // per_split)
                 texts = (entry["question"], reference_answer(name, entry))
-                found.append(tuple(hashlib.sha256(t.encode()).hexdigest()[:16] for t in texts))
+                question, gold = (hashlib.sha256(t.encode()).hexdigest()[:16] for t in texts)
+                found.append((question, gold))
     return found
 
 

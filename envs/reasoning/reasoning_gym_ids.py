@@ -358,7 +358,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fingerprint", nargs=2, help=argparse.SUPPRESS)  # LEVELS.json OUT.json
     args = parser.parse_args(argv)
     if args.fingerprint:
-        _write_fingerprints(*args.fingerprint, args.tasks)
+        levels_path, out_path = args.fingerprint
+        _write_fingerprints(levels_path, out_path, args.tasks)
         return
 
     names = sorted(args.only.split(",") if args.only else registered)
@@ -391,10 +392,13 @@ def _run_audits(
     import multiprocessing
     import sys
     import time
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import SpawnProcess
 
     context = multiprocessing.get_context("spawn")
     results: dict[str, list[dict[str, Any]]] = {}
-    pending, running = list(jobs), []
+    pending = list(jobs)
+    running: list[tuple[str, str, SpawnProcess, Connection, float]] = []
     while pending or running:
         while pending and len(running) < parallel:
             name, level = pending.pop(0)
@@ -424,8 +428,8 @@ def _run_audits(
             results.setdefault(name, []).append(found)
             print(f"{name} {level}: {found['problems'] or 'ok'}", file=sys.stderr, flush=True)
     order = {"easy": 0, "medium": 1, "hard": 2, "default": 3}
-    for found in results.values():
-        found.sort(key=lambda r: order.get(str(r["difficulty"]), 9))
+    for audits in results.values():
+        audits.sort(key=lambda r: order.get(str(r["difficulty"]), 9))
     return results
 
 

@@ -664,8 +664,13 @@ _BUILDING = threading.Lock()
 
 def render(e: Entity, entities: Sequence[Entity]) -> Document:
     """The page of ``e``: its forward facts and its distractors, never another entity's facts."""
-    name = lambda i: entities[int(i)].name  # noqa: E731
-    mention = lambda i: _mention(entities[int(i)])  # noqa: E731
+
+    def name(i: int | str) -> str:
+        return entities[int(i)].name
+
+    def mention(i: int | str) -> str:
+        return _mention(entities[int(i)])
+
     x, a, links = e.extras, e.attrs, e.links
     if e.kind == "person":
         he = str(x["pronoun"])
@@ -848,7 +853,8 @@ class SearchIndex:
         """The BM25 score of every page for the query ``terms`` (zeros when there are none)."""
         if not terms:
             return np.zeros(len(self.documents), dtype=np.float32)
-        return self.retriever.get_scores(terms)
+        scores: np.ndarray = self.retriever.get_scores(terms)  # bm25s has no annotations
+        return scores
 
     def search(self, query: str, k: int = 5) -> tuple[list[Hit], int]:
         """The ``k`` best pages (score, then page order) and how many pages match at all."""
@@ -974,7 +980,8 @@ def _comparison(corpus: Corpus, rng: np.random.Generator, bridged: bool) -> Ques
     while True:
         kind, attr = choices[int(rng.integers(len(choices)))]
         template, wins = COMPARISONS[kind, attr]
-        sides = []  # (pages, mention, entity compared)
+        # (pages, mention, entity compared) of each side
+        sides: list[tuple[tuple[tuple[int, str], ...], str, Entity]] = []
         for _ in range(2):
             if bridged:
                 relation = _INTO[kind][int(rng.integers(len(_INTO[kind])))]
@@ -992,8 +999,8 @@ def _comparison(corpus: Corpus, rng: np.random.Generator, bridged: bool) -> Ques
         if len(sides) < 2:
             continue
         (pages_a, mention_a, a), (pages_b, mention_b, b) = sides
-        pages = {index for index, _ in pages_a + pages_b}
-        if len(pages) < 2 * len(pages_a) or a.attrs[attr] == b.attrs[attr]:
+        distinct = {index for index, _ in pages_a + pages_b}
+        if len(distinct) < 2 * len(pages_a) or a.attrs[attr] == b.attrs[attr]:
             continue  # an entity twice, or a tie
         earlier = int(a.attrs[attr]) < int(b.attrs[attr])
         winner = a if earlier == (wins == "min") else b

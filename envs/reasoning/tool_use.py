@@ -16,6 +16,7 @@ import ast
 import json
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -186,7 +187,7 @@ def _numeric_equal(given: str, gold: str) -> bool:
     return math_equal(given.strip().lstrip("$"), gold)
 
 
-_OPERATORS = {
+_OPERATORS: dict[type[ast.AST], Callable[..., Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -206,10 +207,11 @@ def calculate(expression: str) -> Fraction:
     """Exact arithmetic on numbers with + - * / ** and parentheses (nothing else runs)."""
 
     def value(node: ast.AST) -> Fraction:
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            if type(node.value) is float and not math.isfinite(node.value):
-                raise InvalidAction(f"calculator: {node.value} is not a finite number")
-            return _bounded(Fraction(node.value))
+        number = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(number, int | float) and not isinstance(number, bool):
+            if isinstance(number, float) and not math.isfinite(number):
+                raise InvalidAction(f"calculator: {number} is not a finite number")
+            return _bounded(Fraction(number))
         if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
             left, right = value(node.left), value(node.right)
             if isinstance(node.op, ast.Pow) and (right.denominator != 1 or abs(right) > 64):

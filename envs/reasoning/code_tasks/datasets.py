@@ -159,9 +159,9 @@ def _mbpp(row: dict[str, Any]) -> CodeProblem:
 def _called(test: ast.Module, defined: set[str]) -> str:
     """The function of ``defined`` the test calls first."""
     for node in ast.walk(test):
-        called = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        if called and node.func.id in defined:
-            return node.func.id
+        called = node.func if isinstance(node, ast.Call) else None
+        if isinstance(called, ast.Name) and called.id in defined:
+            return called.id
     raise ValueError(f"the first test calls none of the functions the code defines {defined}")
 
 
@@ -231,7 +231,8 @@ def _renamed(node: ast.stmt, old: str, new: str) -> ast.stmt:
         def visit_Name(self, name: ast.Name) -> ast.Name:
             return ast.copy_location(ast.Name(new, name.ctx), name) if name.id == old else name
 
-    return Rename().visit(node)
+    renamed: ast.stmt = Rename().visit(node)  # NodeTransformer.visit is typed to return Any
+    return renamed
 
 
 def _text(row: dict[str, Any], key: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentgym.envs.reasoning.code_tasks.base import Problem, integers, pick, some, text
+from agentgym.envs.reasoning.code_tasks.base import Params, Problem, Rng, integers, pick, some, text
 
 __all__ = ["PROBLEMS"]
 
@@ -10,7 +10,7 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz"
 MIXED = LETTERS + LETTERS.upper() + "   ,.!?-'0123456789"
 
 
-def _palindromish(rng, params):
+def _palindromish(rng: Rng, params: Params) -> tuple[str]:
     core = text(rng, "abcab", 0, 6)
     word = core + pick(rng, ["", "x", "b"]) + core[::-1] if rng.random() < 0.6 else core + "ab"
     styled = "".join(ch.upper() if rng.random() < 0.3 else ch for ch in word)
@@ -20,7 +20,7 @@ def _palindromish(rng, params):
     return (noisy,)
 
 
-def _words(rng, params):
+def _words(rng: Rng, params: Params) -> tuple[str]:
     vocab = ["the", "cat", "The", "HAT", "sat", "on", "mat", "cat's"]
     separators = [" ", ", ", "! ", " - ", "  ", "\n"]
     words = [pick(rng, vocab) for _ in range(int(rng.integers(0, 10)))]

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from agentgym.envs.reasoning.code_tasks.base import Problem, grid, integers, pick, some, text
+from collections.abc import Callable
+
+from agentgym.envs.reasoning.code_tasks.base import (
+    Params,
+    Problem,
+    Rng,
+    grid,
+    integers,
+    pick,
+    some,
+    text,
+)
 
 __all__ = ["PROBLEMS"]
 
@@ -16,14 +27,14 @@ CHORES = ["bake", "cool", "dice", "eat", "fry", "grill", "heat", "ice", "jar"]
 TRUNCATE = "abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)"
 
 
-def _divide(a, b, floor):
+def _divide(a: int, b: int, floor: bool) -> int:
     return a // b if floor else abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
 
 
-def _rpn(rng, params):
+def _rpn(rng: Rng, params: Params) -> tuple[list[str]]:
     """A random valid expression in reverse Polish notation (no division by zero)."""
 
-    def build(depth):
+    def build(depth: int) -> tuple[list[str], int]:
         if depth >= 3 or rng.random() < 0.3:
             value = int(rng.integers(-9, 21))
             return [str(value)], value
@@ -38,7 +49,7 @@ def _rpn(rng, params):
     return (build(0)[0],)
 
 
-def _chores(rng, params):
+def _chores(rng: Rng, params: Params) -> tuple[dict[str, list[str]]]:
     """Prerequisites of a few chores: a random DAG, or (sometimes) one with a cycle."""
     names = some(rng, CHORES, 0, 7)
     order = [names[int(i)] for i in rng.permutation(len(names))]
@@ -51,7 +62,7 @@ def _chores(rng, params):
     return (needs,)
 
 
-def _strings(alphabet, longest):
+def _strings(alphabet: str, longest: int) -> Callable[[Rng, Params], tuple[str, str]]:
     return lambda rng, p: (text(rng, alphabet, 0, longest), text(rng, alphabet, 0, longest))
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from agentgym.envs.reasoning.code_tasks.base import Problem, integers, pick, some
+from typing import Any
+
+from agentgym.envs.reasoning.code_tasks.base import Params, Problem, Rng, integers, pick, some
 
 __all__ = ["PROBLEMS"]
 
@@ -19,7 +21,7 @@ ANAGRAMS = (
 DIGITS = "0123456789abcdef"
 
 
-def _runs(rng, params):
+def _runs(rng: Rng, params: Params) -> tuple[str]:
     return (
         "".join(
             pick(rng, "aabc") * int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 7)))
@@ -27,18 +29,18 @@ def _runs(rng, params):
     )
 
 
-def _intervals(rng, params):
-    pairs = []
+def _intervals(rng: Rng, params: Params) -> tuple[list[list[int]]]:
+    pairs: list[list[int]] = []
     for _ in range(int(rng.integers(0, 8))):
         start = int(rng.integers(0, 31))
         pairs.append([start, start + int(rng.integers(0, 9))])
     return (pairs,)
 
 
-def _brackets(rng, params):
+def _brackets(rng: Rng, params: Params) -> tuple[str]:
     pairs = params["chosen"]
 
-    def balanced(depth):
+    def balanced(depth: int) -> str:
         out = ""
         for _ in range(int(rng.integers(0, 3))):
             pair = pick(rng, pairs)
@@ -59,9 +61,9 @@ def _brackets(rng, params):
     return (sample,)
 
 
-def _nested(rng, params):
-    def items(depth):
-        out = []
+def _nested(rng: Rng, params: Params) -> tuple[list[Any]]:
+    def items(depth: int) -> list[Any]:
+        out: list[Any] = []
         for _ in range(int(rng.integers(0, 4))):
             if depth < 4 and rng.random() < 0.35:
                 out.append(items(depth + 1))
@@ -72,7 +74,7 @@ def _nested(rng, params):
     return (items(0),)
 
 
-def _in_base(n, base):
+def _in_base(n: int, base: int) -> str:
     digits = ""
     while True:
         n, d = divmod(n, base)
