@@ -6,7 +6,8 @@ keeps the working copy's overlay on the host (bwrap), the key is read there inst
 the overlay's upper layer: it holds exactly the entries written since the sandbox started
 (a deleted one as a whiteout, a directory that replaced the source's marked opaque), so
 only the changed files are looked at, and a file is hashed again only when its inode
-changed (its ``ctime``, which no agent can set back).
+changed (its ``ctime``, which no agent can set back; a file changed in the last second is
+hashed again).
 
 What the key means, either way: two working copies of one task have equal keys if and only
 if every file (a regular file's bytes and executable bit, a link's target) outside the
@@ -26,6 +27,7 @@ import functools
 import hashlib
 import os
 import stat
+import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +46,12 @@ Entry = tuple[str, ...] | None
 """A file's state: ``("f", "x" or "-", sha256)``, ``("l", target)``, ``("o", type)`` for
 anything else, ``None`` when there is no file."""
 
+_Seen = tuple[str, int, int, int, int]
+"""A file of the layer as last hashed: path, inode, size, mtime and ctime (ns)."""
+_RACY_NS = 1_000_000_000
+"""A file changed less than this before a read is hashed again at the next: file times
+advance by clock ticks, so a second write of the same size in the same tick would
+otherwise look unchanged (git's "racy" files)."""
 _OPAQUE = "trusted.overlay.opaque"
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -168,7 +176,9 @@ class WorkingCopyKey:
         self.upper = upper
         self.source = _source(str(tree), tree.stat().st_mtime_ns)
         self.fallback = fallback
-        self._hashes: dict[tuple[str, int, int, int, int], str] = {}
+        self._hashes: dict[_Seen, str] = {}  # the files of the last read, by inode state
+        self._fresh: dict[_Seen, str] = {}
+        self._settled = 0
         self.baseline = self._read()
 
     @classmethod
@@ -199,6 +209,8 @@ class WorkingCopyKey:
     def _read(self) -> _Layer:
         """The upper layer now: walked by directory descriptors, links never followed."""
         layer = _Layer()
+        self._fresh = {}
+        self._settled = time.time_ns() - _RACY_NS
         stack: list[tuple[str, int, list[str]]] = []  # open directories, subdirectories to go
         try:
             self._enter(stack, "", os.open(self.upper, _DIR), layer)
@@ -213,6 +225,7 @@ class WorkingCopyKey:
         finally:
             for _, fd, _ in stack:
                 os.close(fd)
+        self._hashes = self._fresh  # what is gone is forgotten
         return layer
 
     def _enter(
@@ -250,9 +263,10 @@ class WorkingCopyKey:
         if not stat.S_ISREG(info.st_mode):
             return ("o", str(stat.S_IFMT(info.st_mode)))
         seen = (path, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        if seen not in self._hashes:
-            self._hashes[seen] = _hash_file(name, fd)
-        return ("f", _exec_bit(info.st_mode), self._hashes[seen])
+        digest = self._hashes.get(seen) or _hash_file(name, fd)
+        if info.st_ctime_ns < self._settled:  # else a write in the same clock tick may follow
+            self._fresh[seen] = digest
+        return ("f", _exec_bit(info.st_mode), digest)
 
 
 def _opaque(fd: int) -> bool:

@@ -91,3 +91,12 @@ def test_the_step_state_key_follows_the_working_copy(env, mean_task):
     env.step({"name": "bash", "arguments": {"command": "rm notes.txt"}})
     env.step(step)
     assert edited != before and env.unwrapped.state_key(world) == before
+
+
+def test_a_rewrite_of_the_same_size_right_after_a_read_is_seen(env, mean_task):
+    world, _start, _key_after = _episode(env, mean_task)
+    keys = []
+    for text in "abcd":  # in place, same size, well within a clock tick of the last read
+        world.shell.run(f"printf {text} > same.txt")
+        keys.append(world.tree_key())
+    assert len(set(keys)) == 4
