@@ -71,6 +71,7 @@ import numpy as np
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from gymnasium.utils.env_checker import data_equivalence
 
+from agentgym.checking import drawn_tasks, made, more_tasks
 from agentgym.core import Verdict
 from agentgym.errors import (
     BadActionError,
@@ -248,7 +249,7 @@ def check_env(
     def task_blind() -> None:
         report.blind_scores = check_task_blind(factory, env_id, tasks, seed, solutions)
 
-    with _made(factory) as probe:
+    with made(factory) as probe:
         declares_snapshot = bool(probe.metadata.get("supports_state_snapshot"))
         has_oracle = probe.metadata.get("oracle", True) is not False
     if has_oracle:
@@ -305,7 +306,7 @@ def behaviour_class(spec: EnvSpec) -> tuple[str, str]:
 
 def check_gymnasium(factory: EnvFactory, env_id: str) -> None:
     """Gymnasium's ``check_env`` on the unwrapped env; its warnings are failures too."""
-    with _made(factory) as env, warnings.catch_warnings(record=True) as caught:
+    with made(factory) as env, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # render_mode="human" prints
@@ -327,7 +328,7 @@ def check_gymnasium(factory: EnvFactory, env_id: str) -> None:
 
 def check_info_contract(factory: EnvFactory, env_id: str, seed: int) -> None:
     """``instructions`` at reset; ``state_key`` and ``verdict`` at reset and every step."""
-    with _made(factory) as env:
+    with made(factory) as env:
         _, info = env.reset(seed=seed)
         instructions = info.get("instructions")
         if not isinstance(instructions, str) or not instructions.strip():
@@ -365,7 +366,7 @@ def check_oracle(
     The actions it played are put in ``solutions`` (by task id) for :func:`check_task_blind`.
     """
     scores = []
-    with _made(factory) as env:
+    with made(factory) as env:
         for task_id in tasks:
             episode = _play(env, task_id, seed, policy=_oracle)
             if solutions is not None:
@@ -387,7 +388,7 @@ def check_random_agent(factory: EnvFactory, env_id: str, tasks: Sequence[str], s
     """A random agent scores below the maximum on average; returns its mean score."""
     rng = np.random.default_rng(seed)
     scores, maxima = [], []
-    with _made(factory) as env:
+    with made(factory) as env:
         for task_id in tasks:
             episode = _play(
                 env, task_id, seed, policy=lambda e, info: _some_action(e, info, rng), limit=200
@@ -453,11 +454,11 @@ def check_task_blind(
     :func:`chance_bound` of the env's ``metadata["chance_score"]``.
     """
     solutions = {} if solutions is None else solutions
-    with _made(factory) as env:
+    with made(factory) as env:
         chance = declared_chance(env, env_id)
         donors = _donor_tasks(env, tasks, seed)
         count = BLIND_TASKS if chance == 0 else BLIND_TASKS_AT_CHANCE
-        targets = _more_tasks(env, donors, seed, count)[:count]
+        targets = more_tasks(env, donors, seed, count)[:count]
 
         def solution(task_id: str) -> list[Any]:
             if task_id not in solutions:
@@ -616,26 +617,7 @@ def _donor(donors: Sequence[str], index: int, task_id: str) -> str | None:
 def _donor_tasks(env: gymnasium.Env[Any, Any], tasks: Sequence[str], seed: int) -> list[str]:
     """The sampled tasks whose solutions the task-blind policies are built from: at least two,
     where the env has two, so that every task has a donor other than itself."""
-    return _more_tasks(env, tasks, seed, 2)
-
-
-def _more_tasks(
-    env: gymnasium.Env[Any, Any], tasks: Sequence[str], seed: int, count: int
-) -> list[str]:
-    """``tasks``, then other tasks of every split and difficulty (drawn with ``seed``) until
-    there are ``count`` of them, or as many as the env has."""
-    chosen = list(dict.fromkeys(tasks))
-    task_set = _ours(env).tasks
-    cells = len(task_set.splits) * len(task_set.difficulties)
-    per_split = -(-count // cells)
-    for draw in itertools.count(1):
-        if len(chosen) >= count:
-            break
-        before = len(chosen)
-        chosen.extend(t for t in _tasks_of(task_set, seed + draw, per_split) if t not in chosen)
-        if len(chosen) == before and draw > 3:  # the env has no more tasks
-            break
-    return chosen
+    return more_tasks(env, tasks, seed, 2)
 
 
 def _scripted(actions: Sequence[Any]) -> Callable[[gymnasium.Env[Any, Any], dict[str, Any]], Any]:
@@ -677,9 +659,9 @@ def check_determinism(
     on by itself. Not caught in one process: set order that depends on ``PYTHONHASHSEED`` (it
     is fixed per process), and ``id()`` only by chance (freed memory is reused).
     """
-    with _globals_drawn_apart(0), _made(factory) as env:
+    with _globals_drawn_apart(0), made(factory) as env:
         recorded = _record(env, task_id, seed, oracle)
-    with _globals_drawn_apart(1), _made(factory) as env:
+    with _globals_drawn_apart(1), made(factory) as env:
         for segment in recorded:
             _replay(env, segment, env_id, task_id, seed)
 
@@ -833,7 +815,7 @@ def _globals_drawn_apart(replay: int) -> Iterator[None]:
 
 def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
     """Malformed actions come back as feedback; wrong argument types raise TypeError."""
-    with _made(factory) as env:
+    with made(factory) as env:
         env.reset(seed=seed)
         space = env.action_space
         malformed: list[Any] = list(MALFORMED_ACTIONS)
@@ -892,7 +874,7 @@ def check_bad_actions(factory: EnvFactory, env_id: str, seed: int) -> None:
 def check_snapshot(factory: EnvFactory, env_id: str, seed: int) -> None:
     """``set_state(get_state())`` replays the same future; snapshots pickle."""
     rng = np.random.default_rng(seed)
-    with _made(factory) as env:
+    with made(factory) as env:
         base = _ours(env)
         _, info = env.reset(seed=seed)
         for _ in range(3):
@@ -1076,8 +1058,8 @@ def _some_action(
 
 def _sample_tasks(factory: EnvFactory, seed: int, per_split: int) -> list[str]:
     """``per_split`` task ids of every split and difficulty, drawn with ``seed``."""
-    with _made(factory) as env:
-        return _tasks_of(_ours(env).tasks, seed, per_split)
+    with made(factory) as env:
+        return drawn_tasks(_ours(env).tasks, seed, per_split)
 
 
 def _check_step_info(env_id: str, where: str, info: dict[str, Any]) -> None:
@@ -1109,15 +1091,6 @@ def _ours(env: gymnasium.Env[Any, Any]) -> Any:
     return env.unwrapped
 
 
-@contextlib.contextmanager
-def _made(factory: EnvFactory) -> Iterator[gymnasium.Env[Any, Any]]:
-    env = factory()
-    try:
-        yield env
-    finally:
-        env.close()
-
-
 def env_id_of(env: gymnasium.Env[Any, Any]) -> str:
     """The registered id of an env, or its class name."""
     spec = env.spec
@@ -1139,17 +1112,6 @@ def _factory(env: Any) -> tuple[EnvFactory, str]:
         spec = env.spec
         return (lambda: gymnasium.make(spec)), spec.id
     if callable(env):
-        with _made(env) as probe:
+        with made(env) as probe:
             return env, env_id_of(probe)
     raise UsageError(f"check_env() takes an env id, an env, or a factory, got {type(env).__name__}")
-
-
-def _tasks_of(tasks: Any, seed: int, per_split: int) -> list[str]:
-    rng = np.random.default_rng(seed)
-    chosen = []
-    for split in tasks.splits:
-        for difficulty in tasks.difficulties:
-            ids = tasks.ids(split, difficulty)
-            for index in rng.choice(len(ids), size=min(per_split, len(ids)), replace=False):
-                chosen.append(ids[int(index)])
-    return chosen

@@ -22,14 +22,12 @@ from agentgym.checker import (
     WORDLESS_ACTIONS,
     CheckReport,
     EnvFactory,
-    _made,
-    _more_tasks,
-    _tasks_of,
     chance_bound,
     check_close,
     check_leaks,
     declared_chance,
 )
+from agentgym.checking import drawn_tasks, made, more_tasks
 from agentgym.core import Verdict
 from agentgym.errors import (
     BadActionError,
@@ -97,7 +95,7 @@ def check_multiagent_env(
         factory: Callable[[], Any] = lambda: make_multi(env_id)  # noqa: E731
     elif callable(env):
         factory = env
-        with _made_game(factory) as probe:
+        with made(factory) as probe:
             env_id = str(probe.unwrapped.metadata.get("name", type(probe.unwrapped).__name__))
     else:
         raise UsageError(
@@ -105,8 +103,8 @@ def check_multiagent_env(
         )
     report = CheckReport.begin(env_id, skip, MULTIAGENT_CHECKS)
     run = report.run
-    with _made_game(factory) as probe:
-        tasks = _tasks_of(probe.unwrapped.tasks, seed, tasks_per_split)
+    with made(factory) as probe:
+        tasks = drawn_tasks(probe.unwrapped.tasks, seed, tasks_per_split)
 
     def oracle() -> None:
         report.oracle_tasks = list(tasks)
@@ -140,11 +138,6 @@ def check_multiagent_env(
     return report
 
 
-def _made_game(factory: Callable[[], Any]) -> contextlib.AbstractContextManager[Any]:
-    """The checker's ``_made`` for a PettingZoo env (which Gymnasium's type does not cover)."""
-    return _made(factory)
-
-
 def _is_parallel(env: Any) -> bool:
     import pettingzoo
 
@@ -154,7 +147,7 @@ def _is_parallel(env: Any) -> bool:
 def _check_pettingzoo(factory: Callable[[], Any], env_id: str) -> None:
     from pettingzoo.test import api_test, parallel_api_test
 
-    with _made_game(factory) as env, warnings.catch_warnings(record=True) as caught:
+    with made(factory) as env, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             with contextlib.redirect_stdout(io.StringIO()):
@@ -232,7 +225,7 @@ def _play_game(
 
 
 def _check_multi_info(factory: Callable[[], Any], env_id: str, seed: int) -> None:
-    with _made_game(factory) as env:
+    with made(factory) as env:
         if _is_parallel(env):
             _, infos = env.reset(seed=seed)
         else:
@@ -253,7 +246,7 @@ def _check_multi_info(factory: Callable[[], Any], env_id: str, seed: int) -> Non
 
 
 def _check_oracle_game(factory: Callable[[], Any], env_id: str, task_id: str, seed: int) -> None:
-    with _made_game(factory) as env:
+    with made(factory) as env:
         transcript, last = _play_game(env, task_id, seed, _oracle_policy)
     for agent, info in last.items():
         if info.get("invalid_actions"):
@@ -273,7 +266,7 @@ def _check_multi_determinism(
 ) -> None:
     runs = []
     for _ in range(2):
-        with _made_game(factory) as env:
+        with made(factory) as env:
             runs.append(
                 _play_game(
                     env, task_id, seed, _random_policy(np.random.default_rng(seed)), limit=60
@@ -306,10 +299,10 @@ def check_multi_task_blind(
     ``metadata["chance_score"]`` above 0, as a draw-prone game might); the bound is
     :func:`~agentgym.checker.chance_bound`. A game that does not finish counts 0.
     """
-    with _made_game(factory) as env:
+    with made(factory) as env:
         chance = declared_chance(env, env_id)
         count = BLIND_TASKS if chance == 0 else BLIND_TASKS_AT_CHANCE
-        targets = _more_tasks(env, tasks, seed, count)[:count]
+        targets = more_tasks(env, tasks, seed, count)[:count]
         moves = _first_oracle_moves(env, tasks[1 % len(tasks)], seed)
         means = {}
         for agent in env.possible_agents:
@@ -364,7 +357,7 @@ BLIND_GAME_TURNS = 500
 
 
 def _check_multi_bad_actions(factory: Callable[[], Any], env_id: str, seed: int) -> None:
-    with _made_game(factory) as env:
+    with made(factory) as env:
         for action in WORDLESS_ACTIONS:
             if _is_parallel(env):
                 env.reset(seed=seed)
