@@ -354,7 +354,7 @@ def _parse_episodes(data: bytes, limits: BundleLimits) -> list[EpisodeRecord]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise BundleRejected(f"episodes.jsonl is not UTF-8: {error}") from None
-    records = []
+    records: list[EpisodeRecord] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue

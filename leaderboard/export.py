@@ -90,7 +90,7 @@ def export_site(
                 write(f"e/{file_name(row.id)}/{position}.html", html)
         for comparison in board.board.comparisons:
             a, b = comparison.a or "", comparison.b or ""
-            view = site.compare(a, b)
-            page = site.render("compare.html", FileLinks(1), view=view)
+            compared = site.compare(a, b)
+            page = site.render("compare.html", FileLinks(1), view=compared)
             write(f"c/{file_name(a)}--{file_name(b)}.html", page)
     return Exported(pages, len(shown), entries)

@@ -25,6 +25,7 @@ import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
@@ -621,7 +622,7 @@ def _check_tiers(tiers: Sequence[str]) -> tuple[Tier, ...]:
     unknown = [t for t in wanted if t not in TIERS]
     if unknown or not wanted:
         raise UsageError(f"tier must be among {(*TIERS, 'all')}, got {list(wanted)}")
-    return tuple(t for t in TIERS if t in wanted)  # type: ignore[misc]
+    return tuple(t for t in TIERS if t in wanted)
 
 
 def _repeat_of(episode_id: str) -> int:
@@ -696,7 +697,7 @@ def _count(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def _when(value: Any) -> str:
+def _when(value: datetime) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC")
 
 

@@ -254,7 +254,7 @@ def replay_episode(
         for number, step in enumerate(record.steps, 1):
             if ended:
                 return f"step {number} comes after the episode ended"
-            if oracle_like:
+            if oracle_like and oracle is not None:
                 oracle_like = _oracle_agrees(oracle, step.action)
             try:
                 observation, reward, terminated, truncated, info = env.step(step.action)
@@ -282,7 +282,7 @@ def replay_episode(
 def _exact(env_id: str) -> bool:
     """Whether ``env_id``'s replays must match its records exactly (its ``replay`` metadata)."""
     metadata = getattr(agentgym.spec(env_id).load(), "metadata", {})
-    return metadata.get("replay", "exact") != "verdict"
+    return bool(metadata.get("replay", "exact") != "verdict")
 
 
 def _scored(
