@@ -84,7 +84,7 @@ from agentgym.envs.reasoning.search_corpus import (
     corpus_for_split,
     make_question,
 )
-from agentgym.spaces import ToolCall
+from agentgym.spaces import ToolCall, tool
 from agentgym.task_env import InvalidAction, TaskEnv, parse_tool_call
 from agentgym.verifiers.text import em_score, f1_score, normalize_answer
 
@@ -93,45 +93,28 @@ __all__ = ["TOOLS", "SearchQAEnv", "SearchQATask", "SearchWorld", "parse_action"
 RESULTS_SHOWN = 5
 
 TOOLS: tuple[dict[str, Any], ...] = (
-    {
-        "name": "search",
-        "description": (
-            "Keyword search (BM25) over the encyclopedia. Returns the 5 best pages with their "
-            "title, id and best-matching sentence."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "words to look for"}},
-            "required": ["query"],
-            "additionalProperties": False,
+    tool(
+        "search",
+        "Keyword search (BM25) over the encyclopedia. Returns the 5 best pages with their "
+        "title, id and best-matching sentence.",
+        {"query": {"type": "string", "description": "words to look for"}},
+    ),
+    tool(
+        "read",
+        "Show a page of the encyclopedia.",
+        {
+            "page": {
+                "type": "string",
+                "description": "the page's title, its id (D0042), or its rank in the last "
+                "search's results (2)",
+            }
         },
-    },
-    {
-        "name": "read",
-        "description": "Show a page of the encyclopedia.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "page": {
-                    "type": "string",
-                    "description": "the page's title, its id (D0042), or its rank in the last "
-                    "search's results (2)",
-                }
-            },
-            "required": ["page"],
-            "additionalProperties": False,
-        },
-    },
-    {
-        "name": "answer",
-        "description": "Give the final answer (as short as possible); this ends the episode.",
-        "parameters": {
-            "type": "object",
-            "properties": {"answer": {"type": "string", "description": "the answer"}},
-            "required": ["answer"],
-            "additionalProperties": False,
-        },
-    },
+    ),
+    tool(
+        "answer",
+        "Give the final answer (as short as possible); this ends the episode.",
+        {"answer": {"type": "string", "description": "the answer"}},
+    ),
 )
 """The actions as JSON-schema function declarations (the env's ``tools``)."""
 

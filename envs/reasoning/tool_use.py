@@ -27,38 +27,27 @@ from agentgym.core import GeneratedTaskSet, Task, Verdict
 from agentgym.envs.reasoning.math_problems import format_number
 from agentgym.envs.reasoning.python_tool import PythonTool
 from agentgym.errors import UsageError
+from agentgym.spaces import tool
 from agentgym.task_env import InvalidAction, TaskEnv
 from agentgym.verifiers import StateCheck, gate, math_equal, verify_state
 
 __all__ = ["TOOLS", "ToolUseEnv"]
 
 
-def _tool(tool: str, description: str, **properties: str) -> dict[str, Any]:
-    return {
-        "name": tool,
-        "description": description,
-        "parameters": {
-            "type": "object",
-            "properties": {k: {"type": v} for k, v in properties.items()},
-            "required": list(properties),
-            "additionalProperties": False,
-        },
-    }
-
+_STRING, _INTEGER = {"type": "string"}, {"type": "integer"}
 
 TOOLS = [
-    _tool("search_items", "Items whose name or category contains the query.", query="string"),
-    _tool("get_item", "An item's category, unit price and stock.", name="string"),
-    _tool("get_balance", "The money left in the budget."),
-    _tool(
+    tool("search_items", "Items whose name or category contains the query.", {"query": _STRING}),
+    tool("get_item", "An item's category, unit price and stock.", {"name": _STRING}),
+    tool("get_balance", "The money left in the budget."),
+    tool(
         "order",
         "Buy units of an item: adds to stock, pays from the budget.",
-        name="string",
-        quantity="integer",
+        {"name": _STRING, "quantity": _INTEGER},
     ),
-    _tool("calculator", "Evaluate arithmetic: + - * / ** and parentheses.", expression="string"),
-    _tool("python", "Run a Python program in a sandbox; its output comes back.", code="string"),
-    _tool("answer", "Give the final answer and end the task.", value="string"),
+    tool("calculator", "Evaluate arithmetic: + - * / ** and parentheses.", {"expression": _STRING}),
+    tool("python", "Run a Python program in a sandbox; its output comes back.", {"code": _STRING}),
+    tool("answer", "Give the final answer and end the task.", {"value": _STRING}),
 ]
 
 CATEGORIES = {

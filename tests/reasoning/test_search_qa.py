@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import hashlib
 import itertools
 import json
 import os
@@ -399,6 +400,16 @@ def test_actions_are_found_in_prose_and_the_last_one_counts():
     assert parse_action("READ [ 'D0042' ]") == ("read", "D0042")
     with pytest.raises(InvalidAction, match=r"e\.g\. search\[Brask\]"):
         parse_action("nothing", example="Brask")
+
+
+def test_the_tools_agents_see_are_pinned():
+    # What a function-calling agent reads: it changes only with a version bump (ids in
+    # docs/contract.md). Declared through agentgym.tool since issue 28; these are the bytes
+    # of the hand-written dicts.
+    text = json.dumps(TOOLS)
+    assert hashlib.sha256(text.encode()).hexdigest() == (
+        "68764d89264d59fbf13e046973d0ae814f3fc9de2183caa5b873ce3bf4333b29"
+    )
 
 
 def test_tool_calls_are_the_same_actions():

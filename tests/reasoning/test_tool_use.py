@@ -1,6 +1,7 @@
 """The tool-use env: text and native calls, tool errors as feedback, the state gate, and
 native tool calls end to end through the evaluator and the openai agent."""
 
+import hashlib
 import json
 
 import pytest
@@ -20,6 +21,18 @@ def env():
 def start(env, task_id):
     env.reset(options={"task_id": task_id})
     return env.unwrapped.task.plan()
+
+
+def test_the_tools_agents_see_are_pinned():
+    # The JSON of TOOLS is what a function-calling agent reads: a change to it can change
+    # scores, so it changes only with a version bump (docs/contract.md). Declared through
+    # agentgym.tool since issue 28; these bytes are the ones the module's own _tool() gave.
+    text = json.dumps(TOOLS)
+    assert hashlib.sha256(text.encode()).hexdigest() == (
+        "f38852bd11e5aed25ddb295174d992c8446710e60cb85a3be2cb93b5513191c8"
+    )
+    order = next(t for t in TOOLS if t["name"] == "order")["parameters"]
+    assert order["required"] == ["name", "quantity"] and order["additionalProperties"] is False
 
 
 def test_text_and_native_calls_reach_the_same_tools(env):
