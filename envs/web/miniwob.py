@@ -13,11 +13,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from agentgym.core import GeneratedTaskSet, Verdict
+from agentgym.core import GeneratedTaskSet, Task, Verdict
 from agentgym.envs.web.actions import format_action
 from agentgym.envs.web.base import WebEnv, WebTask, WebWorld
 from agentgym.envs.web.browser import BrowserCrashedError, died
@@ -145,9 +145,8 @@ def oracle(*names: str) -> Callable[[Oracle], Oracle]:
 
 
 class MiniWoBTask(WebTask):
-    """One seeded episode of a MiniWoB++ task page; the seed of the task id seeds the page."""
-
-    sites: ClassVar[dict[str, int]] = {}
+    """One seeded episode of a MiniWoB++ task page; the seed of the task id seeds the page
+    (no site database: :attr:`sites` stays empty)."""
 
     def __init__(self, id: str, split: str, difficulty: str, seed: int, *, name: str) -> None:
         super().__init__(id, split, difficulty, seed)
@@ -336,7 +335,7 @@ class MiniWoBEnv(WebEnv):
     # ``task`` only chooses the page: one page's conformance run proves the class's own code.
     # "replay": "verdict": the pages run their own timers and animations, so a replay of the
     # same actions can see other observations (agentgym.leaderboard.rescore).
-    metadata: ClassVar[dict[str, Any]] = {
+    metadata: dict[str, Any] = {
         **WebEnv.metadata,
         "task_kwargs": ("task",),
         "replay": "verdict",
@@ -366,7 +365,7 @@ class MiniWoBEnv(WebEnv):
         )
         super().__init__(viewport=viewport, **kwargs)
 
-    def start(self, task: WebTask) -> tuple[WebWorld, str]:
+    def start(self, task: Task[WebWorld]) -> tuple[WebWorld, str]:
         world, _ = super().start(task)
         assert isinstance(world, MiniWoBWorld)
         return world, world.utterance
@@ -384,6 +383,26 @@ class MiniWoBEnv(WebEnv):
 # of the snapshot. Each one is stateless: it looks at the page and says the next step.
 
 
+def _expect(found: re.Match[str] | None, pattern: str, text: str) -> re.Match[str]:
+    """A match the oracle needs; a LookupError naming the pattern and the text when the page
+    words its task otherwise (as a missing element is one, :meth:`PageSnapshot.find`)."""
+    if found is None:
+        raise LookupError(f"the oracle expected {pattern!r} in {text!r}")
+    return found
+
+
+def _match(pattern: str, text: str) -> re.Match[str]:
+    return _expect(re.match(pattern, text), pattern, text)
+
+
+def _search(pattern: str, text: str) -> re.Match[str]:
+    return _expect(re.search(pattern, text), pattern, text)
+
+
+def _fullmatch(pattern: str, text: str) -> re.Match[str]:
+    return _expect(re.fullmatch(pattern, text), pattern, text)
+
+
 def _quoted(text: str) -> list[str]:
     return re.findall(r'"([^"]*)"', text)
 
@@ -399,6 +418,16 @@ def _agid(world: MiniWoBWorld, selector: str) -> str | None:
         selector,
     )
     return found if found is not None and world.snapshot.get(found) is not None else None
+
+
+def _node(world: MiniWoBWorld, selector: str) -> Node:
+    """The snapshot node of the first element matching a CSS selector; a LookupError when the
+    agent does not see it (as :meth:`PageSnapshot.find` raises)."""
+    agid = _agid(world, selector)
+    node = None if agid is None else world.snapshot.get(agid)
+    if node is None:
+        raise LookupError(f"the page shows no element {selector!r}")
+    return node
 
 
 def _submit(world: MiniWoBWorld, name: str = "Submit") -> str:
@@ -436,7 +465,7 @@ def _click_uncovered(world: MiniWoBWorld, node: Node) -> str:
 @oracle("click-test-2", "click-test-transfer", "click-button", "unicode-test")
 def _click_named_button(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     quoted = _quoted(world.utterance)
-    name = quoted[0] if quoted else re.search(r"button (\w+)", world.utterance).group(1)
+    name = quoted[0] if quoted else _search(r"button (\w+)", world.utterance).group(1)
     return _click_uncovered(world, world.snapshot.find("button", name))
 
 
@@ -459,20 +488,20 @@ def _click_dialog(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("click-tab")
 def _click_tab(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    tab = re.search(r"Tab #\d", world.utterance).group(0)
+    tab = _search(r"Tab #\d", world.utterance).group(0)
     return _click(world.snapshot.find(name=tab))
 
 
 @oracle("click-option")
 def _click_option(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    wanted = re.match(r"Select (.*) and click Submit\.", world.utterance).group(1)
+    wanted = _match(r"Select (.*) and click Submit\.", world.utterance).group(1)
     radio = world.snapshot.find("radio", wanted)
     return format_action("check", radio.id) if not radio.checked else _submit(world)
 
 
 @oracle("click-checkboxes", "click-checkboxes-large", "click-checkboxes-transfer")
 def _click_checkboxes(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    listed = re.match(r"Select (.*) and click Submit\.", world.utterance).group(1)
+    listed = _match(r"Select (.*) and click Submit\.", world.utterance).group(1)
     wanted = set() if listed == "nothing" else set(listed.split(", "))
     for box in world.snapshot.find_all("checkbox"):
         if box.checked != (box.name in wanted):
@@ -482,7 +511,7 @@ def _click_checkboxes(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("choose-list")
 def _choose_list(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    wanted = re.match(r"Select (.*) from the list and click Submit\.", world.utterance).group(1)
+    wanted = _match(r"Select (.*) from the list and click Submit\.", world.utterance).group(1)
     box = world.snapshot.find("combobox")
     return format_action("select", box.id, wanted) if box.value != wanted else _submit(world)
 
@@ -532,7 +561,7 @@ def _use_autocomplete(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("enter-date")
 def _enter_date(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    month, day, year = re.search(r"(\d\d)/(\d\d)/(\d{4})", world.utterance).groups()
+    month, day, year = _search(r"(\d\d)/(\d\d)/(\d{4})", world.utterance).groups()
     box = world.snapshot.find("textbox")
     wanted = f"{year}-{month}-{day}"
     return format_action("fill", box.id, wanted) if box.value != wanted else _submit(world)
@@ -554,7 +583,7 @@ def _click_widget(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("simple-arithmetic")
 def _simple_arithmetic(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    a, op, b = re.search(r"(-?\d+) ([-+x]) (-?\d+) =", world.snapshot.text).groups()
+    a, op, b = _search(r"(-?\d+) ([-+x]) (-?\d+) =", world.snapshot.text).groups()
     answer = {"+": int(a) + int(b), "-": int(a) - int(b), "x": int(a) * int(b)}[op]
     box = world.snapshot.find("textbox")
     return (
@@ -570,7 +599,7 @@ def _click_dialog_2(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("enter-time")
 def _enter_time(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    hour, minute, half = re.search(r"(\d+):(\d\d) ([AP]M)", world.utterance).groups()
+    hour, minute, half = _search(r"(\d+):(\d\d) ([AP]M)", world.utterance).groups()
     wanted = f"{int(hour) % 12 + (12 if half == 'PM' else 0):02d}:{minute}"
     box = world.snapshot.find("textbox")
     return format_action("fill", box.id, wanted) if box.value != wanted else _submit(world)
@@ -585,7 +614,7 @@ def _scroll_text(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("use-spinner")
 def _use_spinner(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    wanted = int(re.search(r"Select (-?\d+)", world.utterance).group(1))
+    wanted = int(_search(r"Select (-?\d+)", world.utterance).group(1))
     spinner = world.snapshot.find("spinbutton")
     value = int(spinner.value or 0)
     if value == wanted:
@@ -597,7 +626,7 @@ def _use_spinner(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("use-slider")
 def _use_slider(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    wanted = int(re.search(r"Select (-?\d+)", world.utterance).group(1))
+    wanted = int(_search(r"Select (-?\d+)", world.utterance).group(1))
     return _slide(world, "#slider", wanted) or _submit(world)
 
 
@@ -616,7 +645,7 @@ def _guess_number(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 @oracle("search-engine")
 def _search_engine(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     name = _quoted(world.utterance)[0]
-    index = int(re.search(r"(\d+)(st|nd|rd|th) search result", world.utterance).group(1)) - 1
+    index = int(_search(r"(\d+)(st|nd|rd|th) search result", world.utterance).group(1)) - 1
     box = world.snapshot.find("textbox")
     if box.value != name:
         return format_action("fill", box.id, name)
@@ -633,9 +662,7 @@ def _search_engine(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("choose-date", "choose-date-easy", "choose-date-medium", "choose-date-nodelay")
 def _choose_date(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    month, day, year = (
-        int(x) for x in re.search(r"(\d\d)/(\d\d)/(\d{4})", world.utterance).groups()
-    )
+    month, day, year = (int(x) for x in _search(r"(\d\d)/(\d\d)/(\d{4})", world.utterance).groups())
     return _pick_date(world, world.snapshot.find("textbox"), month, day, year) or _submit(world)
 
 
@@ -686,9 +713,8 @@ def _navigate_tree(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     return format_action("click", target)
 
 
-def _fill_then_submit(world: MiniWoBWorld, box_id: str, text: str) -> str:
-    box = world.snapshot.get(box_id)
-    return format_action("fill", box_id, text) if box.value != text else _submit(world)
+def _fill_then_submit(world: MiniWoBWorld, box: Node, text: str) -> str:
+    return format_action("fill", box.id, text) if box.value != text else _submit(world)
 
 
 @oracle("copy-paste", "copy-paste-2")
@@ -698,23 +724,23 @@ def _copy_paste(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
         "(i) => document.querySelectorAll('#area textarea')[i].value",
         int(order.group(1)) - 1 if order else 0,
     )
-    return _fill_then_submit(world, _agid(world, "#area input"), text)
+    return _fill_then_submit(world, _node(world, "#area input"), text)
 
 
 @oracle("find-word")
 def _find_word(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    index = int(re.search(r"(\d+)(st|nd|rd|th) word", world.utterance).group(1)) - 1
+    index = int(_search(r"(\d+)(st|nd|rd|th) word", world.utterance).group(1)) - 1
     paragraph = world.evaluate("() => document.querySelector('#area p').textContent")
     word = re.sub(r"[^a-zA-Z]", "", paragraph.split()[index])
-    return _fill_then_submit(world, world.snapshot.find("textbox").id, word)
+    return _fill_then_submit(world, world.snapshot.find("textbox"), word)
 
 
 @oracle("read-table")
 def _read_table(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    label = re.search(r"value of (.*) into the text field", world.utterance).group(1)
+    label = _search(r"value of (.*) into the text field", world.utterance).group(1)
     cells = world.snapshot.find_all("cell")
     value = next(cells[i + 1].name for i, c in enumerate(cells[:-1]) if c.name == label)
-    return _fill_then_submit(world, world.snapshot.find("textbox").id, value)
+    return _fill_then_submit(world, world.snapshot.find("textbox"), value)
 
 
 @oracle("simple-algebra")
@@ -723,12 +749,12 @@ def _simple_algebra(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     left, right = (side.strip() for side in equation.split("="))
     # x + a = b, x - a = b or a - x = b: x is found by trying the only values that fit.
     x = next(v for v in range(-200, 201) if eval_side(left.replace("x", f"({v})")) == int(right))
-    return _fill_then_submit(world, world.snapshot.find("textbox").id, str(x))
+    return _fill_then_submit(world, world.snapshot.find("textbox"), str(x))
 
 
 def eval_side(expression: str) -> int:
     """The value of ``a + b`` or ``a - b`` (integers, maybe in parentheses), without eval."""
-    a, op, b = re.fullmatch(r"\s*(\(?-?\d+\)?)\s*([-+])\s*(\(?-?\d+\)?)\s*", expression).groups()
+    a, op, b = _fullmatch(r"\s*(\(?-?\d+\)?)\s*([-+])\s*(\(?-?\d+\)?)\s*", expression).groups()
     a_value, b_value = int(a.strip("()")), int(b.strip("()"))
     return a_value + b_value if op == "+" else a_value - b_value
 
@@ -749,7 +775,7 @@ def _click_tab_2(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("click-checkboxes-soft")
 def _click_checkboxes_soft(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    listed = re.match(r"Select words similar to (.*) and click Submit\.", world.utterance)
+    listed = _match(r"Select words similar to (.*) and click Submit\.", world.utterance)
     groups = world.evaluate("() => SYNONYMS")
     wanted = {w for g in groups if set(g) & set(listed.group(1).split(", ")) for w in g}
     for box in world.snapshot.find_all("checkbox"):
@@ -771,13 +797,13 @@ def _point_on(world: MiniWoBWorld, selector: str) -> str:
 
 @oracle("grid-coordinate")
 def _grid_coordinate(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    point = re.search(r"\(-?\d,-?\d\)", world.utterance).group(0)
+    point = _search(r"\(-?\d,-?\d\)", world.utterance).group(0)
     return _point_on(world, f'circle[id="{point}"]')
 
 
 @oracle("click-color")
 def _click_color(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    color = re.search(r"Click on the (\w+) colored box", world.utterance).group(1)
+    color = _search(r"Click on the (\w+) colored box", world.utterance).group(1)
     return _point_on(world, f'#area .color[data-color="{color}"]')
 
 
@@ -796,8 +822,9 @@ def _fill_all(world: MiniWoBWorld, wanted: list[tuple[str, str]]) -> str | None:
     shows bullets), one per step; None once all do."""
     for selector, text in wanted:
         box = _agid(world, selector)
-        if box is not None and world.snapshot.get(box).value not in (text, "•" * len(text)):
-            return format_action("fill", box, text)
+        node = None if box is None else world.snapshot.get(box)
+        if node is not None and node.value not in (text, "•" * len(text)):
+            return format_action("fill", node.id, text)
     return None
 
 
@@ -843,7 +870,7 @@ _MOVIE_FIELDS = {"Genre": 0, "Director": 1, "Year": 2, "Date": 2}
 @oracle("multi-layouts", "multi-orderings")
 def _multi_layouts(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     # The page draws one of several forms (rows shuffled); each box is read by its row's label.
-    genre, name, year = re.search(
+    genre, name, year = _search(
         r"Search for (.*) movies directed by (.*) from year (\d+)\.", world.utterance
     ).groups()
     labels = world.evaluate(
@@ -1041,14 +1068,14 @@ def _menu_step(world: MiniWoBWorld, path: list[str]) -> tuple[str, str]:
 
 @oracle("click-menu")
 def _click_menu(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    path = re.match(r"Select (.*)", world.utterance).group(1).split(">")
+    path = _match(r"Select (.*)", world.utterance).group(1).split(">")
     kind, action = _menu_step(world, path)
     return format_action("press", "Enter") if kind == "last" else action
 
 
 @oracle("use-slider-2")
 def _use_slider_2(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    wanted = [int(v) for v in re.search(r"\[([-\d, ]+)\]", world.utterance).group(1).split(",")]
+    wanted = [int(v) for v in _search(r"\[([-\d, ]+)\]", world.utterance).group(1).split(",")]
     for index, value in enumerate(wanted, start=1):
         step = _slide(world, f"#slider-{index}", value)
         if step is not None:
@@ -1122,7 +1149,7 @@ def _number_checkboxes(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("click-shades")
 def _click_shades(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    color = re.search(r"\b(red|green|blue)\b", world.utterance).group(1)
+    color = _search(r"\b(red|green|blue)\b", world.utterance).group(1)
     wrong = world.evaluate(
         """(c) => [...document.querySelectorAll('#area span')].findIndex(
           (s) => (s.getAttribute('data-color') === c) !== s.classList.contains('selected'))""",
@@ -1161,19 +1188,19 @@ def _shapes_matching(world: MiniWoBWorld, description: str) -> list[int]:
     words = description.split()
     size = words.pop(0) if words[0] in ("large", "small") and len(words) > 1 else ""
     color = words.pop(0) if words[0] in _SHAPE_COLORS and len(words) > 1 else ""
-    return world.evaluate(_SHAPES_JS, [size, color, words[0]])
+    return [int(i) for i in world.evaluate(_SHAPES_JS, [size, color, words[0]])]
 
 
 @oracle("click-shape")
 def _click_shape(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    description = re.match(r"Click on a (.*)", world.utterance).group(1)
+    description = _match(r"Click on a (.*)", world.utterance).group(1)
     first = _shapes_matching(world, description)[0]
     return _point_on(world, f"#area_svg > :nth-child({first + 1})")
 
 
 @oracle("count-shape")
 def _count_shape(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    description = re.match(r"How many (.*)s are there\?", world.utterance).group(1)
+    description = _match(r"How many (.*)s are there\?", world.utterance).group(1)
     count = len(_shapes_matching(world, description))
     return _click(world.snapshot.find("button", str(count)))
 
@@ -1226,11 +1253,11 @@ def _email_task(world: MiniWoBWorld) -> dict[str, str]:
     if fields is not None:
         return {"task": "forward", **fields}
     text = world.utterance
-    by = re.search(r"Find the email by (.+?) and", text).group(1)
+    by = _search(r"Find the email by (.+?) and", text).group(1)
     if "reply to them" in text:
         return {"task": "reply", "by": by, "message": _quoted(text)[0]}
     if "forward that email" in text:
-        return {"task": "forward", "by": by, "to": re.search(r"email to (.+)\.$", text).group(1)}
+        return {"task": "forward", "by": by, "to": _search(r"email to (.+)\.$", text).group(1)}
     return {"task": "delete" if "trash" in text else "star", "by": by}
 
 
@@ -1278,7 +1305,7 @@ def _email_inbox(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("form-sequence")
 def _form_sequence(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    number, nth = re.search(
+    number, nth = _search(
         r"Select (-?\d+) with the slider, click the (\d)", world.utterance
     ).groups()
     step = _slide(world, "#slider", int(number))
@@ -1297,19 +1324,19 @@ def _form_sequence(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("form-sequence-2")
 def _form_sequence_2(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    radio, number, box = re.search(
+    radio, number, box = _search(
         r"Check the (\d)\w\w radio button and enter the number \"(-?\d+)\" into the (\d)",
         world.utterance,
     ).groups()
-    button = _agid(world, f'#area input[type=radio][value="{radio}"]')
-    if not world.snapshot.get(button).checked:
-        return format_action("check", button)
+    button = _node(world, f'#area input[type=radio][value="{radio}"]')
+    if not button.checked:
+        return format_action("check", button.id)
     return _fill_all(world, [(f"#input-{box}", number)]) or _click_css(world, "#subbtn")
 
 
 @oracle("form-sequence-3")
 def _form_sequence_3(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    choice = re.search(r"Choose (.+) from the dropdown", world.utterance).group(1)
+    choice = _search(r"Choose (.+) from the dropdown", world.utterance).group(1)
     button = _quoted(world.utterance)[0]
     if world.evaluate("() => $('#dropdown').val()") == choice:
         return _click(world.snapshot.find("button", button))
@@ -1346,7 +1373,7 @@ def _social_media_posts(world: MiniWoBWorld, action: str, wanted: int | None) ->
     """The next step of setting ``action`` active on the first ``wanted`` posts of the
     utterance's user (all of them where ``wanted`` is None) and on nothing else, then
     Submit."""
-    user = re.search(r" by (@\S+?)\.? and then", world.utterance).group(1)
+    user = _search(r" by (@\S+?)\.? and then", world.utterance).group(1)
     found = world.evaluate(
         """([user, action, wanted]) => {
           let mine = 0;
@@ -1375,13 +1402,13 @@ def _social_media_posts(world: MiniWoBWorld, action: str, wanted: int | None) ->
 
 
 def _social_media_action(world: MiniWoBWorld) -> str:
-    label = re.search(r'[Cc]lick(?: on)? the "(.+?)" button', world.utterance).group(1)
-    return next(k for k, v in world.evaluate("() => ACTIONS").items() if v == label)
+    label = _search(r'[Cc]lick(?: on)? the "(.+?)" button', world.utterance).group(1)
+    return str(next(k for k, v in world.evaluate("() => ACTIONS").items() if v == label))
 
 
 @oracle("social-media")
 def _social_media(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    user = re.search(r"For the user (@\S+),", world.utterance).group(1)
+    user = _search(r"For the user (@\S+),", world.utterance).group(1)
     action = _social_media_action(world)
     post = (
         "(u) => [...document.querySelectorAll('#area .media')]"
@@ -1401,7 +1428,7 @@ def _social_media_all(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("social-media-some")
 def _social_media_some(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    wanted = int(re.search(r"button on (\d+) post", world.utterance).group(1))
+    wanted = int(_search(r"button on (\d+) post", world.utterance).group(1))
     return _social_media_posts(world, _social_media_action(world), wanted)
 
 
@@ -1426,7 +1453,7 @@ def _terminal(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("buy-ticket")
 def _buy_ticket(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    wanted = re.search(r"ticket with the (.+)\.", world.utterance).group(1)
+    wanted = _search(r"ticket with the (.+)\.", world.utterance).group(1)
     field = "data-price" if "cost" in wanted else "data-duration"
     best = max if wanted.split()[0] in ("longest", "most") else min
     flights = world.evaluate(
@@ -1440,7 +1467,7 @@ def _buy_ticket(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("phone-book")
 def _phone_book(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    name, field = re.search(
+    name, field = _search(
         r"Find (.+) in the contact book and click on their (\w+)", world.utterance
     ).groups()
     # One contact a page: page on with ">" until it is theirs.
@@ -1459,9 +1486,9 @@ def _use_colorwheel(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
           const [r, g, b] = getComputedStyle(shown).backgroundColor.match(/\\d+/g).map(Number);
           return '#' + [r, g, b].map((v) => v.toString(16).padStart(2, '0')).join(''); }"""
     )
-    box = _agid(world, "#col")
-    if (world.snapshot.get(box).value or "").lower() != wanted.lstrip("#").lower():
-        return format_action("fill", box, wanted.lstrip("#").upper())
+    box = _node(world, "#col")
+    if (box.value or "").lower() != wanted.lstrip("#").lower():
+        return format_action("fill", box.id, wanted.lstrip("#").upper())
     if world.evaluate("() => document.activeElement.id === 'col'"):
         return format_action("press", "Tab")  # leaving the field closes the picker
     return _click_css(world, "#subbtn")
@@ -1475,7 +1502,7 @@ def _order_food(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
         names = set(named.group(1).split(", "))
         wanted = {m["id"]: 1 for m in menu if m["name"].strip() in names}
     else:
-        count, kind = re.search(r"Order (\d+) items that are (\S+)", world.utterance).groups()
+        count, kind = _search(r"Order (\d+) items that are (\S+)", world.utterance).groups()
         wanted = {next(m["id"] for m in menu if kind in m["types"]): int(count)}
     have = world.evaluate(
         """() => Object.fromEntries([...document.querySelectorAll('.food-item')].map((f) =>
@@ -1490,7 +1517,7 @@ def _order_food(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
 
 @oracle("book-flight", "book-flight-nodelay")
 def _book_flight(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    wanted, origin, destination, date = re.search(
+    wanted, origin, destination, date = _search(
         r"Book the (\w+) one-way flight from: (.+) to: (.+) on (\d\d/\d\d/\d{4})", world.utterance
     ).groups()
     if world.evaluate("() => !$('#results').hasClass('hide')"):
@@ -1513,13 +1540,13 @@ def _book_flight(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
     if world.evaluate("() => $('.ui-autocomplete:visible').length > 0"):
         return format_action("press", "Escape")  # the suggestions would cover the form
     month, day, year = (int(x) for x in date.split("/"))
-    box = world.snapshot.get(_agid(world, "#datepicker"))
+    box = _node(world, "#datepicker")
     return _pick_date(world, box, month, day, year) or _click_css(world, "#search")
 
 
 @oracle("click-scroll-list")
 def _click_scroll_list(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    wanted = re.match(r"Select (.+) from the scroll list", world.utterance).group(1).split(", ")
+    wanted = _match(r"Select (.+) from the scroll list", world.utterance).group(1).split(", ")
     names = [n.name for n in world.snapshot.find_all("option")]
     chosen = world.evaluate(
         "() => [...document.getElementById('options').selectedOptions].map((o) => o.textContent)"
@@ -1551,12 +1578,12 @@ _QUILL_STYLES = {
 
 @oracle("text-editor")
 def _text_editor(task: MiniWoBTask, world: MiniWoBWorld) -> str | None:
-    kind, value = re.search(r"the (style|color) (\w+)", world.utterance).groups()
+    kind, value = _search(r"the (style|color) (\w+)", world.utterance).groups()
     text = world.evaluate("() => editor.getText()").rstrip("\n")
     if "everything" in world.utterance:
         start, end = 0, len(text)
     else:
-        word = re.search(r"give the text (.+?) the (?:style|color)", world.utterance).group(1)
+        word = _search(r"give the text (.+?) the (?:style|color)", world.utterance).group(1)
         start = next(m.start() for m in re.finditer(r"\S+", text) if m.group() == word)
         end = start + len(word)
     shades = world.evaluate("(c) => COLOR_MAP[c] || []", value)
