@@ -5,7 +5,7 @@ A bundle is a gzipped tar of exactly these regular files, at its top level:
 
 ==================  ==========================================================================
 ``bundle.json``     ``{"bundle_schema": "agentgym.bundle/1", "files": {name: sha256, ...}}``
-``manifest.json``   the run's manifest (:func:`agentgym.eval.run.evaluate` wrote it)
+``manifest.json``   the run's manifest (:func:`agentgym.eval.evaluate` wrote it)
 ``episodes.jsonl``  the run's ledger, unchanged
 ``submission.json`` :class:`~agentgym.leaderboard.submission.SubmissionInfo`
 ==================  ==========================================================================
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.errors import AgentGymError, LedgerError, UsageError
-from agentgym.eval.plan import Benchmark
+from agentgym.eval import Benchmark
 from agentgym.leaderboard.submission import SubmissionInfo
 from agentgym.ledger import EpisodeRecord
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 
 from agentgym.errors import UsageError
-from agentgym.eval.plan import Benchmark
+from agentgym.eval import Benchmark
 
 from .bundle import BundleLimits, BundleRejected, read_bundle
 from .rescore import rescore, scorer_version

@@ -235,7 +235,7 @@ def _check_sqlite_path(path: Path, where: str, *, create: bool, given: bool) -> 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from agentgym.eval.plan import load_benchmark
+    from agentgym.eval import load_benchmark
     from agentgym.leaderboard.server import ServerLimits, create_app
 
     if args.rate < 1:
@@ -314,7 +314,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from agentgym.eval.plan import load_benchmark
+    from agentgym.eval import load_benchmark
     from agentgym.leaderboard.bundle import BundleRejected, read_bundle
     from agentgym.leaderboard.ranking import entry_stats
     from agentgym.leaderboard.rescore import rescore
@@ -388,7 +388,7 @@ def _bundle_bytes(path: Path, *, agent_name: str | None, info: Any = None) -> by
 
 
 def _run_agent(run_dir: Path) -> str:
-    from agentgym.eval.run import read_manifest
+    from agentgym.eval import read_manifest
 
     return str(read_manifest(run_dir).get("agent") or "local")
 

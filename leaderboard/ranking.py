@@ -11,12 +11,12 @@ the same output for the same input and seed. The numbers, and why:
   on their own.
 * **Intervals are task-clustered.** Repeats of one task are not independent draws, so the
   bootstrap resamples tasks (``(env_id, task_id)``, taken in sorted order) and keeps each
-  drawn task's episodes (:func:`~agentgym.eval.stats.bootstrap_ci`: B = 2000, 95%,
+  drawn task's episodes (:func:`~agentgym.eval.bootstrap_ci`: B = 2000, 95%,
   percentile interval).
 * **Several envs: the mean of env means, stratified.** Each env counts equally, so an env of
   500 generated tasks does not drown one of 20 hand-written ones, and the number does not
   move when an env's task count changes. Its interval resamples tasks *within* each env
-  (:func:`~agentgym.eval.stats.stratified_bootstrap_ci`): the plan fixes how many tasks each
+  (:func:`~agentgym.eval.stratified_bootstrap_ci`): the plan fixes how many tasks each
   env contributes, so only which tasks were drawn is uncertain; resampling across envs would
   also vary how many tasks each env gets (an env could vanish from a draw, leaving its mean
   undefined) and would count the difference between envs as noise. With one env this is
@@ -68,7 +68,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from agentgym.eval.stats import (
+from agentgym.eval import (
     BOOTSTRAP_SAMPLES,
     CONFIDENCE,
     pass_at_k,

@@ -37,9 +37,7 @@ from typing import Any
 import agentgym
 from agentgym.agents import RecordedUser
 from agentgym.core import Verdict
-from agentgym.eval.engine import plan_env
-from agentgym.eval.plan import Benchmark, EpisodePlan
-from agentgym.eval.stats import episode_passed, episode_score
+from agentgym.eval import Benchmark, EpisodePlan, episode_passed, episode_score, plan_env
 from agentgym.leaderboard.bundle import Bundle, BundleRejected
 from agentgym.leaderboard.results import Rescore, ScoredEpisode
 from agentgym.ledger import EpisodeRecord, jsonable

@@ -14,7 +14,7 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from agentgym.eval.plan import Benchmark
+from agentgym.eval import Benchmark
 
 from .bundle import BundleRejected, read_bundle
 from .checker import VERIFIED_FLAG

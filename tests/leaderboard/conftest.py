@@ -199,7 +199,7 @@ TINY = {
 
 
 def tiny_benchmark():
-    from agentgym.eval.plan import Benchmark
+    from agentgym.eval import Benchmark
 
     return Benchmark.from_dict(TINY)
 
@@ -243,7 +243,7 @@ TINY_AGENTS = ("oracle", "random", "first-listed", "half-oracle")
 @pytest.fixture(scope="session")
 def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A run directory of the tiny benchmark for each of :data:`TINY_AGENTS` (evaluated once)."""
-    from agentgym.eval.run import evaluate
+    from agentgym.eval import evaluate
 
     agents = {"first-listed": _first_listed, "half-oracle": _half_oracle()}
     folder = tmp_path_factory.mktemp("tiny-runs")

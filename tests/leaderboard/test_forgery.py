@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentgym.eval.plan import Benchmark, BenchmarkEnv
-from agentgym.eval.run import evaluate
+from agentgym.eval import Benchmark, BenchmarkEnv, evaluate
 from agentgym.leaderboard.bundle import (
     BUNDLE_FILES,
     BundleLimits,

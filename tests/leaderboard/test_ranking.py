@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from agentgym.eval.stats import bootstrap_ci, stratified_bootstrap_ci, stratified_bootstrap_rows
+from agentgym.eval import bootstrap_ci, stratified_bootstrap_ci, stratified_bootstrap_rows
 from agentgym.leaderboard.ranking import (
     EntryStats,
     Interval,

@@ -25,8 +25,7 @@ from starlette.testclient import TestClient
 
 from agentgym.agents import Agent
 from agentgym.cli import main
-from agentgym.eval.plan import Benchmark
-from agentgym.eval.run import evaluate
+from agentgym.eval import Benchmark, evaluate
 from agentgym.leaderboard.bundle import (
     BUNDLE_FILES,
     MAX_JSON_DEPTH,
@@ -478,7 +477,9 @@ def test_verify_and_submit_refuse_bad_values(tiny_runs, tmp_path, capsys):
 
 def test_a_token_never_begins_like_an_option(tmp_path, monkeypatch):
     # One bare base64url token in 64 began with "-", which `--token VALUE` reads as an option.
-    monkeypatch.setattr("agentgym.leaderboard.store.tokens.secrets.token_urlsafe", lambda n: "-" * n)
+    monkeypatch.setattr(
+        "agentgym.leaderboard.store.tokens.secrets.token_urlsafe", lambda n: "-" * n
+    )
     with Store(tmp_path / "board.db") as store:
         store.migrate()
         token = store.create_token("alice", ["submit"])

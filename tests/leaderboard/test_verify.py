@@ -15,7 +15,7 @@ import httpx
 from starlette.testclient import TestClient
 
 from agentgym.cli import main
-from agentgym.eval.run import evaluate
+from agentgym.eval import evaluate
 from agentgym.leaderboard.bundle import pack_bundle, read_bundle
 from agentgym.leaderboard.rescore import rescore, scorer_version
 from agentgym.leaderboard.server import create_app
