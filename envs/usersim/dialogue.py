@@ -61,7 +61,7 @@ from agentgym.envs.usersim.domain import (
 )
 from agentgym.envs.usersim.scripted import STOP, ScriptedUser, asks_confirmation, is_affirmative
 from agentgym.spaces import ToolCall
-from agentgym.task_env import InvalidAction, parse_tool_call
+from agentgym.task_env import InvalidAction, looks_like_tool_call, parse_tool_call
 
 __all__ = ["Dialogue", "judge", "rehearse", "user_instructions"]
 
@@ -69,7 +69,6 @@ GREETING = "Hi! How can I help you today?"
 """What the agent is taken to have said first, when a model plays the user (tau-bench's)."""
 MAX_USER_TOOL_CALLS = 5
 """User tool calls a model playing the user may make before it must answer the agent."""
-_USER_CALL = re.compile(r"^\s*(?:```(?:json)?\s*)?\{")
 
 
 @dataclass
@@ -353,7 +352,7 @@ class Dialogue:
         assert self.user is not None
         text = self.user.reply(message)
         for _ in range(MAX_USER_TOOL_CALLS):
-            if not self.user_tools or not _USER_CALL.match(text):
+            if not self.user_tools or not looks_like_tool_call(text):
                 break
             text = self.user.reply(self._model_tool_call(text))
         return text

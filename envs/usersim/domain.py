@@ -34,6 +34,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from agentgym.spaces import tool
+
 __all__ = [
     "DB",
     "Domain",
@@ -108,17 +110,9 @@ class Tool:
     named_arguments: tuple[str, ...] = ()
 
     def schema(self) -> dict[str, Any]:
-        """The tool as a JSON-schema function declaration (OpenAI's format)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "parameters": {
-                "type": "object",
-                "properties": {k: dict(v) for k, v in self.parameters.items()},
-                "required": [k for k in self.parameters if k not in self.optional],
-                "additionalProperties": False,
-            },
-        }
+        """The tool as a JSON-schema function declaration (OpenAI's format), declared the one
+        way the project declares a tool (:func:`agentgym.tool`)."""
+        return tool(self.name, self.description, self.parameters, optional=self.optional)
 
     def triggered_by(self, message: str) -> bool:
         """Whether the agent's (normalized) message asks the user to use this tool."""

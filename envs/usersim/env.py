@@ -47,7 +47,8 @@ from agentgym.envs.usersim.dialogue import Dialogue
 from agentgym.envs.usersim.domain import DB, Domain, TaskDraft, ToolError, db_hash, gold_db
 from agentgym.envs.usersim.users import ModelUserEnv, model_user
 from agentgym.errors import TaskError, UsageError
-from agentgym.task_env import InvalidAction, TaskEnv
+from agentgym.spaces import tool
+from agentgym.task_env import InvalidAction, TaskEnv, looks_like_tool_call
 
 __all__ = ["DOMAINS", "ConversationTask", "ConversationTasks", "UserSimEnv", "load_domain"]
 
@@ -62,16 +63,12 @@ SPLIT_SIZES = {"train": 2000, "dev": 100, "test": 40}
 DIFFICULTIES = ("easy", "medium", "hard")
 MAX_DRAWS = 50
 """Draws a template may take to find entities that fit before the task set gives up."""
-RESPOND = {
-    "name": "respond",
-    "description": "Send a message to the user (the same as replying with plain text).",
-    "parameters": {
-        "type": "object",
-        "properties": {"message": {"type": "string", "description": "what to tell the user"}},
-        "required": ["message"],
-        "additionalProperties": False,
-    },
-}
+RESPOND = tool(
+    "respond",
+    "Send a message to the user (the same as replying with plain text).",
+    {"message": {"type": "string", "description": "what to tell the user"}},
+)
+"""The tool form of a message to the user, for agents that only call tools."""
 
 _DOMAINS: dict[str, Domain] = {}
 
@@ -163,7 +160,6 @@ class ConversationTasks(GeneratedTaskSet):
         return ConversationTask(task_id, split, difficulty, seed, self.domain, template.name, draft)
 
 
-_CALL_START = re.compile(r"^\s*(?:```[a-z]*\s*)?\{")
 _PYTHON_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\(.*\)\s*$", re.DOTALL)
 
 
@@ -274,7 +270,7 @@ class UserSimEnv(ModelUserEnv, TaskEnv[Dialogue]):
 
     def _is_call(self, text: str) -> bool:
         """Whether the reply is a tool call (JSON, or a Python-style call of a known tool)."""
-        if _CALL_START.match(text):
+        if looks_like_tool_call(text):
             return True
         match = _PYTHON_CALL.match(text)
         return match is not None and any(t["name"] == match.group(1) for t in self.tools)

@@ -129,6 +129,18 @@ def test_calls_can_be_written_as_json_as_python_or_natively_and_respond_talks():
     env.close()
 
 
+def test_a_call_in_a_fence_with_any_tag_is_a_call_and_prose_is_a_message():
+    # One detector for the agent and for a model playing the user (agentgym's
+    # looks_like_tool_call): a fenced JSON object is a call whatever the fence's tag.
+    env = agentgym.make("usersim/Retail-v1")
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    call = '{"name": "list_all_product_types", "arguments": {}}'
+    for fenced in (f"```JSON\n{call}\n```", f"```json\n{call}\n```", f"```\n{call}\n```"):
+        assert env.step(fenced)[0].startswith("Tool list_all_product_types returned")
+    assert env.step("I will check {the products} for you.")[0].startswith("User: ")
+    env.close()
+
+
 def test_the_instructions_hold_the_role_the_policy_and_every_tool():
     env = agentgym.make("usersim/Airline-v1")
     observation, info = env.reset(seed=0, options={"task_id": "test/medium/2"})

@@ -135,6 +135,17 @@ def test_a_model_playing_a_dual_control_user_calls_its_phone_tools_first():
     env.close()
 
 
+def test_a_model_user_call_in_a_fence_with_any_tag_is_a_call():
+    fenced = '```JSON\n{"name": "check_status_bar", "arguments": {}}\n```'
+    agent = Scripted(["Hi, my data is broken.", fenced])
+    env = agentgym.make("usersim/Telecom-v1", user=user_model(lambda: agent))
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    env.step("Please check your status bar.")
+    roles = [role for role, _ in env.unwrapped._world.transcript]
+    assert roles.count("user_tool_call") == 1
+    env.close()
+
+
 def test_a_model_plays_the_patient_and_the_questions_count_as_before():
     agent = Scripted(["A little, yes."])
     env = agentgym.make("usersim/Diagnosis-v0", user=user_model(lambda: agent))
