@@ -265,7 +265,7 @@ def _info(args: argparse.Namespace) -> int:
         if found.extra:
             print(f"extra            pip install 'agentgym[{found.extra}]'")
         if env is not None:
-            base = env.unwrapped
+            base: Any = env.unwrapped  # the agentgym env: Gymnasium's type has no tasks
             print(f"observations     {env.observation_space}")
             print(f"actions          {env.action_space}")
             tasks = base.tasks
@@ -324,7 +324,8 @@ def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
                 print(", ".join(actions) if actions else "(this env does not list its actions)")
                 continue
             if command == ":hint":
-                print(f"oracle: {env.unwrapped.oracle_action()!r}")
+                ours: Any = env.unwrapped  # Gymnasium's type has no oracle_action
+                print(f"oracle: {ours.oracle_action()!r}")
                 continue
             if command == ":reset":
                 observation, info = env.reset(options=options or None)
@@ -332,7 +333,7 @@ def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
                 print(f"new episode — task {info['task_id']}\n\n{observation}")
                 continue
             observation, reward, terminated, truncated, info = env.step(action)
-            total += reward
+            total += float(reward)
             steps += 1
             print(f"\n{observation}\n[reward {reward:+g}, return {total:g}, step {steps}]")
             if terminated or truncated:

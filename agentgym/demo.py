@@ -17,6 +17,7 @@ from __future__ import annotations
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import agentgym
 from agentgym.checker import check_env
@@ -46,10 +47,11 @@ def show(env_id: str, task_id: str) -> None:
     print(textwrap.indent(info["instructions"], "  | "))
     print("\nfirst observation:\n" + textwrap.indent(observation, "    "))
     actions, total = [], 0.0
-    while (action := env.unwrapped.oracle_action()) is not None:
+    ours: Any = env.unwrapped  # the agentgym env: Gymnasium's type has no oracle_action
+    while (action := ours.oracle_action()) is not None:
         observation, reward, terminated, truncated, info = env.step(action)
         actions.append(action)
-        total += reward
+        total += float(reward)
         if terminated or truncated:
             break
     env.close()

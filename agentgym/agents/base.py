@@ -93,7 +93,7 @@ class FunctionAgent(Agent):
         if not callable(function):
             raise UsageError(f"FunctionAgent needs a callable, got {function!r}")
         self.function = function
-        self.name = name or getattr(function, "__name__", "function")
+        self.name = str(name or getattr(function, "__name__", "function"))
         self._is_async = inspect.iscoroutinefunction(function)
 
     async def act(self, observation: Any, info: dict[str, Any]) -> Any:

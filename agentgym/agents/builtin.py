@@ -29,7 +29,8 @@ class OracleAgent(Agent):
         if context.env is None:
             raise UsageError("the oracle agent needs the env (EpisodeContext.env)")
         self.context = context
-        self._env = context.env.unwrapped
+        # An agentgym env under its wrappers: Gymnasium's type does not know oracle_action.
+        self._env: Any = context.env.unwrapped
 
     async def act(self, observation: Any, info: dict[str, Any]) -> Any:
         action = await asyncio.to_thread(self._env.oracle_action)

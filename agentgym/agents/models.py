@@ -86,8 +86,13 @@ def hf_path_factory(
             f"agent spec 'hf:{path}': no config.json in {str(directory)!r}; give a local "
             f"transformers model directory (save_pretrained output)"
         )
-    options = {"device": device, "max_batch": max_batch, "batch_window": batch_window}
-    return SharedBackendFactory(lambda: HFBackend.load(directory, **options), f"hf:{path}", prompt)
+    return SharedBackendFactory(
+        lambda: HFBackend.load(
+            directory, device=device, max_batch=max_batch, batch_window=batch_window
+        ),
+        f"hf:{path}",
+        prompt,
+    )
 
 
 def vllm_path_factory(

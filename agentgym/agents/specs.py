@@ -55,7 +55,7 @@ def resolve_agent(spec: Any, options: dict[str, Any] | None = None) -> tuple[Age
             if unknown:
                 raise UsageError(
                     f"agent {spec!r} has no option {', '.join(map(repr, unknown))}; its options: "
-                    f"{', '.join([*PROMPT_KEYS, *accepted])}"
+                    f"{', '.join([*PROMPT_KEYS, *(accepted or [])])}"
                 )
             prompt = PromptConfig(**prompt_keys) if prompt_keys else None
             try:
@@ -128,16 +128,16 @@ def _llm_factory(spec: str) -> Callable[..., AgentFactory] | None:
 def resolve_agent_object(obj: Any, name: str | None) -> tuple[AgentFactory, str]:
     """The factory for a Python object given as an agent."""
     if inspect.isclass(obj) and issubclass(obj, Agent):
-        return obj, name or getattr(obj, "name", obj.__name__)
+        return obj, str(name or getattr(obj, "name", obj.__name__))
     if isinstance(obj, Agent):
         return (lambda: copy.deepcopy(obj)), name or obj.name
     if callable(obj):
         try:
-            parameters = inspect.signature(obj).parameters
+            arity = len(inspect.signature(obj).parameters)
         except (TypeError, ValueError):
-            parameters = {}
-        label = name or getattr(obj, "__name__", type(obj).__name__)
-        if len(parameters) == 0:  # a factory
+            arity = 0
+        label = str(name or getattr(obj, "__name__", type(obj).__name__))
+        if arity == 0:  # a factory
 
             def checked() -> Agent:
                 agent = obj()

@@ -38,7 +38,7 @@ class TokenBackend:
 
     def decode(self, ids: list[int]) -> str:
         """Text of completion ids, without special tokens (the end-of-turn marker)."""
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
+        return str(self.tokenizer.decode(ids, skip_special_tokens=True))
 
     async def generate(self, prompt_ids: list[int], params: SamplingParams, seed: int) -> Any:
         """Continue ``prompt_ids``: a :class:`Generation`."""

@@ -149,7 +149,7 @@ class EndpointClient:
 
     def _parse(self, response: httpx.Response) -> dict[str, Any]:
         try:
-            payload = response.json()
+            payload: dict[str, Any] = response.json()
             choice = payload["choices"][0]
             if not isinstance(choice.get("message"), dict):
                 raise TypeError("choices[0].message is not an object")

@@ -132,7 +132,8 @@ class HFBackend(TokenBackend):
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()  # it would tear through our progress line
+        # it would tear through our progress line (transformers leaves it unannotated)
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
         try:
@@ -140,7 +141,8 @@ class HFBackend(TokenBackend):
             model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
         except (OSError, ValueError) as error:
             raise UsageError(f"cannot load a causal LM from {str(path)!r}: {error}") from error
-        model.to(device).eval()
+        # transformers types .to's wrapper as taking a model, not a device
+        model.to(device).eval()  # type: ignore[arg-type]
         return cls(model, tokenizer, **kwargs)
 
     async def generate(

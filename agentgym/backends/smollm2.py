@@ -63,7 +63,7 @@ def _gguf_file() -> Path:
 def _convert(target: Path) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     gguf = _gguf_file()
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
@@ -73,10 +73,11 @@ def _convert(target: Path) -> None:
     if hasattr(config, "quantization_config"):
         del config.quantization_config
     config.name_or_path = MODEL_NAME
+    assert isinstance(config, LlamaConfig)  # SmolLM2 is a Llama
     model = LlamaForCausalLM(config)
     model.load_state_dict(loaded.state_dict(), strict=True)
     model.generation_config = loaded.generation_config
-    model.to(torch.float16)
+    model.to(torch.float16)  # type: ignore[arg-type]  # .to's wrapper is typed for a model
     work = Path(tempfile.mkdtemp(prefix=f".{MODEL_NAME}.", dir=target.parent))
     try:
         model.save_pretrained(work)

@@ -67,7 +67,9 @@ def _too_many_digits(size: float, limit: float) -> str:
     return f"its exact value would have {written} digits, over the {limit:.0f} allowed"
 
 
-def _digits(expression: object, limit: float, ranges: dict | None = None) -> tuple[float, float]:
+def _digits(
+    expression: object, limit: float, ranges: dict[Any, Any] | None = None
+) -> tuple[float, float]:
     """Upper bounds, from the unevaluated tree, on log10 of ``expression``'s absolute value and
     on the digits of its exact value (numerator or denominator); raises :class:`_TooLarge`
     when a part of it passes ``limit`` digits. Symbols and constants count as a number near 3
@@ -114,7 +116,7 @@ def _digits(expression: object, limit: float, ranges: dict | None = None) -> tup
     return magnitude, size
 
 
-def _series_digits(series: Any, limit: float, ranges: dict) -> tuple[float, float]:
+def _series_digits(series: Any, limit: float, ranges: dict[Any, Any]) -> tuple[float, float]:
     """:func:`_digits` of a sum or product: with numbers as bounds, it has at most
     :data:`MAX_TERMS` terms, each bounded with its index at the largest bound; with other
     bounds (``n``, ``\\infty``) SymPy finds a closed form or gives up, under the deadline."""
@@ -140,7 +142,7 @@ def _series_digits(series: Any, limit: float, ranges: dict) -> tuple[float, floa
     return magnitude, size
 
 
-def _refusal(answer: list, gold: list) -> str | None:
+def _refusal(answer: list[Any], gold: list[Any]) -> str | None:
     """Why the parsed ``answer`` is too large to evaluate against the parsed ``gold``, or None."""
     gold_size = max((_digits(item, math.inf)[1] for item in gold), default=0.0)
     limit = max(MAX_DIGITS, 2 * gold_size)
@@ -152,7 +154,7 @@ def _refusal(answer: list, gold: list) -> str | None:
     return None
 
 
-def _read(text: str) -> list:
+def _read(text: str) -> list[Any]:
     """math-verify's reading of ``text``: LaTeX first (wrapped in ``$`` when bare), then plain."""
     from math_verify import parse
 
@@ -161,7 +163,7 @@ def _read(text: str) -> list:
     parsed = parse(stripped if marked else f"${stripped}$", parsing_timeout=None)
     if not any(not isinstance(item, str) for item in parsed):
         parsed = parse(stripped, parsing_timeout=None) or parsed
-    return parsed
+    return list(parsed)
 
 
 def _statement(expression: object) -> bool:
@@ -185,7 +187,7 @@ def _assignment(expression: object) -> bool:
     )
 
 
-def _equal(answer: str, gold: str) -> dict:
+def _equal(answer: str, gold: str) -> dict[str, Any]:
     from math_verify import verify
 
     if _LOGIC.search(answer) and not _LOGIC.search(gold):
@@ -202,7 +204,7 @@ def _equal(answer: str, gold: str) -> dict:
     return {"equal": bool(verify(gold_parsed, parsed, timeout_seconds=None))}
 
 
-def _answer(request: dict) -> dict:
+def _answer(request: dict[str, Any]) -> dict[str, Any]:
     if request["op"] == "gold":
         parsed = _read(request["gold"])
         return {"ok": any(not isinstance(item, str) for item in parsed)}

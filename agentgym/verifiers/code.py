@@ -191,6 +191,7 @@ class CodeTests:
         if not self.test_source.strip():
             return
         module = _parse(self.test_source, "exec", "CodeTests.test_source")
+        assert isinstance(module, ast.Module)  # what ast.parse gives in "exec" mode
         found = 0
         for node in module.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
@@ -418,7 +419,7 @@ def judge_input(
 def read_judge(tests: CodeTests, result: ExecResult, nonce: str, timeout: float) -> CodeTestReport:
     """Cross-check the judge's lines, exit code and outcome count; compare values."""
     plan = tests._plan
-    lines = {}
+    lines: dict[str, str] = {}
     for line in result.stdout.splitlines():
         tag, _, rest = line.partition(" ")
         if tag == nonce:

@@ -9,7 +9,13 @@ when it starts and one with every test's outcome when it is done.
 
 worker (untrusted): loads the program and answers calls. Whatever it does, it can only send
 back plain data, or die.
+
+Typed for mypy --strict like the rest of the package, but it imports nothing from ``typing``
+at run time (the worker's start is on every test's clock): the annotations are never evaluated
+(``from __future__ import annotations``) and their names come in under ``TYPE_CHECKING``.
 """
+
+from __future__ import annotations
 
 import base64
 import builtins
@@ -21,9 +27,17 @@ import sys
 import time
 import types
 
-# The judge's modules are imported in judge(): the worker does not need them, and each one
-# costs milliseconds of the worker's start.
-ctypes = select = subprocess = tempfile = None
+TYPE_CHECKING = False  # mypy reads any name TYPE_CHECKING as true
+if TYPE_CHECKING:
+    import ctypes
+    import select
+    import subprocess
+    import tempfile
+    from typing import Any
+else:
+    # The judge's modules are imported in judge(): the worker does not need them, and each
+    # one costs milliseconds of the worker's start.
+    ctypes = select = subprocess = tempfile = None
 
 MAX_MESSAGE = 8 << 20  # bytes of one worker answer
 MAX_VALUE = 1 << 20  # bytes of one encoded value in the record
@@ -35,7 +49,7 @@ MAX_DEPTH = 200  # nesting of plain data
 # ----------------------------------------------------------------------------- plain data
 
 
-def encode(value, depth=0):
+def encode(value: Any, depth: int = 0) -> Any:
     """Plain data as JSON-ready data: exact builtin types only, tagged where JSON has none."""
     if depth > MAX_DEPTH:
         raise ValueError("the value is nested too deeply")
@@ -59,7 +73,7 @@ def encode(value, depth=0):
     raise TypeError(f"a {kind.__name__} is not plain data")
 
 
-def decode(data, depth=0):
+def decode(data: Any, depth: int = 0) -> Any:
     """The inverse of :func:`encode`; anything else is a ValueError."""
     if depth > MAX_DEPTH:
         raise ValueError("the value is nested too deeply")
@@ -86,7 +100,7 @@ def decode(data, depth=0):
     raise ValueError("not an encoded value")
 
 
-def short(text, limit=600):
+def short(text: object, limit: int = 600) -> str:
     try:
         text = str(text)
     except Exception:  # what the program sent: an int str() refuses, lists nested too deep
@@ -94,7 +108,7 @@ def short(text, limit=600):
     return text if len(text) <= limit else text[: limit - 5] + " ..."
 
 
-def describe(error, path=None):
+def describe(error: BaseException, path: str | None = None) -> str:
     """``Type: message``, with the program's line number when the traceback has one."""
     import traceback
 
@@ -111,7 +125,7 @@ def describe(error, path=None):
 # ----------------------------------------------------------------------------- the worker
 
 
-def worker(path):
+def worker(path: str) -> None:
     """Load the program, report its callables, answer calls until the judge hangs up."""
     calls = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
@@ -119,7 +133,7 @@ def worker(path):
     os.dup2(null, 0)  # the program reads an empty stdin and writes to nowhere
     os.dup2(null, 1)
 
-    def send(message):
+    def send(message: dict[str, Any]) -> None:
         answers.write(json.dumps(message).encode() + b"\n")
         answers.flush()
 
@@ -141,7 +155,7 @@ def worker(path):
     send({"loaded": True, "names": names})
     for line in calls:
         request = json.loads(line)
-        reply = {"id": request["id"]}
+        reply: dict[str, Any] = {"id": request["id"]}
         try:
             function = vars(module)[request["name"]]
             args, kwargs = decode(request["args"]), decode(request["kwargs"])
@@ -180,17 +194,17 @@ class ProgramError(Exception):
 class Case:
     """The state of the test being run."""
 
-    def __init__(self, deadline):
+    def __init__(self, deadline: float) -> None:
         self.deadline = deadline
         self.timed_out = False
-        self.broken = None  # why the worker was lost, if it was
+        self.broken: str | None = None  # why the worker was lost, if it was
         self.called = False
 
 
 class Worker:
     """A worker process and the two pipes to it."""
 
-    def __init__(self, judge):
+    def __init__(self, judge: Judge) -> None:
         self.log = tempfile.TemporaryFile(dir=judge.dir)  # closed in stop()
         argv = [sys.executable, "-s", "-c", judge.harness, "worker", judge.path]
         self.process = subprocess.Popen(
@@ -203,14 +217,16 @@ class Worker:
             start_new_session=True,
             close_fds=True,
         )
+        assert self.process.stdin is not None and self.process.stdout is not None  # both PIPE
+        self.calls, self.answers = self.process.stdin, self.process.stdout
         self.buffer = b""
-        os.set_blocking(self.process.stdin.fileno(), False)
+        os.set_blocking(self.calls.fileno(), False)
         self.next_id = 0
         self.phase = "loaded"  # then "tested"
 
-    def send(self, message, deadline):
+    def send(self, message: dict[str, Any], deadline: float) -> None:
         data = memoryview(json.dumps(message).encode() + b"\n")
-        fd = self.process.stdin.fileno()
+        fd = self.calls.fileno()
         while data:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -224,8 +240,8 @@ class Worker:
             except OSError:
                 raise WorkerGone(self.gone()) from None
 
-    def receive(self, deadline):
-        fd = self.process.stdout.fileno()
+    def receive(self, deadline: float) -> dict[str, Any]:
+        fd = self.answers.fileno()
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -247,7 +263,7 @@ class Worker:
             raise WorkerGone("the program wrote into the test channel")
         return message
 
-    def gone(self):
+    def gone(self) -> str:
         """Why the channel closed: the exit code, and the end of what the program wrote on
         stderr (a crash's message)."""
         try:
@@ -260,13 +276,13 @@ class Worker:
         said = f"; its last words: {short(tail.strip(), 400)}" if tail.strip() else ""
         return f"the program exited with code {code} while being {self.phase}{said}"
 
-    def stop(self):
+    def stop(self) -> None:
         with contextlib.suppress(OSError):
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             self.process.kill()
         self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout, self.log):
+        for stream in (self.calls, self.answers, self.log):
             with contextlib.suppress(OSError):
                 stream.close()
 
@@ -274,18 +290,20 @@ class Worker:
 class Proxy:
     """What the tests see of one of the program's functions."""
 
-    def __init__(self, judge, name):
+    def __init__(self, judge: Judge, name: str) -> None:
         self.judge, self.name = judge, name
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.judge.call(self.name, args, kwargs)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<the program's {self.name}>"
 
 
 class Judge:
-    def __init__(self, run):
+    """Runs one set of tests against one program, one worker at a time."""
+
+    def __init__(self, run: dict[str, Any]) -> None:
         self.run = run
         self.harness = run["harness"]
         self.deadline = time.monotonic() + run["timeout"]
@@ -303,17 +321,17 @@ class Judge:
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
-        self.worker = None
-        self.load_error = None
-        self.case = None
-        self.namespace = None
-        self.names = None
+        self.worker: Worker | None = None
+        self.load_error: str | None = None
+        self.case: Case | None = None
+        self.namespace: dict[str, Any] | None = None
+        self.names: list[str] | None = None
         self.record_size = 0
         self.max_record = min(MAX_RECORD, int(run.get("record_budget", MAX_RECORD)))
 
     # ------------------------------------------------------------------ the worker
 
-    def start_worker(self, deadline, respawn=False):
+    def start_worker(self, deadline: float, respawn: bool = False) -> Worker | None:
         """A loaded worker, or ``None`` with ``load_error`` set (a respawn may time out)."""
         if self.load_error is not None:
             return None
@@ -339,13 +357,13 @@ class Judge:
         self.discard(worker)
         return None
 
-    def discard(self, worker):
+    def discard(self, worker: Worker) -> None:
         worker.stop()
         if self.worker is worker:
             self.worker = None
         self.purge()
 
-    def purge(self):
+    def purge(self) -> None:
         """Kill every process the program left (all of this uid but the judge, in a sandbox)."""
         if not self.may_purge:
             return
@@ -360,8 +378,10 @@ class Judge:
                 return
             time.sleep(0.002)
 
-    def call(self, name, args, kwargs):
+    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         case = self.case
+        if case is None:  # a proxy kept by the tests and called after them, from a thread
+            raise RuntimeError("the program was called outside a test")
         if case.timed_out:
             raise CaseTimeout()
         if case.broken is not None:
@@ -374,7 +394,7 @@ class Judge:
         if worker is None:
             raise ProgramError(self.load_error)
         try:
-            request = {"id": worker.next_id, "name": name}
+            request: dict[str, Any] = {"id": worker.next_id, "name": name}
             request["args"], request["kwargs"] = encode(list(args)), encode(dict(kwargs))
         except (TypeError, ValueError, RecursionError) as error:
             message = f"the test passed a value the program cannot receive: {error}"
@@ -413,19 +433,20 @@ class Judge:
 
     # ------------------------------------------------------------------ the tests
 
-    def prepare(self):
+    def prepare(self) -> dict[str, Any] | None:
         """Load the program and run the tests' setup: ``None``, or why the setup failed."""
         if all(test["kind"] == "io" for test in self.run["tests"]):
             return None
         if self.start_worker(self.deadline) is None:
             return None
-        namespace = {"__name__": "hidden_tests", "__builtins__": builtins}
+        namespace: dict[str, Any] = {"__name__": "hidden_tests", "__builtins__": builtins}
         module = types.ModuleType("solution")
-        for name in self.names:
+        names = self.names or []  # set by the worker that just started
+        for name in names:
             namespace[name] = proxy = Proxy(self, name)
             setattr(module, name, proxy)
         entry = self.run.get("entry_point")
-        if entry in self.names:
+        if entry in names:
             namespace["candidate"] = namespace[entry]
         sys.modules["solution"] = module
         self.namespace = namespace
@@ -438,7 +459,7 @@ class Judge:
             self.case = None
         return None
 
-    def run_case(self, test):
+    def run_case(self, test: dict[str, Any]) -> dict[str, Any]:
         if test["kind"] != "io" and self.namespace is None:
             return {"status": "error", "error": self.load_error}
         now, budget = time.monotonic(), self.run["timeout"]
@@ -460,18 +481,20 @@ class Judge:
             self.case = None
         if case.timed_out or not outcome:
             limit = f"the time budget of {budget:g} s ran out" if cut_by_budget else ""
-            error = limit or f"timed out after {self.case_timeout:g} s"
-            return {"status": "timeout", "error": error}
+            why = limit or f"timed out after {self.case_timeout:g} s"
+            return {"status": "timeout", "error": why}
         if case.broken is not None:
             return {"status": "error", "error": case.broken}
         return outcome
 
-    def outcome(self, test):
+    def outcome(self, test: dict[str, Any]) -> dict[str, Any]:
         kind = test["kind"]
         if kind == "io":
             return self.run_io(test["stdin"])
+        namespace = self.namespace
+        assert namespace is not None  # run_case runs no other kind without the tests' setup
         if kind == "call":
-            value = eval(test["code"], self.namespace)
+            value = eval(test["code"], namespace)
             try:
                 encoded = json.dumps(encode(value))
             except (TypeError, ValueError, RecursionError) as error:
@@ -481,14 +504,14 @@ class Judge:
             self.record_size += len(encoded)
             return {"status": "value", "value": json.loads(encoded)}
         if kind == "assert":
-            exec(test["code"], self.namespace)
+            exec(test["code"], namespace)
         elif kind == "function":
-            self.namespace[test["name"]]()
+            namespace[test["name"]]()
         elif kind == "method":
             import unittest
 
             result = unittest.TestResult()
-            self.namespace[test["cls"]](test["name"]).run(result)
+            namespace[test["cls"]](test["name"]).run(result)
             problems = result.failures + result.errors
             if problems:
                 last = problems[-1][1].strip().splitlines()[-1]
@@ -496,7 +519,9 @@ class Judge:
                 return {"status": "failed" if failed else "error", "error": short(last)}
         return {"status": "passed"}
 
-    def run_io(self, data):
+    def run_io(self, data: str) -> dict[str, Any]:
+        case = self.case
+        assert case is not None  # run_case set it
         if self.worker is not None:
             self.discard(self.worker)
         with (
@@ -517,9 +542,9 @@ class Judge:
                 close_fds=True,
             )
             try:
-                code = process.wait(timeout=max(0.0, self.case.deadline - time.monotonic()))
+                code = process.wait(timeout=max(0.0, case.deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                self.case.timed_out = True
+                case.timed_out = True
                 code = None
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
@@ -545,7 +570,7 @@ class Judge:
         }
 
 
-def raised(reply):
+def raised(reply: dict[str, Any]) -> Exception:
     """The exception to raise in the tests for the one the program raised."""
     name, message = str(reply.get("raised")), short(reply.get("message"))
     kind = getattr(builtins, name, None)
@@ -555,7 +580,7 @@ def raised(reply):
     return ProgramError(message)
 
 
-def others(me, uid):
+def others(me: int, uid: int) -> bool:
     """Whether a process of ``uid`` other than ``me`` is still alive (zombies aside)."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == me:
@@ -572,7 +597,7 @@ def others(me, uid):
     return False
 
 
-def undumpable():
+def undumpable() -> None:
     """PR_SET_DUMPABLE 0: processes of the same uid can no longer ptrace this one or open its
     /proc files (memory, environment, file descriptors)."""
     with contextlib.suppress(OSError, AttributeError):
@@ -580,7 +605,7 @@ def undumpable():
             raise OSError("prctl(PR_SET_DUMPABLE) failed")
 
 
-def judge():
+def judge() -> None:
     global ctypes, select, subprocess, tempfile
     import ctypes
     import random
@@ -600,7 +625,7 @@ def judge():
         os.dup2(null, fd)
     nonce = run["nonce"]
 
-    def emit(kind, body=None):
+    def emit(kind: str, body: Any = None) -> None:
         out.write(f"{nonce} {kind}" + ("" if body is None else " " + json.dumps(body)) + "\n")
         out.flush()
 

@@ -89,9 +89,8 @@ class Judge:
         self.pass_score = high if self.pass_score is None else self.pass_score
         if not low <= self.pass_score <= high:
             raise UsageError(f"pass_score {self.pass_score!r} is outside the scale {self.scale}")
-        self.name: str = getattr(self.model, "name", None) or getattr(
-            self.model, "__name__", type(self.model).__name__
-        )
+        named = getattr(self.model, "name", None) or getattr(self.model, "__name__", None)
+        self.name = str(named or type(self.model).__name__)
 
     def instructions(self) -> str:
         """The judge's system message: the rubric and the answer format."""

@@ -57,6 +57,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from agentgym.core import Verdict
 from agentgym.errors import MissingExtraError, VerifierError
@@ -94,7 +95,7 @@ _TEXT_COMMAND = re.compile(r"\\(?:text|textbf|mathrm|mbox|operatorname)\s*\{[^{}
 
 def _boxed_spans(text: str) -> list[tuple[int, int, str | None]]:
     """The last few ``\\boxed{...}``/``\\fbox{...}``: (start, end, contents), None if unclosed."""
-    spans = []
+    spans: list[tuple[int, int, str | None]] = []
     for match in list(re.finditer(r"\\(?:boxed|fbox)\s*\{", text))[-20:]:
         depth = 0
         for index in range(match.end() - 1, len(text)):
@@ -315,7 +316,7 @@ class _Worker:
         self._lock = threading.Lock()
         self._buffer = b""
 
-    def call(self, request: dict, deadline_s: float) -> dict:
+    def call(self, request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
         """The worker's reply; :class:`_NoReply` saying why when it passed the deadline or
         died on the request (it restarts on the next call).
 
@@ -334,7 +335,8 @@ class _Worker:
                 except OSError:
                     line = None
                 if line is not None:
-                    return json.loads(line)
+                    reply: dict[str, Any] = json.loads(line)
+                    return reply
                 quick = time.monotonic() - started < deadline_s
                 self.stop()
                 if not quick:
