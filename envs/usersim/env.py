@@ -37,7 +37,7 @@ import functools
 import importlib
 import inspect
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -177,6 +177,7 @@ class UserSimEnv(ModelUserEnv, TaskEnv[Dialogue]):
     # are still invalid, while text such as "((((]]]]" is said, and answered.
     metadata = {**TaskEnv.metadata, "action_style": "raw", "free_text_actions": True}
     max_action_length = 8_192
+    tools: Sequence[Mapping[str, Any]]  # the domain's agent tools and respond: never None
 
     def __init__(
         self,

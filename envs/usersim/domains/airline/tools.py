@@ -424,7 +424,7 @@ def book_reservation(
     number = _digest(user_id, len(db["reservations"]), chosen)
     while _code(number) in db["reservations"]:
         number += 1
-    reservation = {
+    reservation: dict[str, Any] = {
         "reservation_id": _code(number),
         "user_id": user_id,
         "origin": origin,
