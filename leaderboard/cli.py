@@ -52,7 +52,15 @@ def add_commands(commands: Any) -> None:
     )
     actions = board.add_subparsers(title="actions", metavar="ACTION")
     board.set_defaults(run=lambda _: board.print_help() or 0)
+    _add_serve(actions)
+    _add_token(actions)
+    _add_export(actions)
+    _add_verify(actions)
+    _add_verify_rerun(actions)
+    _add_submit(commands)
 
+
+def _add_serve(actions: Any) -> None:
     serve = actions.add_parser("serve", help="serve the board's pages and API")
     _store_options(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -79,6 +87,8 @@ def add_commands(commands: Any) -> None:
     )
     serve.set_defaults(run=_serve)
 
+
+def _add_token(actions: Any) -> None:
     token = actions.add_parser("token", help="create or revoke a write token")
     token_actions = token.add_subparsers(title="token actions", metavar="ACTION")
     token.set_defaults(run=lambda _: token.print_help() or 0)
@@ -97,6 +107,8 @@ def add_commands(commands: Any) -> None:
     _store_options(revoke)
     revoke.set_defaults(run=_token_revoke)
 
+
+def _add_export(actions: Any) -> None:
     export = actions.add_parser("export", help="write the boards as static HTML files")
     _store_options(export)
     export.add_argument("--out", required=True, type=Path, help="the folder to write")
@@ -108,6 +120,8 @@ def add_commands(commands: Any) -> None:
     )
     export.set_defaults(run=_export)
 
+
+def _add_verify(actions: Any) -> None:
     verify = actions.add_parser(
         "verify",
         help="re-score a bundle or run directory here, as the server would",
@@ -125,6 +139,8 @@ def add_commands(commands: Any) -> None:
     verify.add_argument("--workers", type=int, default=4, help="episodes replayed at once")
     verify.set_defaults(run=_verify)
 
+
+def _add_verify_rerun(actions: Any) -> None:
     rerun = actions.add_parser(
         "verify-rerun",
         help="send a maintainer's re-run of a submission's agent: verified or flagged",
@@ -139,6 +155,8 @@ def add_commands(commands: Any) -> None:
     rerun.add_argument("--token", help=f"an admin token (default ${TOKEN_VARIABLE})")
     rerun.set_defaults(run=_verify_rerun)
 
+
+def _add_submit(commands: Any) -> None:
     submit = commands.add_parser(
         "submit",
         help="send a run to a leaderboard",

@@ -89,13 +89,7 @@ def rescore(
     """
     started = time.monotonic()
     check_users(bundle)
-    recorded = bundle.manifest.get("benchmark_hash")
-    if recorded != benchmark.digest():
-        raise BundleRejected(
-            f"the run was made for a different benchmark: its hash is {str(recorded)[:12]}..., "
-            f"{benchmark.name} v{benchmark.version}'s is {benchmark.digest()[:12]}... (run "
-            f"`agentgym eval --benchmark {benchmark.name}` with this agentgym)"
-        )
+    _check_benchmark(bundle, benchmark)
     plans = benchmark.plan()
     records = _match_plan(bundle.episodes, plans)
     judge = _replayed if replay else _as_recorded
@@ -119,20 +113,9 @@ def rescore(
             done += 1
             if progress is not None:
                 progress(done, len(plans))
-    if replay:  # a page's timers can end a replay elsewhere under load: again, alone
-        for index, episode in enumerate(scored):
-            plan = plans[index]
-            for _ in range(TIMING_RETRIES):
-                if episode.outcome != "mismatch" or _exact(plan.env_id):
-                    break
-                episode = scored[index] = _replayed(plan, records[plan.episode_id])
-    uncounted = sum(not e.counted for e in scored)
-    if uncounted > max_uncounted * len(plans):
-        kinds = {k: sum(e.outcome == k for e in scored) for k in ("missing", "errored", "mismatch")}
-        raise BundleRejected(
-            f"{uncounted} of {len(plans)} episodes cannot be scored ({kinds}); at most "
-            f"{max_uncounted:.0%} may be (re-run the errored ones with `agentgym eval --resume`)"
-        )
+    if replay:
+        _replay_mismatches_again(plans, records, scored)
+    _check_counted(scored, max_uncounted)
     return Rescore(
         benchmark=benchmark.name,
         benchmark_version=benchmark.version,
@@ -143,6 +126,41 @@ def rescore(
         flags=_flags(scored, bundle.episodes),
         seconds=time.monotonic() - started,
     )
+
+
+def _check_benchmark(bundle: Bundle, benchmark: Benchmark) -> None:
+    """Refuse a run made for another benchmark (or another version of it) than the board's."""
+    recorded = bundle.manifest.get("benchmark_hash")
+    if recorded != benchmark.digest():
+        raise BundleRejected(
+            f"the run was made for a different benchmark: its hash is {str(recorded)[:12]}..., "
+            f"{benchmark.name} v{benchmark.version}'s is {benchmark.digest()[:12]}... (run "
+            f"`agentgym eval --benchmark {benchmark.name}` with this agentgym)"
+        )
+
+
+def _replay_mismatches_again(
+    plans: list[EpisodePlan], records: dict[str, EpisodeRecord], scored: list[ScoredEpisode]
+) -> None:
+    """Replay each mismatch of an env whose replays need not be exact again, alone, up to
+    :data:`TIMING_RETRIES` times: a page's timers can end a replay elsewhere under load."""
+    for index, episode in enumerate(scored):
+        plan = plans[index]
+        for _ in range(TIMING_RETRIES):
+            if episode.outcome != "mismatch" or _exact(plan.env_id):
+                break
+            episode = scored[index] = _replayed(plan, records[plan.episode_id])
+
+
+def _check_counted(scored: list[ScoredEpisode], max_uncounted: float) -> None:
+    """Refuse a bundle of which over ``max_uncounted`` of the plan cannot be scored."""
+    uncounted = sum(not e.counted for e in scored)
+    if uncounted > max_uncounted * len(scored):
+        kinds = {k: sum(e.outcome == k for e in scored) for k in ("missing", "errored", "mismatch")}
+        raise BundleRejected(
+            f"{uncounted} of {len(scored)} episodes cannot be scored ({kinds}); at most "
+            f"{max_uncounted:.0%} may be (re-run the errored ones with `agentgym eval --resume`)"
+        )
 
 
 def check_users(bundle: Bundle) -> None:
