@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # annotations only: these modules import this one
     from agentgym.baselines.policy import Policy
     from agentgym.baselines.rollouts import Rollouts
     from agentgym.baselines.update import ValueHead
-    from agentgym.eval.plan import BenchmarkEnv, EpisodePlan
+    from agentgym.eval import BenchmarkEnv, EpisodePlan
 
 __all__ = [
     "METRICS",
@@ -636,7 +636,7 @@ def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
 
     from agentgym.baselines.policy import load_policy
     from agentgym.baselines.rollouts import make_rollouts
-    from agentgym.eval.plan import BenchmarkEnv
+    from agentgym.eval import BenchmarkEnv
 
     check_args(args)
     run = Run(args, algorithm)

@@ -32,7 +32,7 @@ from agentgym.baselines.losses import aggregate
 from agentgym.baselines.rollouts import DemoAgent, Rollouts, keep_finished, play_counted
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch
 from agentgym.errors import UsageError
-from agentgym.eval.engine import run_episodes
+from agentgym.eval import run_episodes
 
 
 @dataclasses.dataclass

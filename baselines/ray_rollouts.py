@@ -23,7 +23,7 @@ from typing import Any
 from agentgym.agents import PromptConfig
 from agentgym.baselines.rollouts import Rollouts
 from agentgym.errors import MissingExtraError
-from agentgym.eval.plan import EpisodePlan
+from agentgym.eval import EpisodePlan
 
 __all__ = ["RayRollouts"]
 

@@ -35,8 +35,7 @@ import numpy as np
 
 from agentgym.agents import PromptConfig, SharedBackendFactory, TokenAgent
 from agentgym.errors import ModelError, UsageError
-from agentgym.eval.engine import EngineLimits, run_episodes
-from agentgym.eval.plan import BenchmarkEnv, EpisodePlan
+from agentgym.eval import BenchmarkEnv, EngineLimits, EpisodePlan, run_episodes
 from agentgym.ledger import EpisodeRecord, TokenRecord
 from agentgym.seeding import derive
 

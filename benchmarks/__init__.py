@@ -5,7 +5,7 @@ The code that reads and plans them is in the core, :mod:`agentgym.eval.plan` (th
 described there); its names are re-exported here for code written against this module.
 """
 
-from agentgym.eval.plan import (
+from agentgym.eval import (
     Benchmark,
     BenchmarkEnv,
     EpisodePlan,

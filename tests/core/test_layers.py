@@ -134,7 +134,7 @@ def test_env_families_do_not_import_each_other():
     assert family_crossings(package_modules()) == []
 
 
-FACES = ("agentgym.agents", "agentgym.backends")
+FACES = ("agentgym.agents", "agentgym.backends", "agentgym.eval")
 """Rooms whose public face (the package's ``__all__``) is all the folders above the core use."""
 
 
@@ -150,14 +150,26 @@ def reaches_past_faces(found: dict[str, Path]) -> list[str]:
     return reaches
 
 
-def test_the_folders_above_the_core_use_the_agents_and_backends_faces():
+def test_the_folders_above_the_core_use_the_agents_backends_and_evaluator_faces():
     assert reaches_past_faces(package_modules()) == []
     import agentgym.agents
     import agentgym.backends
+    import agentgym.eval
 
-    for face in (agentgym.agents, agentgym.backends):
+    for face in (agentgym.agents, agentgym.backends, agentgym.eval):
         for name in face.__all__:
             assert getattr(face, name) is not None, (face.__name__, name)
+
+
+def test_reaching_past_the_evaluators_face_is_caught(tmp_path):
+    fixture = tmp_path / "fixture.py"
+    fixture.write_text(
+        "from agentgym.eval import evaluate\nfrom agentgym.eval.plan import Benchmark\n"
+    )
+    found = reaches_past_faces({"agentgym.leaderboard.fixture": fixture})
+    assert [entry.split(": ", 1)[1] for entry in found] == [
+        "agentgym.leaderboard.fixture imports agentgym.eval.plan"
+    ]
 
 
 def test_a_core_module_importing_a_higher_layer_is_caught(tmp_path):
