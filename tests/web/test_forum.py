@@ -1,6 +1,7 @@
 """The forum site and web/Forum-v1: the site over HTTP (no browser), its tasks, and the
 oracle end to end in Chromium."""
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -291,21 +292,35 @@ def run_idle(env, task_id, steps=2):
     return info["verdict"]
 
 
-@pytest.fixture(scope="module")
-def forum_env():
+@contextlib.contextmanager
+def made(env_id):
+    """The env of ``env_id``, closed after use (a module fixture's body)."""
     import agentgym
     import agentgym.envs.web
 
-    env = agentgym.make("web/Forum-v1")
-    yield env
-    env.close()
+    env = agentgym.make(env_id)
+    try:
+        yield env
+    finally:
+        env.close()
+
+
+def check_oracle_and_idling(env, templates, template):
+    """The oracle reaches the max on a task of ``template``; a few ``noop()`` steps score 0."""
+    task_id = one_task_per_template(env.unwrapped.tasks, templates)[template]
+    verdict, steps = run_oracle(env, task_id)
+    assert verdict.passed and verdict.score == verdict.max_score, (task_id, verdict, steps)
+    idle = run_idle(env, task_id)
+    assert idle.score == 0.0 and not idle.passed, (task_id, idle)
+
+
+@pytest.fixture(scope="module")
+def forum_env():
+    with made("web/Forum-v1") as env:
+        yield env
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("template", [t.__name__ for t in TEMPLATES])
 def test_the_oracle_reaches_the_max_and_idling_does_not(forum_env, template):
-    task_id = one_task_per_template(forum_env.unwrapped.tasks, TEMPLATES)[template]
-    verdict, steps = run_oracle(forum_env, task_id)
-    assert verdict.passed and verdict.score == verdict.max_score, (task_id, verdict, steps)
-    idle = run_idle(forum_env, task_id)
-    assert idle.score == 0.0 and not idle.passed, (task_id, idle)
+    check_oracle_and_idling(forum_env, TEMPLATES, template)

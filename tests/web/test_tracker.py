@@ -8,10 +8,9 @@ import pytest
 from starlette.testclient import TestClient
 from test_forum import (
     build_digest_in_a_fresh_process,
+    check_oracle_and_idling,
     dump_digest,
-    one_task_per_template,
-    run_idle,
-    run_oracle,
+    made,
 )
 
 from agentgym.envs.web.server import make_app
@@ -241,19 +240,11 @@ def test_a_task_id_always_names_the_same_task():
 
 @pytest.fixture(scope="module")
 def tracker_env():
-    import agentgym
-    import agentgym.envs.web
-
-    env = agentgym.make("web/Tracker-v1")
-    yield env
-    env.close()
+    with made("web/Tracker-v1") as env:
+        yield env
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("template", [t.__name__ for t in TEMPLATES])
 def test_the_oracle_reaches_the_max_and_idling_does_not(tracker_env, template):
-    task_id = one_task_per_template(tracker_env.unwrapped.tasks, TEMPLATES)[template]
-    verdict, steps = run_oracle(tracker_env, task_id)
-    assert verdict.passed and verdict.score == verdict.max_score, (task_id, verdict, steps)
-    idle = run_idle(tracker_env, task_id)
-    assert idle.score == 0.0 and not idle.passed, (task_id, idle)
+    check_oracle_and_idling(tracker_env, TEMPLATES, template)
