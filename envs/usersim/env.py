@@ -74,12 +74,20 @@ _DOMAINS: dict[str, Domain] = {}
 
 
 def load_domain(name: str) -> Domain:
-    """The domain called ``name`` (one instance per process)."""
-    if name not in DOMAINS:
-        raise UsageError(f"unknown usersim domain {name!r}; domains: {', '.join(DOMAINS)}")
+    """The domain called ``name`` (one instance per process): one of :data:`DOMAINS`, or any
+    importable domain named by its ``module:Class`` (a domain outside this package)."""
     if name not in _DOMAINS:
-        module, _, attribute = DOMAINS[name].partition(":")
-        _DOMAINS[name] = getattr(importlib.import_module(module), attribute)()
+        path = DOMAINS.get(name, name if ":" in name else None)
+        if path is None:
+            raise UsageError(
+                f"unknown usersim domain {name!r}; domains: {', '.join(DOMAINS)}, or a domain "
+                "of your own as 'module:Class'"
+            )
+        module, _, attribute = path.partition(":")
+        domain = getattr(importlib.import_module(module), attribute)()
+        if not isinstance(domain, Domain):
+            raise UsageError(f"usersim domain {name!r} is a {type(domain).__name__}, not a Domain")
+        _DOMAINS[name] = domain
     return _DOMAINS[name]
 
 
@@ -134,13 +142,18 @@ class ConversationTasks(GeneratedTaskSet):
 
     def __init__(self, domain: Domain) -> None:
         templates = domain.templates()
-        self.by_difficulty = {d: [t for t in templates if t.difficulty == d] for d in DIFFICULTIES}
-        empty = [d for d, found in self.by_difficulty.items() if not found]
-        if empty:
-            raise TaskError(f"usersim domain {domain.name!r} has no template of {empty}")
+        unknown = sorted({t.difficulty for t in templates} - set(DIFFICULTIES))
+        if unknown or not templates:
+            raise TaskError(
+                f"usersim domain {domain.name!r}: every template needs a difficulty of "
+                f"{list(DIFFICULTIES)} (got {unknown or 'no templates'})"
+            )
+        # A domain may leave a difficulty out (a small one); ours have all three.
+        levels = tuple(d for d in DIFFICULTIES if any(t.difficulty == d for t in templates))
+        self.by_difficulty = {d: [t for t in templates if t.difficulty == d] for d in levels}
         # Drafts are drawn once per task id (a task's gold database is replayed once too).
         draw = functools.lru_cache(maxsize=512)(self._draw)
-        super().__init__(f"usersim/{domain.name}", draw, DIFFICULTIES, SPLIT_SIZES)
+        super().__init__(f"usersim/{domain.name}", draw, levels, SPLIT_SIZES)
         self.domain = domain
 
     def _draw(self, task_id: str, split: str, difficulty: str, seed: int) -> ConversationTask:
@@ -167,7 +180,8 @@ class UserSimEnv(ModelUserEnv, TaskEnv[Dialogue]):
     """A customer-service conversation; see the module docstring.
 
     Args:
-        domain: ``retail``, ``airline`` or ``telecom``.
+        domain: ``retail``, ``airline`` or ``telecom``, or a domain of your own as
+            ``"module:Class"`` (``docs/envs/usersim.md``, "Adding a domain").
         user: ``"scripted"`` (deterministic), or a :class:`~agentgym.UserModel` that plays the
             user (an LLM through the evaluator's ``--user``).
         split, difficulty, max_invalid_actions, render_mode: as for :class:`TaskEnv`.
