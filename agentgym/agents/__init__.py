@@ -15,6 +15,10 @@ an Agent subclass    one instance per episode
 an Agent instance    copied per episode (``copy.deepcopy``), so episodes share no state
 a callable           ``f(observation, info) -> action`` (sync or async), or a factory
 ===================  ==========================================================================
+
+An agent spec can also play the other roles a model plays in an episode: the simulated user
+(:func:`user_model`) and an LLM judge's model (:func:`judge_model`, for
+:class:`agentgym.verifiers.Judge`, which as a verifier stands below the agents).
 """
 
 from __future__ import annotations
