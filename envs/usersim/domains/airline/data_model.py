@@ -296,6 +296,40 @@ def _created_at(rng: np.random.Generator, first_date: str) -> str:
     return stamp.isoformat()
 
 
+def _drawn_legs(
+    rng: np.random.Generator,
+    flights: dict[str, dict[str, Any]],
+    numbers: list[str],
+    by_route: dict[tuple[str, str], list[str]],
+) -> list[tuple[dict[str, Any], str]]:
+    """A reservation's flights and dates: one out, and half the time one back a few days
+    later when a flight flies the route back."""
+    out = flights[_pick(rng, numbers)]
+    first = int(rng.integers(len(DATES) - 2))
+    legs = [(out, DATES[first])]
+    returns = by_route.get((out["destination"], out["origin"]), [])
+    if returns and rng.random() < 0.5:
+        back = first + int(rng.integers(1, 6))
+        if back < len(DATES):
+            legs.append((flights[_pick(rng, returns)], DATES[back]))
+    return legs
+
+
+def _drawn_passengers(rng: np.random.Generator, user: dict[str, Any]) -> list[dict[str, Any]]:
+    """The user, and sometimes one or two more: saved passengers or new people."""
+    people = [
+        {
+            "first_name": user["name"]["first_name"],
+            "last_name": user["name"]["last_name"],
+            "dob": user["dob"],
+        }
+    ]
+    for _ in range(int(rng.random() < 0.4) + int(rng.random() < 0.15)):
+        pool = [p for p in user["saved_passengers"] if p not in people]
+        people.append(_pick(rng, pool) if pool and rng.random() < 0.7 else _person(rng))
+    return people
+
+
 def _build_reservations(
     rng: np.random.Generator,
     users: dict[str, dict[str, Any]],
@@ -309,25 +343,10 @@ def _build_reservations(
     reservations: dict[str, dict[str, Any]] = {}
     while len(reservations) < count:
         user = users[_pick(rng, user_ids)]
-        out = flights[_pick(rng, numbers)]
-        first = int(rng.integers(len(DATES) - 2))
-        legs = [(out, DATES[first])]
-        returns = by_route.get((out["destination"], out["origin"]), [])
-        if returns and rng.random() < 0.5:
-            back = first + int(rng.integers(1, 6))
-            if back < len(DATES):
-                legs.append((flights[_pick(rng, returns)], DATES[back]))
+        legs = _drawn_legs(rng, flights, numbers, by_route)
+        out = legs[0][0]
         cabin = str(rng.choice(CABINS, p=[0.3, 0.45, 0.25]))
-        people = [
-            {
-                "first_name": user["name"]["first_name"],
-                "last_name": user["name"]["last_name"],
-                "dob": user["dob"],
-            }
-        ]
-        for _ in range(int(rng.random() < 0.4) + int(rng.random() < 0.15)):
-            pool = [p for p in user["saved_passengers"] if p not in people]
-            people.append(_pick(rng, pool) if pool and rng.random() < 0.7 else _person(rng))
+        people = _drawn_passengers(rng, user)
         rows = [
             {
                 "flight_number": flight["flight_number"],
