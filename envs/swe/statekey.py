@@ -9,15 +9,15 @@ only the changed files are looked at, and a file is hashed again only when its i
 changed (its ``ctime``, which no agent can set back; a file changed in the last second is
 hashed again).
 
-What the key means, either way: two working copies of one task have equal keys if and only
-if every file (a regular file's bytes and executable bit, a link's target) outside the
-ignored names (:data:`~agentgym.envs.swe.workspace.IGNORED`: git data, caches) is the same;
-directories and other metadata do not count (as in a patch). The upper layer is compared
-with the one at the start of the episode (the task's own changes) and with the source
-tree, so an edit undone gives the starting key back. Where the layer cannot be read whole
-(a tree deeper than the host's limits, which only an agent makes), or the backend has none
-(docker), the key comes from git in the sandbox (its status and diff: untracked files by
-name only).
+What the key means: two working copies of one task have equal keys if and only if every
+file (a regular file's bytes and executable bit, a link's target) outside the ignored names
+(:data:`~agentgym.envs.swe.workspace.IGNORED`: git data, caches) is the same; directories
+and other metadata do not count (as in a patch). The upper layer is compared with the one
+at the start of the episode (the task's own changes) and with the source tree, so an edit
+undone gives the starting key back. Where the layer cannot be read whole (a tree deeper
+than the host's limits, which only an agent makes), or the backend has none (docker), the
+key comes from git in the sandbox (:data:`GIT_STATE`), which is coarser: it sees an
+untracked file by name only, and a committed change not at all.
 """
 
 from __future__ import annotations
@@ -172,8 +172,8 @@ class WorkingCopyKey:
     gives the key of the working copy as it is now.
     """
 
-    def __init__(self, upper: str, tree: Path, fallback: Callable[[], str]) -> None:
-        self.upper = upper
+    def __init__(self, box: Sandbox, upper: str, tree: Path, fallback: Callable[[], str]) -> None:
+        self.box, self.upper = box, upper
         self.source = _source(str(tree), tree.stat().st_mtime_ns)
         self.fallback = fallback
         self._hashes: dict[_Seen, str] = {}  # the files of the last read, by inode state
@@ -189,11 +189,13 @@ class WorkingCopyKey:
         if upper is None or _overlay_redirects():
             return None
         try:
-            return cls(upper, tree, fallback)
+            return cls(box, upper, tree, fallback)
         except OSError:
             return None
 
     def __call__(self) -> str:
+        if not self.box.alive():  # its /proc entry may be another process's by now
+            return "git:" + self.fallback()
         try:
             layer = self._read()
         except OSError:  # a tree past the host's limits (the agent's), or changing as read
