@@ -113,12 +113,13 @@ def _clean(value: Any, depth: int) -> Any:
     return items if isinstance(value, list) else tuple(items)
 
 
-_JSON_CALL_START = re.compile(r"^\s*(?:```[A-Za-z]*\s*)?\{")
+_JSON_CALL_START = re.compile(r"^\s*(?:```[a-z]*\s*)?\{")
 
 
 def looks_like_tool_call(text: str) -> bool:
     """Whether ``text`` is written as a JSON tool call: it opens with ``{``, maybe inside a code
-    fence (```` ``` ````, ```` ```json ````, any language tag).
+    fence (```` ``` ````, ```` ```json ````, any lowercase language tag — the usersim agents'
+    reading since its v1 ids, kept so that their scores do not move).
 
     The one test of "did the writer mean a call", for envs where plain text is also a valid
     move (a reply to a simulated user, a user's own message): such text goes to

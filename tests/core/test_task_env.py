@@ -208,6 +208,7 @@ def test_clean_action_cuts_nesting_and_keeps_what_it_cannot_clean():
         ('  \n```json\n{"name": "x"}\n```', True),
         ('```\n{"name": "x"}```', True),
         ('```python\n{"name": "x"}```', True),
+        ('```JSON\n{"name": "x"}```', False),
         ("Sure, I can help with {that}.", False),
         ("respond(message='hi')", False),
         ("", False),

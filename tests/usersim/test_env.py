@@ -129,14 +129,16 @@ def test_calls_can_be_written_as_json_as_python_or_natively_and_respond_talks():
     env.close()
 
 
-def test_a_call_in_a_fence_with_any_tag_is_a_call_and_prose_is_a_message():
+def test_a_call_in_a_fence_with_a_lowercase_tag_is_a_call_and_prose_is_a_message():
     # One detector for the agent and for a model playing the user (agentgym's
-    # looks_like_tool_call): a fenced JSON object is a call whatever the fence's tag.
+    # looks_like_tool_call): a fenced JSON object is a call under any lowercase tag, as it was
+    # for the v1 ids' agents; ```JSON stays a message so that their scores do not move.
     env = agentgym.make("usersim/Retail-v1")
     env.reset(seed=0, options={"task_id": "test/easy/0"})
     call = '{"name": "list_all_product_types", "arguments": {}}'
-    for fenced in (f"```JSON\n{call}\n```", f"```json\n{call}\n```", f"```\n{call}\n```"):
+    for fenced in (f"```python\n{call}\n```", f"```json\n{call}\n```", f"```\n{call}\n```"):
         assert env.step(fenced)[0].startswith("Tool list_all_product_types returned")
+    assert env.step(f"```JSON\n{call}\n```")[0].startswith("User: ")
     assert env.step("I will check {the products} for you.")[0].startswith("User: ")
     env.close()
 

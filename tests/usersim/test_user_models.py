@@ -135,8 +135,8 @@ def test_a_model_playing_a_dual_control_user_calls_its_phone_tools_first():
     env.close()
 
 
-def test_a_model_user_call_in_a_fence_with_any_tag_is_a_call():
-    fenced = '```JSON\n{"name": "check_status_bar", "arguments": {}}\n```'
+def test_a_model_user_call_in_a_fence_with_any_lowercase_tag_is_a_call():
+    fenced = '```python\n{"name": "check_status_bar", "arguments": {}}\n```'
     agent = Scripted(["Hi, my data is broken.", fenced])
     env = agentgym.make("usersim/Telecom-v1", user=user_model(lambda: agent))
     env.reset(seed=0, options={"task_id": "test/easy/0"})
