@@ -28,35 +28,28 @@ import inspect
 import json
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agentgym.errors import UsageError
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 
-if TYPE_CHECKING:  # annotations only: these modules import this one
-    import torch
-
-    from agentgym.baselines.policy import Policy
+if TYPE_CHECKING:  # annotations only: rollouts imports torch
     from agentgym.baselines.rollouts import Rollouts
-    from agentgym.baselines.update import ValueHead
-    from agentgym.eval import BenchmarkEnv, EpisodePlan
 
 __all__ = [
     "METRICS",
     "QUICK",
     "Progress",
     "Run",
-    "Session",
     "TrainArgs",
     "field_docs",
     "minibatches",
     "optimizer_step",
     "rollout_metrics",
-    "setup",
     "signal_warning",
 ]
 
@@ -501,176 +494,3 @@ def optimizer_step(optimizer: Any, parameters: list[Any], max_grad_norm: float) 
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return float(norm)
-
-
-# -------------------------------------------------------------------- a run's moving parts
-
-
-class RolloutSource(Protocol):
-    """Where a trainer's episodes come from (:mod:`~agentgym.baselines.rollouts`: in process,
-    a policy server, vLLM or Ray workers): it plays a plan and hears of new weights. It
-    reports finished episodes to ``progress`` as they come, when set."""
-
-    progress: Callable[[str, int, int], None] | None
-
-    def collect(self, plans: list[EpisodePlan], groups: list[str]) -> Rollouts: ...
-
-    def weights_changed(self) -> None: ...
-
-
-@dataclasses.dataclass
-class Session:
-    """What every trainer's loop holds: the run directory, the policy and its optimizer
-    (restored on ``--resume``), the tasks, the rollout source, and a critic if asked for."""
-
-    args: TrainArgs
-    run: Run
-    policy: Policy
-    optimizer: torch.optim.Optimizer
-    start: int  # the first iteration to play (after a resumed checkpoint's)
-    tasks: BenchmarkEnv
-    task_ids: list[str]
-    rollouts: RolloutSource
-    critic: ValueHead | None = None
-    progress: Progress = dataclasses.field(default_factory=lambda: Progress("train"))
-
-    def plan(self, iteration: int) -> tuple[list[EpisodePlan], list[str]]:
-        """Iteration ``iteration``'s episodes and the group of each (deterministic)."""
-        from agentgym.baselines.rollouts import plan_groups
-
-        return plan_groups(
-            self.tasks,
-            self.task_ids,
-            iteration=iteration,
-            groups=self.args.groups,
-            group_size=self.args.group_size,
-            seed=self.args.seed,
-        )
-
-    def collect(self, iteration: int) -> Rollouts:
-        """Play iteration ``iteration``'s groups with the current policy (the rollout source
-        reports its progress to :attr:`progress`)."""
-        self.progress.start(iteration)
-        return self.rollouts.collect(*self.plan(iteration))
-
-    def finish(
-        self, iteration: int, began: float, rollouts: Rollouts, metrics: dict[str, float]
-    ) -> None:
-        """After the update: tell the rollout source, log the row, checkpoint when due."""
-        self.rollouts.weights_changed()
-        if rollouts.errors:  # counted in rollout/dropped_episodes; said here so it can be fixed
-            print(
-                f"[{self.run.algorithm}] iter {iteration}: dropped {rollouts.dropped} "
-                f"episode(s); first: {rollouts.errors[0][:500]}",
-                flush=True,
-            )
-        warning = signal_warning(rollouts, metrics)
-        if warning is not None:
-            print(f"[{self.run.algorithm}] iter {iteration}: warning: {warning}", flush=True)
-        self.run.record([*rollouts.records, *rollouts.errored])
-        row = {"iteration": iteration, **rollout_metrics(rollouts), **metrics}
-        row["time/iteration_seconds"] = time.monotonic() - began
-        row["time/rollout_share"] = rollouts.seconds / row["time/iteration_seconds"]
-        self.run.log(row)
-        last = iteration == self.args.iterations - 1
-        if last or (iteration + 1) % self.args.checkpoint_every == 0:
-            extra = {"critic": self.critic.state_dict()} if self.critic is not None else {}
-            self.run.checkpoint(iteration, self.policy, self.optimizer, **extra)
-        if last:
-            self.close()
-
-    def close(self) -> None:
-        self.run.close()
-        close = getattr(self.rollouts, "close", None)
-        if close is not None:
-            close()
-
-
-def check_args(args: TrainArgs) -> None:
-    """Refuse arguments that could only fail later, naming the value."""
-    from agentgym.baselines.losses import AGGREGATIONS
-
-    counts = ("iterations", "groups", "group_size", "max_tokens", "minibatch_size")
-    for name in (*counts, "update_epochs", "num_envs", "max_steps", "checkpoint_every"):
-        value = getattr(args, name)
-        if not isinstance(value, int) or value < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be a positive int, got {value!r}")
-    aggregation = getattr(args, "aggregation", None)
-    if aggregation is not None and aggregation not in AGGREGATIONS:
-        raise UsageError(f"--aggregation {aggregation!r}: use one of {list(AGGREGATIONS)}")
-    if args.rollout_endpoint and args.rollout_workers > 0:
-        raise UsageError(
-            "--rollout-endpoint and --rollout-workers both choose where rollouts are sampled; "
-            "give one"
-        )
-    if args.rollout_backend not in ("hf", "vllm"):
-        raise UsageError(f"--rollout-backend {args.rollout_backend!r}: use 'hf' or 'vllm'")
-    if args.rollout_backend == "vllm":
-        from agentgym.backends import require_vllm
-
-        if args.rollout_endpoint or args.rollout_workers > 0:
-            raise UsageError(
-                "--rollout-backend vllm samples in this process; it cannot be combined with "
-                "--rollout-endpoint or --rollout-workers"
-            )
-        if not 0 < args.vllm_gpu_memory < 1:
-            raise UsageError(
-                f"--vllm-gpu-memory must be a share between 0 and 1, got {args.vllm_gpu_memory!r}"
-            )
-        require_vllm()
-    clip_ratio_c = getattr(args, "clip_ratio_c", None)
-    if clip_ratio_c is not None and clip_ratio_c <= 1:
-        raise UsageError(
-            f"--clip-ratio-c must be > 1 (dual-clip PPO; none: off), got {clip_ratio_c!r}"
-        )
-    if args.temperature <= 0:
-        raise UsageError(
-            f"--temperature must be > 0 for policy-gradient rollouts, got {args.temperature!r}"
-        )
-
-
-def setup(args: TrainArgs, algorithm: str, *, critic: bool = False) -> Session:
-    """Open the run, load the policy (and a zero-initialized critic), restore a checkpoint
-    on ``--resume``, resolve the tasks and start the rollout source."""
-    import torch
-
-    from agentgym.baselines.policy import load_policy
-    from agentgym.baselines.rollouts import make_rollouts
-    from agentgym.eval import BenchmarkEnv
-
-    check_args(args)
-    run = Run(args, algorithm)
-    progress = Progress(algorithm)
-    torch.manual_seed(args.seed)
-    policy = load_policy(args.model, device=args.device, seed=args.seed, lora_rank=args.lora_rank)
-    head = None
-    parameters = policy.trainable()
-    if critic:
-        from agentgym.baselines.update import ValueHead
-
-        head = ValueHead(int(policy.model.config.hidden_size)).to(policy.device)
-        parameters = parameters + list(head.parameters())
-    optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate)
-    start = 0
-    if args.resume:
-        try:
-            start, state = run.restore(policy, optimizer)
-            if start >= args.iterations:
-                raise UsageError(
-                    f"--resume: the run in {run.dir} has done {start} iterations already; "
-                    f"ask for more with --iterations"
-                )
-        except UsageError:
-            run.close()
-            raise
-        if head is not None:
-            head.load_state_dict(state["critic"])
-    tasks = BenchmarkEnv(args.env_id, args.split, args.difficulty, args.tasks, args.max_steps)
-    task_ids = tasks.task_ids()
-    if not task_ids:
-        raise UsageError(
-            f"{args.env_id} has no {args.split!r} tasks at difficulty {args.difficulty!r}"
-        )
-    source = make_rollouts(args, policy)
-    source.progress = progress
-    return Session(args, run, policy, optimizer, start, tasks, task_ids, source, head, progress)

@@ -27,9 +27,10 @@ import numpy as np
 import torch
 
 from agentgym.agents import PromptConfig, SharedBackendFactory
-from agentgym.baselines.common import Run, Session, TrainArgs, minibatches, optimizer_step, setup
+from agentgym.baselines.common import Run, TrainArgs, minibatches, optimizer_step
 from agentgym.baselines.losses import aggregate
 from agentgym.baselines.rollouts import DemoAgent, Rollouts, keep_finished, play_counted
+from agentgym.baselines.session import Session, setup
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch
 from agentgym.errors import UsageError
 from agentgym.eval import run_episodes

@@ -27,7 +27,8 @@ from agentgym.baselines.advantages import (
     shaped_rewards,
     step_group_normalized,
 )
-from agentgym.baselines.common import Run, setup
+from agentgym.baselines.common import Run
+from agentgym.baselines.session import setup
 from agentgym.baselines.tensors import step_samples
 from agentgym.baselines.update import PolicyGradientArgs, clipped_update
 

@@ -34,7 +34,8 @@ import time
 import numpy as np
 
 from agentgym.baselines.advantages import episode_returns, group_normalized
-from agentgym.baselines.common import Run, setup
+from agentgym.baselines.common import Run
+from agentgym.baselines.session import setup
 from agentgym.baselines.tensors import step_samples
 from agentgym.baselines.update import PolicyGradientArgs, clipped_update
 

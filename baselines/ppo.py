@@ -28,7 +28,8 @@ from agentgym.baselines.advantages import (
     token_whitened,
     turn_gae,
 )
-from agentgym.baselines.common import Run, setup
+from agentgym.baselines.common import Run
+from agentgym.baselines.session import setup
 from agentgym.baselines.tensors import step_samples
 from agentgym.baselines.update import PolicyGradientArgs, clipped_update, critic_values
 

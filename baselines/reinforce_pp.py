@@ -25,8 +25,9 @@ import time
 import torch
 
 from agentgym.baselines.advantages import episode_returns, group_normalized, token_whitened
-from agentgym.baselines.common import Run, setup
+from agentgym.baselines.common import Run
 from agentgym.baselines.losses import kl_penalty
+from agentgym.baselines.session import setup
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch
 from agentgym.baselines.update import PolicyGradientArgs, clipped_update
 

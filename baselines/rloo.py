@@ -24,7 +24,8 @@ import dataclasses
 import time
 
 from agentgym.baselines.advantages import episode_returns, leave_one_out
-from agentgym.baselines.common import Run, setup
+from agentgym.baselines.common import Run
+from agentgym.baselines.session import setup
 from agentgym.baselines.tensors import step_samples
 from agentgym.baselines.update import PolicyGradientArgs, clipped_update
 

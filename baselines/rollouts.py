@@ -47,7 +47,6 @@ __all__ = [
     "Rollouts",
     "VLLMRollouts",
     "keep_finished",
-    "make_rollouts",
     "plan_groups",
     "play_counted",
 ]
@@ -402,32 +401,3 @@ def _end_of_turn(tokenizer: Any) -> str:
     """The token a chat model ends its turn with (what the ``hf`` backend stops at)."""
     token: str = tokenizer.eos_token
     return token
-
-
-def make_rollouts(args: Any, policy: Any) -> Any:
-    """The rollout source ``args`` ask for: this process (the ``hf`` backend or vLLM), a
-    server, or Ray workers."""
-    prompt = PromptConfig(format_hint=args.format_hint, history_window=args.history_window)
-    if args.rollout_endpoint:
-        return EndpointRollouts(
-            args.rollout_endpoint,
-            policy,
-            prompt,
-            sync_dir=Path(args.output_dir) / "served-policy",
-            sampling=args.sampling(),
-            num_envs=args.num_envs,
-        )
-    if args.rollout_workers > 0:
-        from agentgym.baselines.ray_rollouts import RayRollouts
-
-        return RayRollouts(args, policy, prompt)
-    if args.rollout_backend == "vllm":
-        return VLLMRollouts(
-            policy,
-            prompt,
-            sync_dir=Path(args.output_dir) / "served-policy",
-            engine_options={"gpu_memory_utilization": args.vllm_gpu_memory},
-            sampling=args.sampling(),
-            num_envs=args.num_envs,
-        )
-    return LocalRollouts(policy, prompt, sampling=args.sampling(), num_envs=args.num_envs)

@@ -43,8 +43,9 @@ import torch
 from agentgym.backends.sampling import SamplingParams
 from agentgym.baselines import grpo
 from agentgym.baselines.advantages import group_normalized
-from agentgym.baselines.common import minibatches, optimizer_step, setup
+from agentgym.baselines.common import minibatches, optimizer_step
 from agentgym.baselines.rollouts import LocalRollouts
+from agentgym.baselines.session import setup
 from agentgym.baselines.tensors import step_samples, to_batch
 from agentgym.baselines.update import clipped_update
 
