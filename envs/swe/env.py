@@ -24,7 +24,8 @@ from agentgym.core import DataTaskSet, Task, Verdict
 from agentgym.envs.swe.grading import grade, starting_files
 from agentgym.envs.swe.instances import SWEInstance, load_instances
 from agentgym.envs.swe.patches import apply_patch, split_patch
-from agentgym.envs.swe.prepare import PreparedRepo, find_spec, prepared_repo
+from agentgym.envs.swe.prepare import find_spec, prepared_repo
+from agentgym.envs.swe.repos import PreparedRepo
 from agentgym.envs.swe.statekey import WorkingCopyKey, git_state_key
 from agentgym.envs.swe.testrun import REPO_DIR, run_tests
 from agentgym.envs.swe.workspace import (

@@ -36,7 +36,7 @@ from pathlib import PurePosixPath
 from agentgym.envs.swe.instances import SWEInstance
 from agentgym.envs.swe.mutate import Mutation, apply, find_mutations
 from agentgym.envs.swe.patches import make_patch
-from agentgym.envs.swe.prepare import PreparedRepo
+from agentgym.envs.swe.repos import PreparedRepo
 from agentgym.envs.swe.testrun import TestReport, run_tests
 from agentgym.envs.swe.workspace import open_workspace, write_files
 from agentgym.sandbox import Sandbox

@@ -80,7 +80,7 @@ from types import MappingProxyType
 from agentgym.core import Verdict
 from agentgym.envs.swe.instances import SWEInstance
 from agentgym.envs.swe.patches import FilePatch, PatchError, apply_patch, split_patch
-from agentgym.envs.swe.prepare import PreparedRepo
+from agentgym.envs.swe.repos import PreparedRepo
 from agentgym.envs.swe.testrun import Guard, TestReport, run_tests
 from agentgym.envs.swe.workspace import open_workspace
 from agentgym.errors import InfrastructureError, SandboxFileNotFoundError, VerifierError

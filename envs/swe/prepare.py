@@ -35,19 +35,23 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentgym.cache import cache_dir, exclusive
-from agentgym.envs.swe.repos import CATALOGUE, TEST_REQUIREMENTS, RepoSpec, repo_spec
+from agentgym.envs.swe.repos import (
+    CATALOGUE,
+    TEST_REQUIREMENTS,
+    PreparedRepo,
+    RepoSpec,
+    repo_spec,
+)
 from agentgym.envs.swe.testrun import TestReport, run_tests
+from agentgym.envs.swe.workspace import open_workspace
 from agentgym.errors import InfrastructureError, UsageError
 
 __all__ = [
     "PrepareError",
-    "PreparedRepo",
     "find_spec",
     "prepare",
     "prepared_repo",
@@ -73,63 +77,6 @@ GIT_ENV = {
 class PrepareError(InfrastructureError):
     """A repository could not be prepared: download, unpacking, its test environment, or a
     suite that does not run at all. The message names the step and the cause."""
-
-
-@dataclass(frozen=True)
-class PreparedRepo:
-    """A prepared repository in the cache; see the module docstring for its files."""
-
-    spec: RepoSpec
-    root: Path
-
-    @property
-    def tree(self) -> Path:
-        return self.root / "tree"
-
-    @property
-    def venv(self) -> Path:
-        return self.root / "venv"
-
-    @property
-    def git_dir(self) -> Path:
-        return self.root / "git"
-
-    @cached_property
-    def manifest(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads((self.root / "manifest.json").read_text())
-        return data
-
-    @cached_property
-    def baseline(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads((self.root / "baseline.json").read_text())
-        return data
-
-    @property
-    def base_commit(self) -> str:
-        return str(self.manifest["base_commit"])
-
-    @cached_property
-    def passing(self) -> frozenset[str]:
-        """The tests that passed in both baseline runs."""
-        return frozenset(self.baseline["passing"])
-
-    @cached_property
-    def callers(self) -> dict[tuple[str, str], list[str]]:
-        """(path, function) -> the passing tests that call it, in suite order."""
-        found: dict[tuple[str, str], list[str]] = {}
-        for nodeid, calls in self.baseline["calls"].items():
-            if nodeid in self.passing:
-                for path, name in calls:
-                    found.setdefault((path, name), []).append(nodeid)
-        return found
-
-    def durations(self) -> Mapping[str, float]:
-        durations: dict[str, float] = self.baseline["durations"]
-        return durations
-
-    def read(self, path: str) -> str:
-        """A file of the pristine tree, as text (its line ends as they are: ``\r\n`` stays)."""
-        return (self.tree / path).read_bytes().decode("utf-8")
 
 
 def prepared_repo(
@@ -325,8 +272,6 @@ def _build_venv(spec: RepoSpec, venv: Path, log: Callable[[str], None]) -> None:
 
 
 def _baseline(prepared: PreparedRepo, log: Callable[[str], None]) -> dict[str, Any]:
-    from agentgym.envs.swe.workspace import open_workspace
-
     spec = prepared.spec
     log(f"{spec.key}: running its test suite (twice: plain, then traced)")
     with open_workspace(prepared) as box:

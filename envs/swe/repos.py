@@ -15,11 +15,16 @@ on code it has not seen.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
 
 from agentgym.errors import UsageError
 
-__all__ = ["CATALOGUE", "TEST_REQUIREMENTS", "RepoSpec", "repo_spec"]
+__all__ = ["CATALOGUE", "TEST_REQUIREMENTS", "PreparedRepo", "RepoSpec", "repo_spec"]
 
 TEST_REQUIREMENTS = ("pytest==8.4.2",)
 """Installed in every repository's test environment (then each spec's own)."""
@@ -183,3 +188,61 @@ def repo_spec(name: str) -> RepoSpec:
             return spec
     known = ", ".join(spec.name for spec in CATALOGUE)
     raise UsageError(f"no repository {name!r} in the SWE catalogue; known: {known}")
+
+
+@dataclass(frozen=True)
+class PreparedRepo:
+    """A prepared repository in the cache (:mod:`~agentgym.envs.swe.prepare` makes it and
+    describes its files). Here, below the workspace and the preparation that both use it."""
+
+    spec: RepoSpec
+    root: Path
+
+    @property
+    def tree(self) -> Path:
+        return self.root / "tree"
+
+    @property
+    def venv(self) -> Path:
+        return self.root / "venv"
+
+    @property
+    def git_dir(self) -> Path:
+        return self.root / "git"
+
+    @cached_property
+    def manifest(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.root / "manifest.json").read_text())
+        return data
+
+    @cached_property
+    def baseline(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.root / "baseline.json").read_text())
+        return data
+
+    @property
+    def base_commit(self) -> str:
+        return str(self.manifest["base_commit"])
+
+    @cached_property
+    def passing(self) -> frozenset[str]:
+        """The tests that passed in both baseline runs."""
+        return frozenset(self.baseline["passing"])
+
+    @cached_property
+    def callers(self) -> dict[tuple[str, str], list[str]]:
+        """(path, function) -> the passing tests that call it, in suite order."""
+        found: dict[tuple[str, str], list[str]] = {}
+        for nodeid, calls in self.baseline["calls"].items():
+            if nodeid in self.passing:
+                for path, name in calls:
+                    found.setdefault((path, name), []).append(nodeid)
+        return found
+
+    def durations(self) -> Mapping[str, float]:
+        durations: dict[str, float] = self.baseline["durations"]
+        return durations
+
+    def read(self, path: str) -> str:
+        """A file of the pristine tree, as text (its line ends as they are: ``\r\n`` stays)."""
+        return (self.tree / path).read_bytes().decode("utf-8")

@@ -66,13 +66,12 @@ from agentgym.envs.swe.instances import SWEInstance, json_lines
 from agentgym.envs.swe.patches import PatchError, apply_patch, make_patch, split_patch
 from agentgym.envs.swe.prepare import (
     GIT_ENV,
-    PreparedRepo,
     PrepareError,
     find_spec,
     prepare,
     prepared_repo,
 )
-from agentgym.envs.swe.repos import RepoSpec
+from agentgym.envs.swe.repos import PreparedRepo, RepoSpec
 from agentgym.errors import InfrastructureError, UsageError
 
 __all__ = [

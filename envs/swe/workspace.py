@@ -22,10 +22,10 @@ import tarfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agentgym.cache import cache_dir
 from agentgym.envs.swe.patches import make_patch
+from agentgym.envs.swe.repos import PreparedRepo
 from agentgym.envs.swe.testrun import REPO_DIR
 from agentgym.errors import SandboxError
 from agentgym.sandbox import (
@@ -37,9 +37,6 @@ from agentgym.sandbox import (
     SandboxSpec,
     create,
 )
-
-if TYPE_CHECKING:
-    from agentgym.envs.swe.prepare import PreparedRepo
 
 __all__ = [
     "DEFAULT_LIMITS",

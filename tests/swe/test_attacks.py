@@ -30,7 +30,7 @@ from agentgym.envs.swe import grading
 from agentgym.envs.swe.grading import Grade, grade, starting_files
 from agentgym.envs.swe.instances import SWEInstance
 from agentgym.envs.swe.patches import PatchError, apply_patch, make_patch
-from agentgym.envs.swe.prepare import PreparedRepo
+from agentgym.envs.swe.repos import PreparedRepo
 from agentgym.envs.swe.workspace import open_workspace
 from agentgym.sandbox import Limits
 from agentgym.sandbox.uids import processes_of

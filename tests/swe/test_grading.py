@@ -13,7 +13,7 @@ import pytest
 from agentgym.envs.swe import grading
 from agentgym.envs.swe.grading import grade, harness_references, starting_files, writable_path
 from agentgym.envs.swe.patches import apply_patch, make_patch
-from agentgym.envs.swe.prepare import PreparedRepo
+from agentgym.envs.swe.repos import PreparedRepo
 from agentgym.envs.swe.testrun import Guard, TestOutcome, TestReport, pytest_argv, run_tests
 from agentgym.envs.swe.workspace import open_workspace
 from agentgym.errors import VerifierError
