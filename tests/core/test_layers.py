@@ -1,8 +1,7 @@
 """The dependency rule (docs/design.md, "Layers"): the core never imports the folders built
 on it, those folders import only downward, and inside the core the sandbox, the verifiers and
 the agents stand below the evaluator (the verifiers below the agents too). No two modules of
-the whole package import each other, however indirectly: the import graph has no cycle but
-the few listed in :data:`KNOWN_CYCLES`, a list that may only shrink.
+the whole package import each other, however indirectly: the import graph has no cycle.
 
 Every import statement counts, the ones inside functions too (a lazy import is still a
 dependency). Tests feed the scanner fixture modules that break each rule, so each rule's
@@ -266,31 +265,13 @@ def strongly_connected(graph: dict[str, dict[str, int]]) -> list[set[str]]:
     return components
 
 
-KNOWN_CYCLES: list[set[str]] = [
-    # Left by issue 28's pass, outside the core; each is a module pair. The list may only
-    # shrink: a cycle that is gone must leave it (the test says so), a new one fails.
-    {"agentgym.baselines.rollouts", "agentgym.baselines.ray_rollouts"},  # lazy RayRollouts
-    {"agentgym.baselines.common", "agentgym.baselines.update"},  # TYPE_CHECKING ValueHead
-    {"agentgym.envs.reasoning.reasoning_gym", "agentgym.envs.reasoning.reasoning_gym_ids"},
-    {"agentgym.envs.swe.prepare", "agentgym.envs.swe.workspace"},  # TYPE_CHECKING PreparedRepo
-]
-"""Import cycles the tree still has; the goal is none."""
-
-
-def cycle_members(cycle: list[str]) -> set[str]:
-    """The modules of one cycle, from its ``file:line: a imports b`` lines."""
-    return {name for entry in cycle for name in entry.split(": ", 1)[1].split(" imports ")}
-
-
-def test_the_package_has_no_import_cycle_but_the_known_ones():
+def test_the_package_has_no_import_cycle():
+    """Lazy and ``TYPE_CHECKING`` imports count: each is a dependency a reader must follow,
+    and a cycle through one turns into an import-time failure as soon as it is hoisted."""
     cycles = import_cycles(package_modules())
-    new = [cycle for cycle in cycles if cycle_members(cycle) not in KNOWN_CYCLES]
-    assert new == [], f"{len(new)} new import cycle(s):\n" + "\n\n".join(
-        "\n".join(cycle) for cycle in new
+    assert cycles == [], f"{len(cycles)} import cycle(s):\n" + "\n\n".join(
+        "\n".join(cycle) for cycle in cycles
     )
-    found = [cycle_members(cycle) for cycle in cycles]
-    gone = [known for known in KNOWN_CYCLES if known not in found]
-    assert gone == [], f"these cycles are gone: remove them from KNOWN_CYCLES: {gone}"
 
 
 def test_a_cycle_through_a_lazy_import_is_caught(tmp_path):
