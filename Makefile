@@ -11,7 +11,7 @@ WORKERS  ?= auto
 PARALLEL := -n $(WORKERS) --dist worksteal
 QUICK    := tests/core tests/games tests/verifiers tests/eval tests/agents agentgym
 
-.PHONY: install swe-repos demo test test-quick lint check perf bench clean
+.PHONY: install swe-repos demo test test-quick lint check perf clean
 
 install: $(STAMP)
 
