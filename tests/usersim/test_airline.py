@@ -506,3 +506,16 @@ def test_a_refusal_writes_nothing_and_an_agent_that_cancels_anyway_fails():
     ]
     dialogue = rehearse(DOMAIN, TaskDraft(draft.scenario, tuple(eager)))
     assert judge(DOMAIN, draft, dialogue).score == 0.0
+
+
+@pytest.mark.parametrize("domain", ["Airline", "Retail"])
+def test_a_long_unary_chain_is_a_tool_error_not_a_crash(domain):
+    # 8,000 unary minuses fit the action limit and made ast.parse raise MemoryError: the
+    # agent's expression crashed the step (airline had no length limit; retail had one).
+    import agentgym
+
+    env = agentgym.make(f"usersim/{domain}-v1")
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    observation = env.step({"name": "calculate", "arguments": {"expression": "-" * 8000 + "1"}})[0]
+    assert observation.startswith("Tool calculate failed") and "too long" in observation
+    env.close()

@@ -343,6 +343,8 @@ def calculate(db: DB, expression: str) -> float:
             f"cannot calculate {expression!r}: use numbers, + - * / and parentheses only"
         )
 
+    if len(expression) > 500:  # as retail's: a long unary chain exhausts the parser's memory
+        raise ToolError("the expression is too long (500 characters at most)")
     try:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError:
