@@ -30,6 +30,7 @@ import numpy as np
 from agentgym.ledger import EpisodeRecord
 
 __all__ = [
+    "HEADLINE",
     "bootstrap_ci",
     "compare",
     "episode_passed",
@@ -204,25 +205,60 @@ def _draw_counts(rng: np.random.Generator, clusters: int, samples: int) -> np.nd
     return flat.reshape(samples, clusters).astype(float)
 
 
+HEADLINE = (
+    "success is the mean of env means (each env weighs the same, as on the leaderboard); "
+    "95% intervals resample tasks within each env"
+)
+"""The convention behind every headline number: ``summary.json``'s ``overall``, the tables
+of ``agentgym eval``/``report``/``compare``, the demo, the HTML report and the leaderboard
+print the same figure for the same episodes (with no errored episode: the board counts an
+errored episode as a failure, a run leaves it out and counts it on its own)."""
+
+
 def summarize(records: Iterable[EpisodeRecord], *, seed: int = 0) -> dict[str, Any]:
-    """Overall and per-env statistics of a run (a JSON-ready dict; ``summary.json``)."""
+    """Overall and per-env statistics of a run (a JSON-ready dict; ``summary.json``).
+
+    ``overall``'s success and reward are the mean of env means (:data:`HEADLINE`), with
+    ``pooled_success`` and ``pooled_reward`` (every scored episode weighing the same) beside
+    them; with one env the two agree.
+    """
     records = list(records)
     by_env: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for record in records:
         by_env[record.spec.env_id].append(record)
+    overall = _group(records, seed)
+    pooled = {f"pooled_{k}": overall[k] for k in ("success", "success_ci", "reward", "reward_ci")}
+    strata = _strata(records)
+    for name, value in (("success", episode_passed), ("reward", episode_score)):
+        mean, low, high = stratified_bootstrap_ci(
+            [[[float(value(r)) for r in task] for task in env] for env in strata], seed=seed
+        )
+        overall[name], overall[f"{name}_ci"] = mean, [low, high]
     return {
-        "overall": _group(records, seed),
+        "headline": HEADLINE,
+        "overall": {**overall, **pooled},
         "envs": {env_id: _group(group, seed) for env_id, group in sorted(by_env.items())},
     }
 
 
+def _strata(records: Iterable[EpisodeRecord]) -> list[list[list[EpisodeRecord]]]:
+    """The scored episodes per env, per task: envs and tasks sorted by id, as the
+    leaderboard orders them (the same order gives the same bootstrap draws)."""
+    tasks: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        if record.status != "errored":
+            tasks[(record.spec.env_id, record.spec.task_id)].append(record)
+    by_env: dict[str, list[list[EpisodeRecord]]] = defaultdict(list)
+    for (env_id, _), group in sorted(tasks.items()):
+        by_env[env_id].append(group)
+    return [by_env[env_id] for env_id in sorted(by_env)]
+
+
 def _group(records: list[EpisodeRecord], seed: int) -> dict[str, Any]:
     scored = [r for r in records if r.status != "errored"]
-    tasks: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
-    for record in scored:
-        tasks[(record.spec.env_id, record.spec.task_id)].append(record)
-    passed = [[float(episode_passed(r)) for r in group] for group in tasks.values()]
-    rewards = [[episode_score(r) for r in group] for group in tasks.values()]
+    tasks = [task for env in _strata(scored) for task in env]
+    passed = [[float(episode_passed(r)) for r in group] for group in tasks]
+    rewards = [[episode_score(r) for r in group] for group in tasks]
     success, success_low, success_high = bootstrap_ci(passed, seed=seed)
     reward, reward_low, reward_high = bootstrap_ci(rewards, seed=seed)
     tries: dict[tuple[str, str], list[bool]] = defaultdict(list)  # errored ones too
@@ -305,29 +341,32 @@ def compare(
     """Paired comparison of two runs on the episodes both scored (same episode ids).
 
     Pairing removes the task difficulty from the comparison: each shared episode gives a
-    difference (b - a) in success and in reward, and the interval of the mean difference is
-    a bootstrap over tasks, as for the rates. An interval that excludes 0 is a difference
-    the benchmark can see.
+    difference (b - a) in success and in reward. The difference is the mean of env means
+    and its interval a bootstrap over tasks within envs, as for the headline
+    (:data:`HEADLINE`) and the leaderboard's paired comparisons. An interval that excludes 0
+    is a difference the benchmark can see.
     """
     scored_a = {r.episode_id: r for r in a if r.status != "errored"}
     scored_b = {r.episode_id: r for r in b if r.status != "errored"}
     shared = sorted(scored_a.keys() & scored_b.keys())
-    tasks: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
-    for episode_id in shared:
-        first, second = scored_a[episode_id], scored_b[episode_id]
-        tasks[(first.spec.env_id, first.spec.task_id)].append(
-            (
-                float(episode_passed(second)) - float(episode_passed(first)),
-                episode_score(second) - episode_score(first),
-            )
-        )
-    success = bootstrap_ci([[d[0] for d in g] for g in tasks.values()], seed=seed)
-    reward = bootstrap_ci([[d[1] for d in g] for g in tasks.values()], seed=seed)
+    strata = _strata(scored_a[i] for i in shared)
+    pairs = [[[(r, scored_b[r.episode_id]) for r in task] for task in env] for env in strata]
+    success = stratified_bootstrap_ci(
+        [
+            [[float(episode_passed(y)) - float(episode_passed(x)) for x, y in t] for t in env]
+            for env in pairs
+        ],
+        seed=seed,
+    )
+    reward = stratified_bootstrap_ci(
+        [[[episode_score(y) - episode_score(x) for x, y in t] for t in env] for env in pairs],
+        seed=seed,
+    )
     return {
         "shared_episodes": len(shared),
         "only_in_a": len(scored_a.keys() - scored_b.keys()),
         "only_in_b": len(scored_b.keys() - scored_a.keys()),
-        "tasks": len(tasks),
+        "tasks": sum(len(env) for env in pairs),
         "success_difference": success[0],
         "success_difference_ci": [success[1], success[2]],
         "reward_difference": reward[0],
