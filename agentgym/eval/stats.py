@@ -33,6 +33,7 @@ __all__ = [
     "HEADLINE",
     "bootstrap_ci",
     "compare",
+    "difference_sentence",
     "episode_passed",
     "episode_score",
     "episode_tokens",
@@ -372,3 +373,34 @@ def compare(
         "reward_difference": reward[0],
         "reward_difference_ci": [reward[1], reward[2]],
     }
+
+
+def difference_sentence(result: dict[str, Any], label_a: str, label_b: str) -> str:
+    """One sentence for a paired comparison (:func:`compare` of ``a`` and ``b``) of success:
+    which run is better and by how much, or that the benchmark cannot separate them (the
+    interval holds 0). The points are percentage points.
+
+    >>> difference_sentence(
+    ...     {"success_difference": 0.143, "success_difference_ci": [0.061, 0.224],
+    ...      "shared_episodes": 98}, "random", "smollm2")
+    'smollm2 beats random by 14.3 points [6.1, 22.4] of success (98 paired episodes)'
+    >>> difference_sentence(
+    ...     {"success_difference": -0.02, "success_difference_ci": [-0.09, 0.05],
+    ...      "shared_episodes": 40}, "a", "b")
+    'a and b are not separable: b - a = -2.0 points [-9.0, +5.0] of success (40 paired episodes)'
+    """
+    value, (low, high) = result["success_difference"], result["success_difference_ci"]
+    pairs = f"({result['shared_episodes']} paired episodes)"
+    if not result["shared_episodes"] or value != value:
+        return f"{label_a} and {label_b} share no scored episode"
+    if low > 0 or high < 0:
+        better, worse, sign = (label_b, label_a, 1) if low > 0 else (label_a, label_b, -1)
+        lo, hi = sorted((sign * low * 100, sign * high * 100))
+        return (
+            f"{better} beats {worse} by {sign * value * 100:.1f} points "
+            f"[{lo:.1f}, {hi:.1f}] of success {pairs}"
+        )
+    return (
+        f"{label_a} and {label_b} are not separable: {label_b} - {label_a} = "
+        f"{value * 100:.1f} points [{low * 100:+.1f}, {high * 100:+.1f}] of success {pairs}"
+    )
