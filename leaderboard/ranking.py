@@ -34,7 +34,10 @@ the same output for the same input and seed. The numbers, and why:
   have, with the same stratified, task-clustered bootstrap. Pairing removes task difficulty,
   so it can separate entries whose own intervals overlap. The board compares each row with
   the next.
-* **Resolution floor**: :func:`resolution_floor`, printed in the board's header.
+* **Resolution floor**: :func:`resolution_floor`, printed in the board's header twice,
+  labelled: at the median entry's success rate (what the board's own entries can tell apart,
+  which moves as entries join) and at 50% (:data:`HALF`), where a pass or fail has the
+  largest variance, so the widest floor the plan has (a property of the plan alone).
 
 The bootstrap draws depend only on the seed and each env's number of tasks, so every entry of
 a plan sees the draws it would see alone: an entry's numbers do not change when others join
@@ -78,6 +81,7 @@ from agentgym.eval import (
 from agentgym.leaderboard.results import ScoredEpisode
 
 __all__ = [
+    "HALF",
     "METRICS",
     "Board",
     "BoardRow",
@@ -98,6 +102,10 @@ METRICS: tuple[Metric, ...] = ("success", "score")
 
 FLOOR_SIMULATIONS = 200
 """Simulated pairs of entries behind :func:`resolution_floor`."""
+
+HALF = 0.5
+"""The success rate of the board's second floor: a pass or fail varies most at 50%, so the
+floor there is the plan's largest, whatever the entries."""
 
 DECIMALS = 12
 """Bounds and estimates are rounded to this many decimals (see the module docstring)."""
@@ -302,11 +310,14 @@ class Board:
     """``comparisons[i]``: ``rows[i]`` (as b) against ``rows[i + 1]`` (as a), so a positive
     difference is the upper row's lead."""
     resolution_floor: float | None
-    """The smallest success-rate difference the plan resolves (:func:`resolution_floor`, at
-    ``floor_success``); None on an empty board."""
+    """The smallest success-rate difference the plan resolves (:func:`resolution_floor`) at
+    ``floor_success``, the board's own median rate; None on an empty board."""
     floor_success: float | None
     """The success rate the floor is computed at: the median entry's, kept one episode away
     from 0 and 1."""
+    resolution_floor_at_half: float | None
+    """:func:`resolution_floor` at a 50% success rate (:data:`HALF`): the plan's widest
+    floor, which does not move as entries join; None on an empty board."""
     tasks: int
     """The plan's tasks and episodes (the layout most entries share)."""
     episodes: int
@@ -326,6 +337,7 @@ class Board:
             "confidence": self.confidence,
             "resolution_floor": self.resolution_floor,
             "floor_success": self.floor_success,
+            "resolution_floor_at_half": self.resolution_floor_at_half,
             "tasks": self.tasks,
             "episodes": self.episodes,
             "tie_groups": self.tie_groups,
@@ -667,7 +679,8 @@ def board(
     known: Mapping[str, EntryStats] | None = None,
 ) -> Board:
     """Rank entries by ``metric`` (the success rate, or the mean score): intervals, ranks,
-    tie groups, the comparison of each row with the next and the resolution floor.
+    tie groups, the comparison of each row with the next and the resolution floor (at the
+    median entry's success rate and at 50%).
 
     ``entries``: each entry's id and every episode of its plan. ``known``: numbers kept from
     :func:`entry_stats` for some of the entries (the same episodes, the same seed), which
@@ -693,6 +706,7 @@ def board(
         comparisons=_paired_many(neighbours, seed),
         resolution_floor=resolution_floor(plan.episodes, median, seed=seed) if plan else None,
         floor_success=_floor_rate(median, plan.tally) if plan else None,
+        resolution_floor_at_half=resolution_floor(plan.episodes, HALF, seed=seed) if plan else None,
         tasks=len(plan.tally.tasks) if plan else 0,
         episodes=int(plan.tally.counts.sum()) if plan else 0,
         seed=seed,

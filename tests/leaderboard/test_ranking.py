@@ -316,15 +316,22 @@ def test_the_floor_shrinks_with_repeats_and_grows_with_unequal_envs():
     assert uneven > 1.3 * even
 
 
-def test_the_board_header_holds_the_floor_at_the_median_entrys_rate():
+def test_the_board_header_holds_the_floor_at_the_median_entrys_rate_and_at_half():
     result = board({"a": passing(10, 100), "b": passing(30, 100), "c": passing(90, 100)})
     assert result.floor_success == pytest.approx(0.3)
     assert result.resolution_floor == resolution_floor(passing(0, 100), 0.3)
+    assert result.resolution_floor_at_half == resolution_floor(passing(0, 100), 0.5)
     assert (result.tasks, result.episodes) == (100, 100)
+    # A board of weak entries resolves small differences among them, and says so beside the
+    # plan's widest floor (at 50%), which does not move with the entries.
     at_zero = board({"a": passing(0, 100)})
     assert at_zero.floor_success == pytest.approx(0.01) and at_zero.resolution_floor > 0
+    assert at_zero.resolution_floor_at_half == result.resolution_floor_at_half
+    assert at_zero.resolution_floor_at_half > 3 * at_zero.resolution_floor
+    assert at_zero.to_dict()["resolution_floor_at_half"] == at_zero.resolution_floor_at_half
     empty = board({})
     assert empty.rows == [] and empty.resolution_floor is None
+    assert empty.resolution_floor_at_half is None
 
 
 # --- output and reuse ------------------------------------------------------------------------
