@@ -45,7 +45,7 @@ __all__ = [
     "rewrite_episodes",
 ]
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 """``MAJOR.MINOR``. Readers accept any minor of their major; a new major is a breaking change."""
 
 Status = Literal["ok", "truncated", "errored"]
@@ -162,6 +162,9 @@ class EpisodeRecord:
     schema_version: str = SCHEMA_VERSION
     user_turns: list[UserTurnRecord] = field(default_factory=list)
     """The messages of a model that played the user (schema 1.2; written only when any)."""
+    instructions: str | None = None
+    """The instructions the env gave at reset (its ``info["instructions"]``), once per
+    episode, so a reader sees what the agent was told (schema 1.3; written only when set)."""
 
     @property
     def total_reward(self) -> float:
@@ -177,6 +180,8 @@ class EpisodeRecord:
             del data["user_turns"]
         if data["spec"]["user"] is None:
             del data["spec"]["user"]
+        if data["instructions"] is None:
+            del data["instructions"]
         out: dict[str, Any] = jsonable(data)
         return out
 
@@ -235,6 +240,7 @@ class EpisodeRecord:
                 seconds=float(data.get("seconds", 0.0)),
                 schema_version=version,
                 user_turns=user_turns,
+                instructions=data.get("instructions"),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise LedgerError(

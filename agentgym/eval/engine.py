@@ -43,7 +43,7 @@ from agentgym.task_env import clean_action, clean_text
 
 __all__ = ["EngineLimits", "plan_env", "run_episodes"]
 
-# info keys kept out of step records: the instructions are in the first step's context only.
+# info keys kept out of step records: the instructions are the record's, once per episode.
 DROPPED_INFO_KEYS = ("instructions",)
 
 
@@ -282,8 +282,12 @@ class _Run:
                 "env reset",
                 self.pool.run(lambda: env.reset(seed=plan.seed, options={"task_id": plan.task_id})),
             )
+            instructions = str(info.get("instructions", ""))
             record = EpisodeRecord(
-                spec=self._spec(plan), initial_observation=observation, episode_id=plan.episode_id
+                spec=self._spec(plan),
+                initial_observation=observation,
+                episode_id=plan.episode_id,
+                instructions=instructions or None,
             )
             agent = self.agent_factory()
             agent.reset(
@@ -291,7 +295,7 @@ class _Run:
                     env_id=plan.env_id,
                     task_id=plan.task_id,
                     seed=plan.seed if plan.agent_seed is None else plan.agent_seed,
-                    instructions=str(info.get("instructions", "")),
+                    instructions=instructions,
                     info=info,
                     env=env,
                     sampling=self.sampling,
