@@ -5,10 +5,12 @@ verdict) and runs the conformance checker on one env. Then the evaluator runs ``
 (three games and two reasoning-gym arithmetic sets) with the embedded LLM
 (SmolLM2-135M-Instruct, shipped in a wheel, on the CPU, its requests batched across episodes)
 and the two reference agents, the oracle (the ceiling) and random (the floor), into
-``runs/demo-*/``, and prints success and reward with 95% confidence intervals (bootstrap over
-tasks), the paired difference between SmolLM2 and random, and writes
-``runs/demo-*/report.html`` with the plots. The 135M model loses every game but answers about
-a fifth of the sums right: its interval clears random's (``docs/evaluation.md``, "Measured").
+``runs/demo-*/``, and prints success and reward with 95% confidence intervals (the mean of
+env means, tasks resampled within envs, as ``agentgym report`` and the leaderboard print it),
+the paired difference between SmolLM2 and random with the sentence saying which is better,
+and writes ``runs/demo-*/report.html`` with the plots. The 135M model loses every game but
+answers about a fifth of the sums right: its interval clears random's (``docs/evaluation.md``,
+"Measured").
 Everything is offline and seeded.
 """
 
@@ -81,9 +83,7 @@ def main() -> None:
 def evaluate_references() -> None:
     """Evaluate the reference agents on ``quickstart`` and print the comparison table."""
     from agentgym.eval import evaluate
-    from agentgym.eval.cli import format_comparison, format_table
     from agentgym.eval.plan import load_benchmark
-    from agentgym.eval.stats import compare
 
     benchmark = load_benchmark("quickstart")
     out = Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -101,12 +101,7 @@ def evaluate_references() -> None:
         runs.append((agent, result.summary))
         directories.append(result.run_dir)
         records[agent] = result.records
-    print("\n" + format_table(runs))
-    if "smollm2" in records:
-        # Paired by episode, the interval a bootstrap over tasks: above 0, the benchmark sees
-        # the model do better than chance.
-        difference = compare(records["random"], records["smollm2"])
-        print("\n" + format_comparison(difference, "random", "smollm2"))
+    print("\n" + format_results(runs, records))
     print(f"\nrun directories: {out}/*  (agentgym compare {out}/random {out}/smollm2)")
     try:
         from agentgym.eval.report import read_run, write_html
@@ -115,6 +110,23 @@ def evaluate_references() -> None:
         print(f"HTML report: {report}")
     except MissingExtraError as error:  # installed without the report extra
         print(f"HTML report skipped ({error})")
+
+
+def format_results(runs: list[tuple[str, dict[str, Any]]], records: dict[str, Any]) -> str:
+    """What the demo prints after its runs: the table of every agent (the headline row, its
+    convention, pooled figures where they differ) and, when SmolLM2 ran, its paired difference
+    with random and the sentence that says which is better, as ``agentgym report`` and
+    ``agentgym compare`` print them."""
+    from agentgym.eval.cli import format_comparison, format_table
+    from agentgym.eval.stats import compare
+
+    text = format_table(runs)
+    if "smollm2" in records and "random" in records:
+        # Paired by episode, the interval a bootstrap over tasks within envs: above 0, the
+        # benchmark sees the model do better than chance.
+        difference = compare(records["random"], records["smollm2"])
+        text += "\n\n" + format_comparison(difference, "random", "smollm2")
+    return text
 
 
 if __name__ == "__main__":

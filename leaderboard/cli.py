@@ -26,6 +26,7 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,6 @@ def add_commands(commands: Any) -> None:
         "leaderboard",
         help="run a leaderboard: serve, tokens, static export, local verify",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = board.add_subparsers(title="actions", metavar="ACTION")
     board.set_defaults(run=lambda _: board.print_help() or 0)
@@ -332,7 +332,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from agentgym.eval import load_benchmark
+    from agentgym.eval import convention_line, load_benchmark, pooled_line
     from agentgym.leaderboard.bundle import BundleRejected, read_bundle
     from agentgym.leaderboard.ranking import entry_stats
     from agentgym.leaderboard.rescore import rescore
@@ -367,6 +367,10 @@ def _verify(args: argparse.Namespace) -> int:
     print(f"  score    {_interval(stats.score, percent=False)}")
     for env in stats.envs:
         print(f"    {env.env_id}: success {_interval(env.success, percent=True)}")
+    print(f"  {convention_line()}")
+    pooled = pooled_line(_overall(stats, result.episodes))
+    if pooled:
+        print(f"  {pooled}")
     print(
         f"  episodes {stats.episodes} ({stats.errored} errored, {stats.missing} missing, "
         f"{stats.mismatch} not replaying); tokens per episode {stats.prompt_tokens:,.0f} prompt, "
@@ -379,10 +383,34 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _interval(interval: Any, *, percent: bool) -> str:
-    if percent:
-        low, high = 100 * interval.low, 100 * interval.high
-        return f"{100 * interval.estimate:.1f}% [{low:.1f}, {high:.1f}]"
-    return f"{interval.estimate:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
+    """A ranking :class:`Interval` in the terminal's one format (``agentgym.eval``'s
+    :func:`percent_interval` and :func:`score_interval`, as ``agentgym report`` prints)."""
+    from agentgym.eval import percent_interval, score_interval
+
+    shown = percent_interval if percent else score_interval
+    return shown(interval.estimate, (interval.low, interval.high))
+
+
+def _overall(stats: Any, episodes: Sequence[Any]) -> dict[str, Any]:
+    """The entry's headline (``stats``) with its pooled figures beside it, in the shape of a
+    run summary's ``overall``: every episode of the plan weighing the same, resampled by
+    task in the order ``agentgym report`` uses (the same draws for the same episodes)."""
+    from agentgym.eval import bootstrap_ci
+
+    tasks: dict[tuple[str, str], list[Any]] = {}
+    for episode in sorted(episodes, key=lambda e: (e.env_id, e.task_id)):
+        tasks.setdefault((episode.env_id, episode.task_id), []).append(episode)
+    passed = [[float(e.counted and e.passed) for e in task] for task in tasks.values()]
+    scores = [[e.score if e.counted else 0.0 for e in task] for task in tasks.values()]
+    success, score = bootstrap_ci(passed), bootstrap_ci(scores)
+    return {
+        "success": stats.success.estimate,
+        "reward": stats.score.estimate,
+        "pooled_success": success[0],
+        "pooled_success_ci": success[1:],
+        "pooled_reward": score[0],
+        "pooled_reward_ci": score[1:],
+    }
 
 
 def _progress(done: int, total: int) -> None:
@@ -417,6 +445,7 @@ def _run_agent(run_dir: Path) -> str:
 def _submit(args: argparse.Namespace) -> int:
     import httpx
 
+    from agentgym.eval import convention_line
     from agentgym.leaderboard.ranking import Interval
     from agentgym.leaderboard.submission import SubmissionInfo
 
@@ -459,6 +488,8 @@ def _submit(args: argparse.Namespace) -> int:
     success = (status.get("numbers") or {}).get("success")
     shown = f"; success {_interval(Interval.from_dict(success), percent=True)}" if success else ""
     print(f"{status['status']}: {status['tier']}{shown}")
+    if success:
+        print(f"  {convention_line()}")
     return 0
 
 

@@ -10,12 +10,19 @@ the README) import from here, not from its submodules, so the modules can move w
 them. The face covers the four jobs: reading a benchmark (``load_benchmark``, ``Benchmark``,
 ``BenchmarkEnv``, ``EpisodePlan``, ``episode_seed``), running episodes (``evaluate``,
 ``run_episodes``, ``plan_env``, ``EngineLimits``), reading a run back (``read_manifest``,
-``read_run``, ``write_html``) and the statistics (``summarize``, ``bootstrap_ci``, ...).
+``read_run``, ``write_html``) and the statistics (``summarize``, ``bootstrap_ci``, ...), with
+the headline as every terminal prints it (``percent_interval``, ``pooled_line``, ...).
 
 See ``docs/evaluation.md``: agents, the engine, the run directory, statistics, resume.
 """
 
 from agentgym.eval.engine import EngineLimits, plan_env, run_episodes
+from agentgym.eval.headline import (
+    convention_line,
+    percent_interval,
+    pooled_line,
+    score_interval,
+)
 from agentgym.eval.plan import (
     Benchmark,
     BenchmarkEnv,
@@ -29,6 +36,7 @@ from agentgym.eval.run import RunResult, evaluate, evaluate_async, read_manifest
 from agentgym.eval.stats import (
     BOOTSTRAP_SAMPLES,
     CONFIDENCE,
+    HEADLINE,
     bootstrap_ci,
     compare,
     episode_passed,
@@ -44,6 +52,7 @@ from agentgym.eval.stats import (
 __all__ = [
     "BOOTSTRAP_SAMPLES",
     "CONFIDENCE",
+    "HEADLINE",
     "Benchmark",
     "BenchmarkEnv",
     "EngineLimits",
@@ -52,6 +61,7 @@ __all__ = [
     "RunResult",
     "bootstrap_ci",
     "compare",
+    "convention_line",
     "episode_passed",
     "episode_score",
     "episode_seed",
@@ -62,10 +72,13 @@ __all__ = [
     "load_benchmark",
     "pass_at_k",
     "pass_hat_k",
+    "percent_interval",
     "plan_env",
+    "pooled_line",
     "read_manifest",
     "read_run",
     "run_episodes",
+    "score_interval",
     "stratified_bootstrap_ci",
     "stratified_bootstrap_rows",
     "summarize",

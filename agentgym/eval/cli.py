@@ -10,16 +10,25 @@ agentgym compare runs/a runs/b                               paired difference, 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from agentgym.errors import UsageError
+from agentgym.eval.headline import (
+    convention_line,
+    percent_interval,
+    points_interval,
+    pooled_line,
+    score_interval,
+)
 
-__all__ = ["add_commands", "format_table"]
+__all__ = ["ALL_ROW", "add_commands", "format_comparison", "format_pairs", "format_table"]
 
 
 def add_commands(commands: Any) -> None:
@@ -28,13 +37,18 @@ def add_commands(commands: Any) -> None:
         "eval",
         help="evaluate an agent on a benchmark (or on one env)",
         description="Run every episode of a benchmark with an agent, many at once, record each "
-        "in RUN_DIR/episodes.jsonl, and print success and reward with 95%% confidence "
+        "in RUN_DIR/episodes.jsonl, and print success and reward with 95% confidence "
         "intervals (bootstrap over tasks). Agents: oracle, random, smollm2 (the embedded "
         "LLM), hf:PATH, openai:MODEL@URL, vllm:PATH, or package.module:name (an Agent "
         "subclass, a factory, or a function f(observation, info) -> action).",
     )
     source = run.add_mutually_exclusive_group(required=True)
-    source.add_argument("--benchmark", help="a shipped suite (quickstart, games-v0) or a YAML path")
+    source.add_argument(
+        "--benchmark",
+        metavar="NAME",
+        help="a shipped suite (" + ", ".join(_shipped()) + "; `agentgym benchmarks` says "
+        "what each holds) or the path of a YAML file",
+    )
     source.add_argument("--env", metavar="ID", help="evaluate on one env id instead")
     run.add_argument(
         "--agent",
@@ -69,8 +83,21 @@ def add_commands(commands: Any) -> None:
     )
     run.add_argument("--resume", action="store_true", help="continue the run in --out")
     run.add_argument("--num-envs", type=int, default=8, metavar="N", help="episodes at once")
-    run.add_argument("--step-timeout", type=float, default=300.0, metavar="S")
-    run.add_argument("--episode-timeout", type=float, default=3600.0, metavar="S")
+    run.add_argument(
+        "--step-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="seconds one step (the agent's reply, or the env's step) may take; a try that "
+        "runs over is retried (--retries), then recorded as errored",
+    )
+    run.add_argument(
+        "--episode-timeout",
+        type=float,
+        default=3600.0,
+        metavar="S",
+        help="seconds a whole episode may take, retried and recorded as --step-timeout",
+    )
     run.add_argument("--retries", type=int, default=2, help="retries of an errored episode")
     run.add_argument(
         "--seed",
@@ -88,7 +115,9 @@ def add_commands(commands: Any) -> None:
         help="the first N tasks (default: up to 10); more than the env has is refused",
     )
     one_env.add_argument("--episodes-per-task", type=int, metavar="K", help="(default: 1)")
-    one_env.add_argument("--max-steps", type=int, metavar="N")
+    one_env.add_argument(
+        "--max-steps", type=int, metavar="N", help="the step limit (default: the env's own)"
+    )
     one_env.add_argument(
         "--sampling",
         action="append",
@@ -102,11 +131,13 @@ def add_commands(commands: Any) -> None:
     report = commands.add_parser(
         "report",
         help="print the statistics of run directories and write an HTML report",
-        description="Read RUN_DIR/episodes.jsonl and print per-env success, reward (95%% CI, "
+        description="Read RUN_DIR/episodes.jsonl and print per-env success, reward (95% CI, "
         "bootstrap over tasks), pass@k / pass^k, errored episodes and costs; write an HTML "
         "report with plots (needs the report extra: pandas, matplotlib).",
     )
-    report.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    report.add_argument(
+        "run_dirs", nargs="+", metavar="RUN_DIR", help="run directories, shown side by side"
+    )
     report.add_argument(
         "--html", metavar="PATH", help="where to write the report (default: RUN_DIR/report.html)"
     )
@@ -117,12 +148,19 @@ def add_commands(commands: Any) -> None:
         "compare",
         help="paired comparison of two runs on the episodes both have",
         description="For every episode both runs scored (same benchmark, same episode ids), "
-        "the difference B - A in success and reward, with a 95%% interval from a bootstrap over "
+        "the difference B - A in success and reward, with a 95% interval from a bootstrap over "
         "tasks. An interval that excludes 0 is a difference the benchmark can see.",
     )
-    compare.add_argument("run_a", metavar="RUN_A")
-    compare.add_argument("run_b", metavar="RUN_B")
+    compare.add_argument("run_a", metavar="RUN_A", help="the run compared against")
+    compare.add_argument("run_b", metavar="RUN_B", help="the run whose difference is shown")
     compare.set_defaults(run=_compare)
+
+
+def _shipped() -> list[str]:
+    """The names of the shipped suites, for the help (reads a folder; imports no env)."""
+    from agentgym.eval.plan import list_benchmarks
+
+    return list_benchmarks()
 
 
 ONE_ENV_OPTIONS = ("split", "difficulty", "tasks", "episodes_per_task", "max_steps", "sampling")
@@ -245,7 +283,11 @@ def _report(args: argparse.Namespace) -> int:
     warning = benchmark_mismatch(runs)
     if warning:
         print(f"agentgym: warning: {warning}", file=sys.stderr)
-    print(format_table([(run.label, run.summary) for run in runs]))
+    print(
+        format_table(list(zip(_distinct_labels(runs), (run.summary for run in runs), strict=True)))
+    )
+    if len(runs) > 1:
+        print("\n" + format_pairs(runs))
     for run in runs:
         curve = iteration_curve(run.records)
         if curve:
@@ -294,19 +336,65 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def format_comparison(result: dict[str, Any], label_a: str, label_b: str) -> str:
-    """A paired comparison (:func:`~agentgym.eval.stats.compare`) of run B against run A."""
+    """A paired comparison (:func:`~agentgym.eval.stats.compare`) of run B against run A:
+    the differences with their intervals, then the sentence that says which is better
+    (:func:`~agentgym.eval.stats.difference_sentence`)."""
+    from agentgym.eval.stats import difference_sentence
+
     lines = [
         f"{label_b} - {label_a} on {result['shared_episodes']} shared episodes of "
-        f"{result['tasks']} tasks:"
+        f"{result['tasks']} tasks (mean of env means; 95% intervals resample tasks within "
+        f"each env):",
+        "  success "
+        + points_interval(result["success_difference"], result["success_difference_ci"]),
+        "  reward  " + _signed_score(result["reward_difference"], result["reward_difference_ci"]),
     ]
-    for name in ("success", "reward"):
-        low, high = result[f"{name}_difference_ci"]
-        lines.append(f"  {name:<7} {result[f'{name}_difference']:+.3f} [{low:+.3f}, {high:+.3f}]")
     if result["only_in_a"] or result["only_in_b"]:
         lines.append(
             f"  (not paired: {result['only_in_a']} only in A, {result['only_in_b']} only in B)"
         )
+    lines.append(difference_sentence(result, label_a, label_b))
     return "\n".join(lines)
+
+
+def _signed_score(value: float, interval: Sequence[float]) -> str:
+    """A difference of mean rewards, signed: ``+0.143 [+0.061, +0.224]``."""
+    return f"{value:+.3f} [{interval[0]:+.3f}, {interval[1]:+.3f}]"
+
+
+def format_pairs(runs: Sequence[Any]) -> str:
+    """Every pair of runs (:class:`~agentgym.eval.report.Run`), one line each: the sentence
+    of their paired comparison, or why they are not paired (different benchmarks)."""
+    from agentgym.eval.stats import compare, difference_sentence
+
+    labels = _distinct_labels(runs)
+    lines = ["paired comparisons (success, mean of env means of the paired differences):"]
+    for (i, a), (j, b) in itertools.combinations(enumerate(runs), 2):
+        hash_a, hash_b = (str(run.manifest.get("benchmark_hash", "")) for run in (a, b))
+        if not hash_a or hash_a != hash_b:
+            lines.append(
+                f"  {labels[i]} and {labels[j]} are not paired: they ran different benchmarks "
+                f"({_benchmark_name(a)} {hash_a[:12] or 'no hash'}, {_benchmark_name(b)} "
+                f"{hash_b[:12] or 'no hash'}), so their episodes are not the same"
+            )
+            continue
+        lines.append(
+            "  " + difference_sentence(compare(a.records, b.records), labels[i], labels[j])
+        )
+    return "\n".join(lines)
+
+
+def _distinct_labels(runs: Sequence[Any]) -> list[str]:
+    """Each run's label (its agent), with its directory's name where two runs share one."""
+    counts = Counter(run.label for run in runs)
+    return [
+        f"{run.label} ({run.directory.name})" if counts[run.label] > 1 else run.label
+        for run in runs
+    ]
+
+
+def _benchmark_name(run: Any) -> str:
+    return str((run.manifest.get("benchmark") or {}).get("name", "?"))
 
 
 def parse_options(pairs: list[str], flag: str = "--agent-option") -> dict[str, Any]:
@@ -324,9 +412,15 @@ def parse_options(pairs: list[str], flag: str = "--agent-option") -> dict[str, A
     return options
 
 
+ALL_ROW = "ALL (mean of env means)"
+"""The label of a run's headline row: the figure :data:`~agentgym.eval.stats.HEADLINE` names."""
+
+
 def format_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
-    """One row per env and agent: success and reward with their 95% CIs, pass^k, errors,
-    tokens and seconds per scored episode."""
+    """One row per env and agent, then each agent's headline row (:data:`ALL_ROW`): success
+    and reward with their 95% CIs, pass^k, errors, tokens and seconds per scored episode.
+    Under the table, the convention's line and, for a run whose pooled figures differ from
+    its headline, those labelled (:mod:`agentgym.eval.headline`)."""
     header = (
         "env",
         "agent",
@@ -339,26 +433,30 @@ def format_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
         "s/ep",
     )
     rows = [header]
+    notes = [convention_line()]
     for agent, summary in runs:
-        for env_id, stats in [*summary["envs"].items(), ("ALL", summary["overall"])]:
-            hats = sorted(k for k in stats if k.startswith("pass^"))
-            scored = max(stats["scored"], 1)
-            rows.append(
-                (
-                    env_id,
-                    agent,
-                    _with_ci(stats["success"], stats["success_ci"]),
-                    _with_ci(stats["reward"], stats["reward_ci"]),
-                    f"{hats[-1]}={stats[hats[-1]]:.2f}" if hats else "-",
-                    str(stats["errored"]),
-                    str(stats["episodes"]),
-                    f"{(stats['prompt_tokens'] + stats['completion_tokens']) / scored:.0f}",
-                    "-"
-                    if stats["seconds_mean"] != stats["seconds_mean"]
-                    else f"{stats['seconds_mean']:.1f}",
-                )
-            )
-    return _aligned(rows)
+        for env_id, stats in [*summary["envs"].items(), (ALL_ROW, summary["overall"])]:
+            rows.append((env_id, agent, *_table_cells(stats)))
+        pooled = pooled_line(summary["overall"])
+        if pooled:
+            notes.append(f"{agent}: {pooled}")
+    return "\n".join([_aligned(rows), *notes])
+
+
+def _table_cells(stats: dict[str, Any]) -> tuple[str, ...]:
+    """A row's cells after its env and agent."""
+    hats = sorted(k for k in stats if k.startswith("pass^"))
+    scored = max(stats["scored"], 1)
+    seconds = stats["seconds_mean"]
+    return (
+        percent_interval(stats["success"], stats["success_ci"]),
+        score_interval(stats["reward"], stats["reward_ci"]),
+        f"{hats[-1]}={stats[hats[-1]]:.2f}" if hats else "-",
+        str(stats["errored"]),
+        str(stats["episodes"]),
+        f"{(stats['prompt_tokens'] + stats['completion_tokens']) / scored:.0f}",
+        "-" if seconds != seconds else f"{seconds:.1f}",
+    )
 
 
 def _aligned(rows: Sequence[Sequence[str]]) -> str:
@@ -366,9 +464,3 @@ def _aligned(rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     return "\n".join(line.rstrip() for line in lines)
-
-
-def _with_ci(value: float, ci: list[float]) -> str:
-    if value != value:  # nan: nothing scored
-        return "-"
-    return f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"

@@ -8,7 +8,7 @@ def test_eval_report_and_compare(tmp_path, capsys):
         args = ["eval", "--env", "games/TowerOfHanoi-v0", "--tasks", "3", "--difficulty", "easy"]
         assert main([*args, "--agent", agent, "--out", str(tmp_path / agent)]) == 0
     out = capsys.readouterr().out
-    assert "games/TowerOfHanoi-v0  oracle  1.00 [1.00, 1.00]" in out
+    assert "games/TowerOfHanoi-v0    oracle  100.0% [100.0, 100.0]" in out
     assert main(["report", str(tmp_path / "oracle"), str(tmp_path / "random")]) == 0
     assert "random" in capsys.readouterr().out
     assert main(["compare", str(tmp_path / "oracle"), str(tmp_path / "random")]) == 0
