@@ -59,7 +59,8 @@ model's from a colluding user's (a patient who names the condition), so such a r
 refused, never ranked."""
 
 ORACLE_SHARE_FLAG = 0.2
-"""Flag a bundle where more than this share of the passed episodes are the oracle's actions."""
+"""Flag a bundle where more than this share of the passed episodes of two or more steps (the
+ones that can show a copy) take exactly the oracle's actions."""
 TIMING_RETRIES = 2
 """Replays more, one at a time once the others are done, of an episode of a timing-dependent
 env (``metadata["replay"] == "verdict"``) that did not play out as recorded, before it
@@ -360,10 +361,16 @@ def _count(value: Any) -> int:
 
 def _flags(scored: list[ScoredEpisode], records: list[EpisodeRecord]) -> list[str]:
     flags = []
-    passed = [e for e in scored if e.passed]
-    copied = sum(e.oracle_like for e in passed)
-    if passed and copied > ORACLE_SHARE_FLAG * len(passed):
-        flags.append(f"{copied} of {len(passed)} passed episodes take exactly the oracle's actions")
+    # Only an episode of two or more steps can show a copied solution; counting one-reply
+    # passes too would let any suite of single answers hide a copied oracle (the quickstart
+    # oracle's own run: 18 of 98 passed episodes, 18 of its 18 that can show it).
+    comparable = [e for e in scored if e.passed and e.steps >= 2]
+    copied = sum(e.oracle_like for e in comparable)
+    if comparable and copied > ORACLE_SHARE_FLAG * len(comparable):
+        flags.append(
+            f"{copied} of {len(comparable)} passed episodes of two or more steps take exactly "
+            f"the oracle's actions"
+        )
     differ = sum(
         e.counted and e.claimed_score is not None and e.claimed_score != e.score for e in scored
     )
