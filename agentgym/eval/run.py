@@ -31,7 +31,8 @@ from agentgym.agents import AgentFactory, SharedBackendFactory, resolve_agent
 from agentgym.errors import LedgerError, UsageError
 from agentgym.eval.engine import EngineLimits, check_num_envs, run_episodes
 from agentgym.eval.plan import Benchmark, EpisodePlan
-from agentgym.eval.stats import episode_tokens, summarize
+from agentgym.eval.progress import start_progress
+from agentgym.eval.stats import summarize
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 from agentgym.registry import spec
 
@@ -78,7 +79,8 @@ async def evaluate_async(
         num_envs: episodes played at once.
         resume: continue the run already in ``out`` (same benchmark and agent).
         limits: step and episode timeouts, retries.
-        progress: draw a status line on stderr.
+        progress: show the progress on stderr: a live bar on a terminal, else a plain line
+            every few seconds (:mod:`agentgym.eval.progress`).
         user: an agent spec that plays the user of conversation envs (``usersim/*``);
             ``None``: the env's own scripted user. The same LLM spec and options as the
             agent's share its loaded model.
@@ -117,7 +119,7 @@ async def evaluate_async(
     done = _prepare(run_dir, manifest, resume)
     todo = [plan for plan in plans if plan.episode_id not in done]
     episodes_path = run_dir / "episodes.jsonl"
-    bar = _Progress(len(plans), len(plans) - len(todo)) if progress else None
+    bar = start_progress(len(plans), len(plans) - len(todo)) if progress else None
     written: list[str] = []
     try:
         with EpisodeWriter(episodes_path) as writer:
@@ -260,69 +262,3 @@ def _version() -> str:
     from agentgym import __version__
 
     return __version__
-
-
-class _Progress:
-    """A live progress bar on stderr (rich): episodes, success so far, errored, tokens/s."""
-
-    def __init__(self, total: int, done: int) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.scored = self.passed = self.errored = self.tokens = 0
-        self.error_kinds: set[str] = set()  # each shown once, with its first message
-        self.started = time.monotonic()
-        self.progress = Progress(
-            TextColumn("episodes"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[stats]}"),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-        )
-        self.task = self.progress.add_task("run", total=total, completed=done, stats="")
-        self.progress.start()
-
-    def update(self, record: EpisodeRecord) -> None:
-        """Count a finished episode."""
-        if record.status == "errored":
-            self.errored += 1
-            self._show_error(record)
-        else:
-            self.scored += 1
-            self.passed += bool(record.verdict is not None and record.verdict.passed)
-        self.tokens += sum(episode_tokens(record))
-        rate = self.tokens / max(time.monotonic() - self.started, 1e-9)
-        stats = f"success {self.passed / max(self.scored, 1):.0%}  errored {self.errored}"
-        if self.tokens:
-            stats += f"  {rate:,.0f} tok/s"
-        self.progress.update(self.task, advance=1, stats=stats)
-
-    def _show_error(self, record: EpisodeRecord) -> None:
-        """Print an errored episode's reason above the bar, the first of each kind only
-        (``the agent raised ValueError``): the count on the bar says how many followed."""
-        reason = str(record.error or "unknown error").split("; last: ", 1)[-1]
-        kind = reason.split(":", 1)[0]
-        if kind in self.error_kinds:
-            return
-        self.error_kinds.add(kind)
-        where = f"{record.spec.env_id} {record.spec.task_id}"
-        self.progress.console.print(
-            f"errored: {where}: {reason[:500]} (further episodes errored this way are "
-            f"counted, not shown)",
-            markup=False,
-            highlight=False,
-        )
-
-    def finish(self) -> None:
-        """Draw the last state and give the terminal back."""
-        self.progress.stop()

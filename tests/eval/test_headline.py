@@ -12,7 +12,6 @@ pooled rate (50.0%), and a printer that used the pooled figure fails here.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
