@@ -35,7 +35,7 @@ from gymnasium.vector.utils import (
     write_to_shared_memory,
 )
 
-__all__ = ["ChatMessages", "Text", "TextObservation", "ToolCall", "tool"]
+__all__ = ["ChatMessages", "Text", "TextObservation", "ToolCall", "describe_tools", "tool"]
 
 # Characters `sample()` draws from: printable ASCII plus a few multi-byte characters, so that
 # code handling samples is exercised on non-ASCII input too.
@@ -224,6 +224,54 @@ def tool(
             "additionalProperties": False,
         },
     }
+
+
+def describe_tools(tools: Sequence[Mapping[str, Any]]) -> str:
+    """Tool declarations as text a model reads: each tool's name and description, then one
+    line per argument (name, type, required or optional, meaning).
+
+    The one rendering of tool schemas as prose: an env's instructions list its tools with it
+    (SWE's), and an in-process agent's prompt adds it for an env whose instructions do not
+    describe its tools (:mod:`agentgym.agents.prompting`), so both read alike and always
+    match the schemas that judge the calls.
+
+    >>> print(describe_tools([tool("view", "Show a file.", {"path": {"type": "string",
+    ...     "description": "which file"}, "line": {"type": "integer"}}, optional=("line",))]))
+    view: Show a file.
+      - path (string, required): which file
+      - line (integer, optional)
+    """
+    return "\n".join(_describe_tool(declared) for declared in tools)
+
+
+def _describe_tool(declared: Mapping[str, Any]) -> str:
+    schema = declared.get("parameters") or {}
+    properties: Mapping[str, Mapping[str, Any]] = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    heading = f"{declared['name']}: {str(declared.get('description', '')).strip()}"
+    if not properties:
+        return f"{heading} (no arguments)"
+    lines = [heading]
+    for name, argument in properties.items():
+        need = "required" if name in required else "optional"
+        meaning = str(argument.get("description", "")).strip()
+        if "enum" in argument:
+            choices = ", ".join(json.dumps(choice) for choice in argument["enum"])
+            meaning = f"{meaning}; one of {choices}" if meaning else f"one of {choices}"
+        line = f"  - {name} ({_type_name(argument)}, {need})"
+        lines.append(f"{line}: {meaning}" if meaning else line)
+    return "\n".join(lines)
+
+
+def _type_name(argument: Mapping[str, Any]) -> str:
+    """``string``, ``array of string``, ``integer or null``: a JSON schema's type, in words."""
+    kind = argument.get("type", "any")
+    if isinstance(kind, list):
+        return " or ".join(str(k) for k in kind)
+    items = argument.get("items")
+    if kind == "array" and isinstance(items, Mapping) and "type" in items:
+        return f"array of {_type_name(items)}"
+    return str(kind)
 
 
 class ToolCall(Space[dict[str, Any]]):

@@ -39,7 +39,7 @@ class ChatAgent(Agent):
         self.params = SamplingParams.from_dict(
             {**(self.prompt.default_sampling or {}), **context.sampling}
         )
-        self.conversation = Conversation.start(context.instructions, self.prompt)
+        self.conversation = Conversation.start(context.instructions, self.prompt, context.tools)
         self.action_style = self.prompt.style_for(context.action_style)
         flexible = self.prompt.answer_extraction == "flexible"
         self.answer_format = context.answer_format if flexible else None

@@ -3,7 +3,11 @@
 One :class:`Conversation` per episode:
 
 * the env's task **instructions** become the system message (plus an optional format hint
-  such as "reply with the action only");
+  such as "reply with the action only"). For an env whose actions are tool calls, the tools'
+  schemas follow the instructions as text (each tool, each argument's name, type, whether it
+  is required, what it means: :func:`tool_section`), unless the instructions already name
+  every tool and argument; a local model reads no native tool declarations, and without
+  them it would have to guess that an edit takes ``old_str`` and ``new_str``;
 * each **observation** is appended as a ``user`` message and each raw model reply as an
   ``assistant`` message. The history is **append-only**: an earlier turn is never rewritten,
   so turn ``t+1``'s prompt starts with turn ``t``'s prompt plus its reply, which is what a
@@ -54,10 +58,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentgym.errors import UsageError
+from agentgym.spaces import describe_tools
 
 __all__ = [
     "ACTION_STYLES",
@@ -67,6 +73,7 @@ __all__ = [
     "extract_action",
     "flexible_answer",
     "format_observation",
+    "tool_section",
 ]
 
 ActionStyle = Literal["auto", "tags", "fenced", "line", "raw"]
@@ -153,11 +160,17 @@ class Conversation:
     messages: list[dict[str, Any]] = field(default_factory=list)  # without the system one
 
     @classmethod
-    def start(cls, instructions: str, config: PromptConfig) -> Conversation:
-        """The conversation for an episode with these task instructions."""
-        system = instructions.strip()
-        if config.format_hint:
-            system = f"{system}\n\n{config.format_hint}" if system else config.format_hint
+    def start(
+        cls,
+        instructions: str,
+        config: PromptConfig,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Conversation:
+        """The conversation for an episode with these task instructions; with the env's
+        ``tools`` (its :class:`~agentgym.spaces.ToolCall` space's declarations), their
+        schemas as text unless the instructions already describe them (:func:`tool_section`)."""
+        parts = (instructions.strip(), tool_section(instructions, tools), config.format_hint)
+        system = "\n\n".join(part for part in parts if part)
         return cls(system=system, history_window=config.history_window)
 
     def add_observation(self, observation: Any, tool_call_id: str | None = None) -> None:
@@ -207,6 +220,35 @@ class Conversation:
 
 
 _TURN_OPENERS = ("user", "tool")
+
+
+def tool_section(instructions: str, tools: Sequence[Mapping[str, Any]] | None) -> str:
+    """The env's tools as a section of the system message: how to call them and each one's
+    arguments (:func:`~agentgym.spaces.describe_tools`), so a model that reads no native
+    tool declarations (an in-process one) need not guess an argument's name. Empty when
+    there are no tools, or when the instructions already name every tool and every argument
+    (the env lists them itself, as every shipped env with tools does): no second copy."""
+    if not tools or _names_every_argument(instructions, tools):
+        return ""
+    return (
+        'Tools: call one per reply, as a JSON object {"name": ..., "arguments": {...}}.\n'
+        + describe_tools(tools)
+    )
+
+
+def _names_every_argument(text: str, tools: Sequence[Mapping[str, Any]]) -> bool:
+    words = {word.lower() for word in _WORD.findall(text)}
+    return all(
+        str(declared["name"]).lower() in words
+        and all(
+            str(name).lower() in words
+            for name in (declared.get("parameters") or {}).get("properties") or {}
+        )
+        for declared in tools
+    )
+
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
 def format_observation(observation: Any) -> str:

@@ -37,7 +37,7 @@ from agentgym.envs.swe.workspace import (
 from agentgym.errors import SandboxFileNotFoundError, UsageError
 from agentgym.sandbox import ResourceLimitError, Sandbox, Session
 from agentgym.sandbox.base import check_timeout
-from agentgym.spaces import tool
+from agentgym.spaces import describe_tools, tool
 from agentgym.task_env import InvalidAction, TaskEnv
 
 __all__ = ["DEFAULT_TASKS", "TOOLS", "SWEEnv", "SWETask", "SWEWorld"]
@@ -50,23 +50,30 @@ PATCH_END = "AGENTGYM_PATCH_END"
 ZERO_COMPONENTS = {"fail_to_pass": 0.0, "pass_to_pass": 0.0, "dropped_files": 0.0, "tampering": 0.0}
 
 
-_TEXT = {"type": "string"}
+def _text(meaning: str) -> dict[str, str]:
+    return {"type": "string", "description": meaning}
+
+
+_PATH = _text("a file, relative to /testbed or absolute")
 
 TOOLS = [
     tool(
         "bash",
         "Run a command in a persistent bash shell (cwd, variables and background jobs persist; "
         "it starts in /testbed). No network.",
-        {"command": {"type": "string", "description": "the command line"}},
+        {"command": _text("the command line")},
     ),
     tool(
         "view",
         "Show a file with line numbers (optionally only lines start_line..end_line), or list "
         "a directory two levels deep.",
         {
-            "path": {"type": "string", "description": "a path, relative to /testbed or absolute"},
-            "start_line": {"type": "integer"},
-            "end_line": {"type": "integer"},
+            "path": _text("a file or directory, relative to /testbed or absolute"),
+            "start_line": {"type": "integer", "description": "the first line shown (default 1)"},
+            "end_line": {
+                "type": "integer",
+                "description": f"the last line shown (default: start_line + {VIEW_LINES - 1})",
+            },
         },
         optional=("start_line", "end_line"),
     ),
@@ -74,24 +81,32 @@ TOOLS = [
         "str_replace",
         "Replace the one occurrence of old_str in a file by new_str (old_str must occur exactly "
         "once; include enough context).",
-        {"path": _TEXT, "old_str": _TEXT, "new_str": _TEXT},
+        {
+            "path": _PATH,
+            "old_str": _text("the text to replace, exactly as in the file (indentation too)"),
+            "new_str": _text("the text to put in its place"),
+        },
     ),
     tool(
         "insert",
         "Insert text after line insert_line of a file (0 inserts at the top).",
-        {"path": _TEXT, "insert_line": {"type": "integer"}, "text": _TEXT},
+        {
+            "path": _PATH,
+            "insert_line": {"type": "integer", "description": "the line to insert after"},
+            "text": _text("the lines to insert"),
+        },
     ),
     tool(
         "create",
         "Write a file with the given content (created, or replaced if it exists).",
-        {"path": _TEXT, "file_text": _TEXT},
+        {"path": _PATH, "file_text": _text("the whole content of the file")},
     ),
     tool(
         "search",
         "Search files for a regular expression (grep -E), showing file:line: matches.",
         {
-            "pattern": _TEXT,
-            "path": {"type": "string", "description": "where to search (default .)"},
+            "pattern": _text("an extended regular expression"),
+            "path": _text("the file or directory to search (default: /testbed)"),
         },
         optional=("path",),
     ),
@@ -99,7 +114,13 @@ TOOLS = [
         "run_tests",
         "Run tests (pytest node ids or paths; default: the failing tests of the issue) and show "
         "each one's outcome.",
-        {"tests": {"type": "array", "items": {"type": "string"}}},
+        {
+            "tests": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "pytest node ids or paths (default: the issue's failing tests)",
+            }
+        },
         optional=("tests",),
     ),
     tool("submit", "Submit the working copy's changes as the fix; this ends the episode."),
@@ -252,7 +273,10 @@ class SWEEnv(TaskEnv[SWEWorld]):
     ``git apply``, then submits. **Version history.** v1: the grader's screen judges the
     patch's syntax tree and the canaries stand among the real tests (a patch that reaches
     into pytest scored 1.0 on any task); file names with spaces or newlines round-trip; the
-    agent's files can no longer make an episode errored. v0: first release.
+    agent's files can no longer make an episode errored; the instructions list every tool
+    with its arguments (typed, required or optional, one line of meaning), rendered from the
+    schemas (made before any v1 score was published, so no new id; see ``docs/envs/swe.md``).
+    v0: first release.
     """
 
     metadata = {
@@ -442,12 +466,13 @@ class SWEEnv(TaskEnv[SWEWorld]):
         return world.patch is not None
 
     def action_syntax(self) -> str:
-        names = ", ".join(t["name"] for t in TOOLS)
         return (
-            f"Work with the tools ({names}); call one per reply, as a JSON object "
+            "Work with the tools below: call one per reply, as a JSON object "
             '{"name": ..., "arguments": {...}} or a native tool call; a ```bash block runs '
             "in the shell. Inspect the code, reproduce the failure with run_tests, fix the "
-            "package (not the tests), check, then call submit."
+            "package (not the tests), check, then call submit.\n\n"
+            # Rendered from the schemas that judge the calls: never a second, drifting copy.
+            f"Tools:\n{describe_tools(self.tools)}"
         )
 
 
