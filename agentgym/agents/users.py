@@ -144,7 +144,7 @@ def user_model(
     sampling: dict[str, Any] | None = None,
 ) -> AgentUser:
     """A :class:`~agentgym.UserModel` from an agent spec, for use outside the evaluator:
-    ``agentgym.make("usersim/Retail-v1", user=user_model("smollm2"))``.
+    ``agentgym.make("usersim/Retail-v2", user=user_model("smollm2"))``.
 
     Its agent's calls run on an event loop in a daemon thread; call the env from any thread
     but that one.

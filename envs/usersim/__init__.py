@@ -14,7 +14,7 @@ for _domain, _what in (
     ("Telecom", "a phone carrier, where only the user can change their phone (dual control)"),
 ):
     register(
-        f"usersim/{_domain}-v1",
+        f"usersim/{_domain}-v2",
         entry_point=f"{_BASE}.env:UserSimEnv",
         kwargs={"domain": _domain.lower()},
         max_episode_steps=40,

@@ -1,4 +1,4 @@
-"""``usersim/{Retail,Airline,Telecom}-v1``: help a simulated customer, by policy, with tools.
+"""``usersim/{Retail,Airline,Telecom}-v2``: help a simulated customer, by policy, with tools.
 
 The agent is a customer-service agent. Its instructions hold the domain's **policy** and its
 **tools**; its first observation is the customer's first message. Each action is either
@@ -10,12 +10,15 @@ The agent is a customer-service agent. Its instructions hold the domain's **poli
   :class:`~agentgym.spaces.ToolCall` space): the observation is ``Tool NAME returned: ...``
   with the JSON result, or ``Tool NAME failed: ...`` with the database's refusal.
 
-A malformed call (unknown tool, missing or mistyped argument, bad JSON) is an invalid action:
-its observation says what was wrong, ``info["invalid_actions"]`` and ``info["tool_errors"]``
-count it, and the conversation goes on. The episode ends when the user writes ``###STOP###``
-or the agent transfers the user to a human; it is scored then (tau-bench's reward, see
-:mod:`agentgym.envs.usersim.dialogue`): the database must equal the gold one, the required
-outputs must have been said, and no policy rule broken.
+A malformed call (unknown tool, missing or mistyped argument, bad JSON) is an invalid action,
+and so is a Python-style call of an unknown tool whatever its arguments
+(``find_user_id_by_emial(email=...)``: a snake_case name right before its ``(``, or keyword
+arguments; prose such as "Sure (one moment)" stays a message). The observation says what was
+wrong (an unknown tool: which tools there are), ``info["invalid_actions"]`` and
+``info["tool_errors"]`` count it, and the conversation goes on. The episode ends when the
+user writes ``###STOP###`` or the agent transfers the user to a human; it is scored then
+(tau-bench's reward, see :mod:`agentgym.envs.usersim.dialogue`): the database must equal the
+gold one, the required outputs must have been said, and no policy rule broken.
 
 **The user.** ``user="scripted"`` (the default) is the deterministic scripted user
 (:mod:`agentgym.envs.usersim.scripted`): same seed and agent, same episode, byte for byte.
@@ -33,11 +36,12 @@ things up, asks for confirmation before each write, and tells the user the outpu
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import inspect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -173,7 +177,41 @@ class ConversationTasks(GeneratedTaskSet):
         return ConversationTask(task_id, split, difficulty, seed, self.domain, template.name, draft)
 
 
-_PYTHON_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\(.*\)\s*$", re.DOTALL)
+_FENCED = re.compile(r"^```[a-z]*[ \t]*\n(.*?)\n?```$", re.DOTALL)
+_PYTHON_CALL = re.compile(r"^([A-Za-z_]\w*)(\s*)\(.*\)$", re.DOTALL)
+
+
+def python_call_name(text: str, tools: Collection[str]) -> str | None:
+    """The name a reply calls when it is written as a Python-style call, ``name(...)`` from
+    its first character to its last (maybe in a ```` ``` ```` fence); ``None`` for prose.
+
+    Prose can look like a call — "Sure (one moment)", "Thanks(really)" — so a name that is not
+    one of ``tools`` counts only when the reply reads as code: the name is right before its
+    ``(`` and is snake_case (holds an underscore, as tool names do), or the reply parses as
+    one Python call with keyword arguments (``lookup(order="#W1")``). Such a call of an
+    unknown tool is then an invalid action, not a message to the user (usersim v2)."""
+    body = text.strip()
+    fenced = _FENCED.match(body)
+    if fenced is not None:
+        body = fenced.group(1).strip()
+    match = _PYTHON_CALL.match(body)
+    if match is None:
+        return None
+    name, space = match.group(1), match.group(2)
+    if name in tools:
+        return name
+    if space:
+        return None
+    return name if "_" in name.strip("_") or _has_keywords(body) else None
+
+
+def _has_keywords(body: str) -> bool:
+    """Whether ``body`` parses as one Python call with keyword arguments."""
+    try:
+        node = ast.parse(body, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # NUL, nesting, size
+        return False
+    return isinstance(node, ast.Call) and bool(node.keywords)
 
 
 class UserSimEnv(ModelUserEnv, TaskEnv[Dialogue]):
@@ -230,13 +268,18 @@ class UserSimEnv(ModelUserEnv, TaskEnv[Dialogue]):
                 "the reply is empty: write a message to the user, or call one tool as "
                 '{"name": ..., "arguments": {...}}'
             )
-        if not self._is_call(text):
+        called = python_call_name(text, self._tool_names)
+        if called is None and not looks_like_tool_call(text):
             if not any(character.isalnum() for character in text):
                 raise InvalidAction(
                     f"{text[:40]!r} has no words: write a message to the user, or call a tool"
                 )
             return f"User: {world.say(text)}"
         try:
+            if called is not None and called not in self._tool_names:
+                # Named before its arguments are read: whatever they hold, the tool is unknown.
+                tools = ", ".join(t["name"] for t in self.tools)
+                raise InvalidAction(f"unknown tool {called!r}; available tools: {tools}")
             name, arguments = self.parse_tool_call(text)
         except InvalidAction:
             world.tool_errors += 1
@@ -283,12 +326,9 @@ class UserSimEnv(ModelUserEnv, TaskEnv[Dialogue]):
         info["template"] = getattr(self._task, "template", "")
         return info
 
-    def _is_call(self, text: str) -> bool:
-        """Whether the reply is a tool call (JSON, or a Python-style call of a known tool)."""
-        if looks_like_tool_call(text):
-            return True
-        match = _PYTHON_CALL.match(text)
-        return match is not None and any(t["name"] == match.group(1) for t in self.tools)
+    @property
+    def _tool_names(self) -> frozenset[str]:
+        return frozenset(t["name"] for t in self.tools)
 
 
 def _signature(tool: Mapping[str, Any]) -> str:

@@ -49,7 +49,7 @@ def report(name: str, ours: float, theirs: float | None = None) -> None:
 
 
 def bench_domain(name: str, rounds: int) -> None:
-    env = agentgym.make(f"usersim/{name.capitalize()}-v1")
+    env = agentgym.make(f"usersim/{name.capitalize()}-v2")
     base = env.unwrapped
     task = base.tasks.get("test/easy/0")
     moves = task.draft.moves

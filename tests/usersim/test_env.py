@@ -15,7 +15,7 @@ from agentgym.envs.usersim.env import DOMAINS, load_domain
 from agentgym.eval.plan import Benchmark
 from agentgym.eval.run import evaluate
 
-IDS = [f"usersim/{name.capitalize()}-v1" for name in DOMAINS]
+IDS = [f"usersim/{name.capitalize()}-v2" for name in DOMAINS]
 
 
 def play(env, actions):
@@ -101,7 +101,7 @@ def _retail_task_with_a_write(env):
 
 
 def test_a_write_without_explicit_confirmation_breaks_the_policy():
-    env = agentgym.make("usersim/Retail-v1")
+    env = agentgym.make("usersim/Retail-v2")
     task = _retail_task_with_a_write(env)
     tools = {t.name: t for t in env.unwrapped.domain.agent_tools()}
     env.reset(seed=0, options={"task_id": task.id})
@@ -118,7 +118,7 @@ def test_a_write_without_explicit_confirmation_breaks_the_policy():
 
 
 def test_calls_can_be_written_as_json_as_python_or_natively_and_respond_talks():
-    env = agentgym.make("usersim/Retail-v1")
+    env = agentgym.make("usersim/Retail-v2")
     env.reset(seed=0, options={"task_id": "test/easy/0"})
     native = env.step({"name": "list_all_product_types", "arguments": {}})[0]
     written = env.step('{"name": "list_all_product_types", "arguments": {}}')[0]
@@ -133,7 +133,7 @@ def test_a_call_in_a_fence_with_a_lowercase_tag_is_a_call_and_prose_is_a_message
     # One detector for the agent and for a model playing the user (agentgym's
     # looks_like_tool_call): a fenced JSON object is a call under any lowercase tag, as it was
     # for the v1 ids' agents; ```JSON stays a message so that their scores do not move.
-    env = agentgym.make("usersim/Retail-v1")
+    env = agentgym.make("usersim/Retail-v2")
     env.reset(seed=0, options={"task_id": "test/easy/0"})
     call = '{"name": "list_all_product_types", "arguments": {}}'
     for fenced in (f"```python\n{call}\n```", f"```json\n{call}\n```", f"```\n{call}\n```"):
@@ -143,8 +143,48 @@ def test_a_call_in_a_fence_with_a_lowercase_tag_is_a_call_and_prose_is_a_message
     env.close()
 
 
+@pytest.mark.parametrize(
+    "action",
+    [
+        'find_user_id_by_emial(email="mia@example.com")',  # a typo of a tool: snake_case
+        "find_user_id_by_emial(email=mia@example.com)",  # its arguments do not even parse
+        'lookup(order_id="#W2043135")',  # one word, but keyword arguments: code
+        '```python\nget_order(order_id="#W2043135")\n```',  # in a fence
+        "get_order_status()",
+    ],
+)
+def test_a_python_style_call_of_an_unknown_tool_is_an_invalid_action(action):
+    env = agentgym.make("usersim/Retail-v2")
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    observation, reward, terminated, truncated, info = env.step(action)
+    assert observation.startswith("Invalid action: unknown tool"), observation
+    assert "find_user_id_by_email" in observation and "respond" in observation  # the tools
+    assert info["invalid_action"] and info["tool_errors"] == 1 and reward == 0.0
+    assert not (terminated or truncated)
+    assert [role for role, _ in env.unwrapped._world.transcript] == ["user"]  # nothing said
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Sure (one moment) I will look it up.",
+        "Thanks(really)",
+        "Sure (1)",
+        "Could you confirm your email address (the one on the account)?",
+        "I have cancelled it (order #W2043135)",
+    ],
+)
+def test_prose_with_parentheses_is_a_message_to_the_user(message):
+    env = agentgym.make("usersim/Retail-v2")
+    env.reset(seed=0, options={"task_id": "test/easy/0"})
+    observation, _, _, _, info = env.step(message)
+    assert observation.startswith("User: ") and not info["invalid_action"], observation
+    env.close()
+
+
 def test_the_instructions_hold_the_role_the_policy_and_every_tool():
-    env = agentgym.make("usersim/Airline-v1")
+    env = agentgym.make("usersim/Airline-v2")
     observation, info = env.reset(seed=0, options={"task_id": "test/medium/2"})
     domain = env.unwrapped.domain
     assert observation.startswith("User: ")
@@ -155,7 +195,7 @@ def test_the_instructions_hold_the_role_the_policy_and_every_tool():
 
 
 def test_the_state_key_follows_the_database_and_the_conversation():
-    env = agentgym.make("usersim/Retail-v1")
+    env = agentgym.make("usersim/Retail-v2")
     _, first = env.reset(seed=0, options={"task_id": "test/easy/0"})
     _, again = env.reset(seed=5, options={"task_id": "test/easy/0"})
     assert first["state_key"] == again["state_key"]
@@ -183,7 +223,7 @@ def benchmark(env_id: str, tasks: int = 3, episodes: int = 1) -> Benchmark:
 def test_reruns_with_the_scripted_user_are_byte_identical(tmp_path):
     """Same seeds, the scripted user and a deterministic agent (the oracle on one env, a
     fixed reply on another): the same ledger, timing aside."""
-    for env_id, agent in (("usersim/Telecom-v1", "oracle"), ("usersim/Retail-v1", "random")):
+    for env_id, agent in (("usersim/Telecom-v2", "oracle"), ("usersim/Retail-v2", "random")):
         lines = []
         for run in ("a", "b"):
             out = tmp_path / f"{env_id.replace('/', '-')}-{run}"
@@ -195,7 +235,7 @@ def test_reruns_with_the_scripted_user_are_byte_identical(tmp_path):
 
 
 def test_the_oracle_scores_pass_hat_4_of_one_through_the_evaluator(tmp_path):
-    result = evaluate(benchmark("usersim/Airline-v1", tasks=3, episodes=4), "oracle", tmp_path)
+    result = evaluate(benchmark("usersim/Airline-v2", tasks=3, episodes=4), "oracle", tmp_path)
     overall = result.summary["overall"]
     assert overall["pass^4"] == 1.0 and overall["pass^1"] == 1.0
 

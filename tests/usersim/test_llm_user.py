@@ -42,7 +42,7 @@ def benchmark(env_id: str, max_steps: int = 2) -> Benchmark:
 
 
 def test_smollm2_plays_the_agent_with_the_scripted_user(tmp_path):
-    result = evaluate(benchmark("usersim/Retail-v1"), "smollm2", tmp_path)
+    result = evaluate(benchmark("usersim/Retail-v2"), "smollm2", tmp_path)
     for record in result.records:
         assert record.status in ("ok", "truncated") and record.error is None
         assert record.steps and all(step.tokens is not None for step in record.steps)
@@ -50,7 +50,7 @@ def test_smollm2_plays_the_agent_with_the_scripted_user(tmp_path):
 
 
 def test_smollm2_plays_both_sides_from_one_model_and_the_user_tokens_are_kept_apart(tmp_path):
-    result = evaluate(benchmark("usersim/Telecom-v1"), "smollm2", tmp_path, user="smollm2")
+    result = evaluate(benchmark("usersim/Telecom-v2"), "smollm2", tmp_path, user="smollm2")
     assert read_manifest(tmp_path)["user"] == "smollm2"
     for record in result.records:
         assert record.status in ("ok", "truncated") and record.spec.user == "smollm2"
@@ -78,7 +78,7 @@ def test_a_served_model_plays_the_user_and_the_episode_replays_from_its_record(t
     command = [str(Path(sys.executable).parent / "agentgym"), "serve", "smollm2"]
     command += ["--port", str(port), "--name", "user-model", "--device", "cpu"]
     url = f"http://127.0.0.1:{port}"
-    suite = benchmark("usersim/Retail-v1", max_steps=3)
+    suite = benchmark("usersim/Retail-v2", max_steps=3)
     with server_process(command, f"{url}/health"):
         user = f"openai:user-model@{url}/v1"
         result = evaluate(suite, "oracle", tmp_path, user=user)

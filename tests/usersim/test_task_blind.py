@@ -124,7 +124,7 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "every fix, one per message": lambda: fixed(*ONE_FIX_EACH, "Yes.", ONE_GUESS),
     "authenticate from the records, then cancel": AuthChain,
 }
-ENV_IDS = [f"usersim/{name.capitalize()}-v1" for name in DOMAINS]
+ENV_IDS = [f"usersim/{name.capitalize()}-v2" for name in DOMAINS]
 _ENVS: dict[str, agentgym.Env] = {}
 
 

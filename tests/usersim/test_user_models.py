@@ -80,7 +80,7 @@ def test_a_recorded_user_plays_its_turns_back_and_refuses_one_more():
 
 
 def test_user_turns_round_trip_through_the_ledger_and_are_left_out_when_absent():
-    spec = EpisodeSpec(env_id="usersim/Retail-v1", task_id="test/easy/0", seed=1, agent="a")
+    spec = EpisodeSpec(env_id="usersim/Retail-v2", task_id="test/easy/0", seed=1, agent="a")
     plain = EpisodeRecord(spec=spec, initial_observation="User: hi")
     data = plain.to_dict()
     assert "user_turns" not in data and "user" not in data["spec"]
@@ -109,7 +109,7 @@ class Scripted(Agent):
 
 def test_a_model_plays_the_customer_from_the_greeting_on():
     agent = Scripted([])
-    env = agentgym.make("usersim/Retail-v1", user=user_model(lambda: agent))
+    env = agentgym.make("usersim/Retail-v2", user=user_model(lambda: agent))
     observation, _ = env.reset(seed=0, options={"task_id": "test/easy/0"})
     assert observation == "User: You said: Hi! How can I help you today?"
     persona = env.unwrapped.task.draft.scenario.persona
@@ -123,7 +123,7 @@ def test_a_model_plays_the_customer_from_the_greeting_on():
 
 def test_a_model_playing_a_dual_control_user_calls_its_phone_tools_first():
     agent = Scripted(["Hi, my data is broken.", '{"name": "check_status_bar", "arguments": {}}'])
-    env = agentgym.make("usersim/Telecom-v1", user=user_model(lambda: agent))
+    env = agentgym.make("usersim/Telecom-v2", user=user_model(lambda: agent))
     env.reset(seed=0, options={"task_id": "test/easy/0"})
     assert "check_status_bar" in agent.context.instructions
     observation = env.step("Please check your status bar.")[0]
@@ -138,7 +138,7 @@ def test_a_model_playing_a_dual_control_user_calls_its_phone_tools_first():
 def test_a_model_user_call_in_a_fence_with_any_lowercase_tag_is_a_call():
     fenced = '```python\n{"name": "check_status_bar", "arguments": {}}\n```'
     agent = Scripted(["Hi, my data is broken.", fenced])
-    env = agentgym.make("usersim/Telecom-v1", user=user_model(lambda: agent))
+    env = agentgym.make("usersim/Telecom-v2", user=user_model(lambda: agent))
     env.reset(seed=0, options={"task_id": "test/easy/0"})
     env.step("Please check your status bar.")
     roles = [role for role, _ in env.unwrapped._world.transcript]
@@ -179,7 +179,7 @@ def test_the_evaluator_records_the_users_turns_and_a_replay_plays_them_back(tmp_
         {
             "name": "stand-in-user",
             "seed": 1,
-            "envs": [{"id": "usersim/Retail-v1", "split": "test", "tasks": 2, "max_steps": 5}],
+            "envs": [{"id": "usersim/Retail-v2", "split": "test", "tasks": 2, "max_steps": 5}],
         }
     )
     result = evaluate(suite, "oracle", tmp_path, user=lambda: Scripted([]))

@@ -1,4 +1,4 @@
-"""``usersim/Retail-v1``: the customer service of an online shop (tau-bench's retail domain).
+"""``usersim/Retail-v2``: the customer service of an online shop (tau-bench's retail domain).
 
 The agent works for *Northwind Goods*. A customer contacts it about their orders: where one
 is, cancelling it, changing its items, address or payment, returning or exchanging what was

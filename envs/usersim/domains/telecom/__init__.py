@@ -1,4 +1,4 @@
-"""``usersim/Telecom-v1``: a phone carrier's support desk, where only the user can touch the phone.
+"""``usersim/Telecom-v2``: a phone carrier's support desk, where only the user can touch the phone.
 
 Dual control, in the style of tau2-bench's telecom domain (our own data and words). The agent
 has the carrier's database (**agent tools**); the customer has their phone, whose settings only
