@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import re
 import sys
-import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -40,7 +38,8 @@ def add_commands(commands: Any) -> None:
         "in RUN_DIR/episodes.jsonl, and print success and reward with 95% confidence "
         "intervals (bootstrap over tasks). Agents: oracle, random, smollm2 (the embedded "
         "LLM), hf:PATH, openai:MODEL@URL, vllm:PATH, or package.module:name (an Agent "
-        "subclass, a factory, or a function f(observation, info) -> action).",
+        "subclass, a factory, or a function f(observation, info) -> action; the module is "
+        "found as python -m finds it: on sys.path, else in the current directory).",
     )
     source = run.add_mutually_exclusive_group(required=True)
     source.add_argument(
@@ -54,7 +53,7 @@ def add_commands(commands: Any) -> None:
         "--agent",
         required=True,
         help="agent spec: oracle, random, smollm2, hf:PATH, openai:MODEL@URL, vllm:PATH, "
-        "or package.module:name",
+        "or package.module:name (a module on sys.path or in the current directory)",
     )
     run.add_argument(
         "--agent-option",
@@ -142,6 +141,12 @@ def add_commands(commands: Any) -> None:
         "--html", metavar="PATH", help="where to write the report (default: RUN_DIR/report.html)"
     )
     report.add_argument("--no-html", action="store_true", help="print the tables only")
+    report.add_argument(
+        "--episode",
+        metavar="ID",
+        help="print this episode's transcript (an episode id, or a task id for its first "
+        "episode) from every RUN_DIR instead of the tables (default: none)",
+    )
     report.set_defaults(run=_report)
 
     compare = commands.add_parser(
@@ -169,7 +174,7 @@ ONE_ENV_OPTIONS = ("split", "difficulty", "tasks", "episodes_per_task", "max_ste
 
 def _eval(args: argparse.Namespace) -> int:
     from agentgym.eval.engine import EngineLimits
-    from agentgym.eval.run import evaluate
+    from agentgym.eval.run import default_run_dir, evaluate
 
     if args.user_option and args.user is None:
         raise UsageError(
@@ -181,8 +186,7 @@ def _eval(args: argparse.Namespace) -> int:
     benchmark = _benchmark_of(args)
     if args.resume and not args.out:
         raise UsageError("--resume needs --out RUN_DIR (the run to continue)")
-    label = _path_part(f"{benchmark.name}-{args.agent}-{time.strftime('%Y%m%d-%H%M%S')}")
-    out = args.out or f"runs/{label}"
+    out = args.out or default_run_dir(benchmark.name, args.agent)
     limits = EngineLimits(args.step_timeout, args.episode_timeout, args.retries)
     result = evaluate(
         benchmark,
@@ -201,18 +205,13 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _path_part(text: str) -> str:
-    """``text`` as one plain directory name: a benchmark named ``../../x`` or an agent spec
-    with slashes must not take the default run directory out of ``runs/``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-") or "run"
-
-
 def _benchmark_of(args: argparse.Namespace) -> Any:
     """The suite an ``eval`` command line asks for: a benchmark file (with ``--seed``, its
     seed replaced), or one env's suite from the ``--env`` options."""
     import dataclasses
 
-    from agentgym.eval.plan import Benchmark, BenchmarkEnv, load_benchmark
+    from agentgym.eval.plan import load_benchmark
+    from agentgym.eval.run import one_env_benchmark
 
     if args.benchmark:
         for name in ONE_ENV_OPTIONS:
@@ -223,37 +222,17 @@ def _benchmark_of(args: argparse.Namespace) -> Any:
         if args.seed is not None:
             benchmark = dataclasses.replace(benchmark, seed=args.seed)
         return benchmark
-    env = BenchmarkEnv(
-        id=args.env,
+    return one_env_benchmark(
+        args.env,
+        tasks=args.tasks,
         split=args.split or "test",
         difficulty=args.difficulty,
-        tasks=10 if args.tasks is None else args.tasks,
-        max_steps=args.max_steps,
-    )
-    if args.tasks is not None:
-        _check_task_count(env)
-    return Benchmark(
-        name=args.env.replace("/", "-"),
-        seed=0 if args.seed is None else args.seed,
         episodes_per_task=1 if args.episodes_per_task is None else args.episodes_per_task,
+        max_steps=args.max_steps,
+        seed=args.seed,
         sampling=parse_options(args.sampling, "--sampling"),
-        envs=(env,),
+        flag="--tasks ",
     )
-
-
-def _check_task_count(env: Any) -> None:
-    """``--tasks N`` asks for N tasks: an env with fewer (in that split and difficulty, or
-    spread evenly over its difficulties) is a refusal naming how many there are."""
-    found = len(env.task_ids())
-    if found < env.tasks:
-        where = f"{env.split} tasks" + (
-            f" of difficulty {env.difficulty!r}"
-            if env.difficulty
-            else " spread over its difficulties"
-        )
-        raise UsageError(
-            f"--tasks {env.tasks}: {env.id} has {found} {where}; give --tasks {found} or fewer"
-        )
 
 
 def _read_run(run_dir: str) -> Any:
@@ -280,6 +259,8 @@ def _report(args: argparse.Namespace) -> int:
     from agentgym.eval.stats import iteration_curve
 
     runs = [_read_run(run_dir) for run_dir in args.run_dirs]
+    if args.episode is not None:
+        return _print_episode(runs, args.episode)
     warning = benchmark_mismatch(runs)
     if warning:
         print(f"agentgym: warning: {warning}", file=sys.stderr)
@@ -308,6 +289,18 @@ def _report(args: argparse.Namespace) -> int:
                 f"cannot write the report to {target} ({where}{error.strerror})"
             ) from None
         print(f"report: {path}")
+    return 0
+
+
+def _print_episode(runs: list[Any], wanted: str) -> int:
+    """``report --episode``: the episode's transcript from every run, for the terminal."""
+    from agentgym.eval.report import find_episode
+    from agentgym.eval.transcript import render_text, transcript
+
+    for run in runs:
+        record = find_episode(run, wanted)
+        print(f"### {run.label}: {record.episode_id} ({run.directory})")
+        print(render_text(transcript(record, limit=None), color=sys.stdout.isatty()))
     return 0
 
 
@@ -435,12 +428,25 @@ def format_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
     rows = [header]
     notes = [convention_line()]
     for agent, summary in runs:
-        for env_id, stats in [*summary["envs"].items(), (ALL_ROW, summary["overall"])]:
+        overall = _with_env_mean_pass_hats(summary)
+        for env_id, stats in [*summary["envs"].items(), (ALL_ROW, overall)]:
             rows.append((env_id, agent, *_table_cells(stats)))
         pooled = pooled_line(summary["overall"])
         if pooled:
             notes.append(f"{agent}: {pooled}")
     return "\n".join([_aligned(rows), *notes])
+
+
+def _with_env_mean_pass_hats(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary's ``overall`` with each ``pass^k`` that every env has as the mean of the
+    envs' values, the headline's convention (``overall``'s own pools the tasks), and without
+    the ones some env lacks."""
+    envs = list(summary["envs"].values())
+    if not envs:
+        return dict(summary["overall"])
+    overall = {k: v for k, v in summary["overall"].items() if not k.startswith("pass^")}
+    shared = set.intersection(*({k for k in env if k.startswith("pass^")} for env in envs))
+    return {**overall, **{k: sum(env[k] for env in envs) / len(envs) for k in shared}}
 
 
 def _table_cells(stats: dict[str, Any]) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ import inspect
 import json
 import os
 import platform
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from agentgym.eval.stats import summarize
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 from agentgym.registry import spec
 
-__all__ = ["RunResult", "evaluate", "read_manifest"]
+__all__ = ["RunResult", "default_run_dir", "evaluate", "one_env_benchmark", "read_manifest"]
 
 MANIFEST_VERSION = "1.2"  # 1.1: agent_prompt; 1.2: user, user_options
 
@@ -52,10 +53,138 @@ class RunResult:
 
 
 def evaluate(
-    benchmark: Benchmark, agent: Any, out: str | os.PathLike[str], **options: Any
+    benchmark: Benchmark | str | None = None,
+    agent: Any = None,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    env: str | None = None,
+    tasks: int | None = None,
+    split: str = "test",
+    difficulty: str | None = None,
+    episodes_per_task: int = 1,
+    max_steps: int | None = None,
+    seed: int | None = None,
+    sampling: dict[str, Any] | None = None,
+    **options: Any,
 ) -> RunResult:
-    """Run ``benchmark`` with ``agent`` into ``out``; options as for :func:`evaluate_async`."""
-    return asyncio.run(evaluate_async(benchmark, agent, out, **options))
+    """Run ``benchmark`` (or one ``env``) with ``agent`` into ``out``: the one call behind
+    ``agentgym eval``. ::
+
+        evaluate(env="games/Maze-v0", agent="random", tasks=5)    # runs/games-Maze-v0-random-...
+        evaluate("quickstart", my_agent, "runs/mine", num_envs=8)
+
+    Args:
+        benchmark: a :class:`Benchmark`, or a shipped suite's name or a YAML path
+            (:func:`~agentgym.eval.plan.load_benchmark`); or leave it out and name ``env``.
+        agent: any agent spec (see :mod:`agentgym.agents`).
+        out: the run directory (default ``runs/NAME-AGENT-TIME``).
+        env: one env id to evaluate instead of a benchmark; ``tasks`` (default 10; more than
+            the env has is refused), ``split``, ``difficulty``, ``episodes_per_task``,
+            ``max_steps`` and ``sampling`` describe its suite, as ``agentgym eval --env``'s
+            options do.
+        seed: the base seed (default 0; with a benchmark it replaces the suite's own).
+        options: as for :func:`evaluate_async` (``num_envs``, ``resume``, ``progress``...).
+    """
+    suite = _suite(
+        benchmark,
+        env=env,
+        seed=seed,
+        one_env={
+            "tasks": tasks,
+            "split": split,
+            "difficulty": difficulty,
+            "episodes_per_task": episodes_per_task,
+            "max_steps": max_steps,
+            "sampling": sampling,
+        },
+    )
+    if agent is None:
+        raise UsageError("evaluate() needs an agent: a spec such as 'random', or a function")
+    where = default_run_dir(suite.name, agent) if out is None else out
+    return asyncio.run(evaluate_async(suite, agent, where, **options))
+
+
+def _suite(
+    benchmark: Benchmark | str | None,
+    *,
+    env: str | None,
+    seed: int | None,
+    one_env: dict[str, Any],
+) -> Benchmark:
+    """The suite :func:`evaluate` asks for: a benchmark (by name or path, its seed replaced
+    when ``seed`` is given), or one env's suite from the ``one_env`` options."""
+    import dataclasses
+
+    from agentgym.eval.plan import load_benchmark
+
+    if (benchmark is None) == (env is None):
+        raise UsageError("evaluate() takes a benchmark or env='ID' (one env), not both or none")
+    if env is not None:
+        return one_env_benchmark(env, seed=seed, **one_env)
+    defaults = {"split": "test", "episodes_per_task": 1}
+    for name, value in one_env.items():
+        if value is not None and value != defaults.get(name):
+            raise UsageError(f"{name}= goes with env=; a benchmark pins its own {name}")
+    suite = load_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    return suite if seed is None else dataclasses.replace(suite, seed=seed)
+
+
+def one_env_benchmark(
+    env: str,
+    *,
+    tasks: int | None = None,
+    split: str = "test",
+    difficulty: str | None = None,
+    episodes_per_task: int = 1,
+    max_steps: int | None = None,
+    seed: int | None = None,
+    sampling: dict[str, Any] | None = None,
+    flag: str = "tasks=",
+) -> Benchmark:
+    """A suite of one env (``agentgym eval --env`` and ``evaluate(env=...)``), named after it:
+    ``tasks`` of its ``split`` (default: up to 10), ``episodes_per_task`` each. Asking for more
+    tasks than the env has there is a :class:`UsageError` naming ``flag`` and the count."""
+    from agentgym.eval.plan import BenchmarkEnv
+
+    entry = BenchmarkEnv(
+        id=env,
+        split=split,
+        difficulty=difficulty,
+        tasks=10 if tasks is None else tasks,
+        max_steps=max_steps,
+    )
+    if tasks is not None:
+        _check_task_count(entry, flag)
+    return Benchmark(
+        name=env.replace("/", "-"),
+        seed=0 if seed is None else seed,
+        episodes_per_task=episodes_per_task,
+        sampling=dict(sampling or {}),
+        envs=(entry,),
+    )
+
+
+def _check_task_count(env: Any, flag: str) -> None:
+    """Asking for N tasks: an env with fewer (in that split and difficulty, or spread evenly
+    over its difficulties) is a refusal naming how many there are."""
+    found = len(env.task_ids())
+    if found < env.tasks:
+        where = f"{env.split} tasks" + (
+            f" of difficulty {env.difficulty!r}"
+            if env.difficulty
+            else " spread over its difficulties"
+        )
+        raise UsageError(
+            f"{flag}{env.tasks}: {env.id} has {found} {where}; give {flag}{found} or fewer"
+        )
+
+
+def default_run_dir(benchmark_name: str, agent: Any) -> Path:
+    """``runs/NAME-AGENT-TIME``, made one plain directory name: a benchmark named
+    ``../../x`` or an agent spec with slashes must not take the run out of ``runs/``."""
+    label = agent if isinstance(agent, str) else getattr(agent, "__name__", type(agent).__name__)
+    text = f"{benchmark_name}-{label}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return Path("runs") / (re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-") or "run")
 
 
 async def evaluate_async(
