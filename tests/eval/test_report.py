@@ -22,18 +22,26 @@ def test_the_html_report_has_every_section_and_counts_errors(tmp_path, capsys):
     assert f"report: {tmp_path / 'report.html'}" in output.out
     assert "different benchmarks" in output.err
     page = (tmp_path / "report.html").read_text()
-    for title in ("Runs", "Results", "Success by env", "Per task", "Costs", "Errored episodes"):
-        assert f"<h2>{title}" in page
-    assert len(re.findall(r'src="data:image/png;base64,', page)) == 2
-    grid = page[page.index("<h2>Per task") : page.index("<h2>Costs")]
+    titles = re.findall(r"<h2[^>]*>([^<]*)</h2>", page)
+    assert [title.split(" ")[0] for title in titles] == [
+        "Runs", "Headline", "Comparison", "Results", "Success", "Per", "Costs", "Time",
+        "Transcripts", "Errored",
+    ]  # fmt: skip
+    assert len(re.findall(r'src="data:image/png;base64,', page)) == 3  # success, costs, time
+    grid = page[page.index('id="per"') : page.index('id="costs"')]
     assert len(set(re.findall(r"test/easy/\d+", grid))) == 3  # every scored task has a row
-    errors = page[page.index("<h2>Errored episodes") :]
+    errors = page[page.index('id="errored"') :]
     assert errors.count("simulated env crash") == 2 and "RuntimeError" in errors
-    transcripts = page[page.index("<h2>Transcripts") : page.index("<h2>Errored episodes")]
-    assert transcripts.count("<details>") == 4  # 2 per env and agent; the broken run has none
-    assert "move " in transcripts and "<th>reward</th>" in transcripts
+    transcripts = page[page.index('id="transcripts"') : page.index('id="errored"')]
+    assert transcripts.count('<details class="episode">') == 4  # 2 tasks x 2 runs; broken: none
+    assert "move " in transcripts and "step 1 · reward" in transcripts
     assert '<div class="table">' in page and "overflow-x: auto" in page
-    warned = page[: page.index("<h2>Runs")]
+    assert "white-space: nowrap" in page
+    comparison = page[page.index('id="comparison"') : page.index('id="results"')]
+    assert comparison.count('<div class="pair">') == 3  # every pair of the three runs
+    assert "oracle (broken) share no scored episode" in comparison
+    assert "Different episode sets: compared on the 0 episodes both scored" in comparison
+    warned = page[: page.index('id="runs"')]
     assert "different benchmarks" in warned  # the broken run's benchmark is another one
 
 
