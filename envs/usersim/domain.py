@@ -344,8 +344,11 @@ def db_hash(db: DB) -> str:
 
 
 def db_diff(got: DB, want: DB, limit: int = 20) -> list[str]:
-    """What differs between two databases, one line per field (at most ``limit`` lines):
-    ``orders/#W1/status: 'pending' (want 'cancelled')``."""
+    """What differs between two databases, one line per differing value (at most ``limit``
+    lines): ``orders/#W1/status: "pending" (want "cancelled")``. Records, and the dicts and
+    equal-length lists inside them, are compared key by key, so a line names the innermost
+    value that differs (``orders/#W1/items/2/price``); a long value is shown around its first
+    difference (:func:`_differing`)."""
     lines: list[str] = []
     for table in sorted(set(got) | set(want)):
         rows, gold = got.get(table, {}), want.get(table, {})
@@ -354,19 +357,65 @@ def db_diff(got: DB, want: DB, limit: int = 20) -> list[str]:
                 lines.append(f"{table}/{key}: missing (want a record)")
             elif key not in gold:
                 lines.append(f"{table}/{key}: present (want none)")
-            elif rows[key] != gold[key]:
-                for name in sorted(set(rows[key]) | set(gold[key])):
-                    a, b = rows[key].get(name), gold[key].get(name)
-                    if a != b:
-                        lines.append(f"{table}/{key}/{name}: {_short(a)} (want {_short(b)})")
+            else:
+                lines += _differences(f"{table}/{key}", rows[key], gold[key])
             if len(lines) >= limit:
                 return [*lines[:limit], "..."]
     return lines
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
-    return text if len(text) <= 120 else text[:117] + "..."
+def _differences(path: str, got: Any, want: Any) -> list[str]:
+    """The lines of :func:`db_diff` for one value: the keys (or items) that differ, inward."""
+    if got == want:
+        return []
+    if isinstance(got, dict) and isinstance(want, dict):
+        lines = []
+        for key in sorted(set(got) | set(want), key=str):
+            if key not in got:
+                lines.append(f"{path}/{key}: absent (want {_window(_json(want[key]), 0)})")
+            elif key not in want:
+                lines.append(f"{path}/{key}: {_window(_json(got[key]), 0)} (want absent)")
+            else:
+                lines += _differences(f"{path}/{key}", got[key], want[key])
+        return lines
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        return [
+            line
+            for index, (a, b) in enumerate(zip(got, want, strict=True))
+            for line in _differences(f"{path}/{index}", a, b)
+        ]
+    shown, wanted = _differing(got, want)
+    return [f"{path}: {shown} (want {wanted})"]
+
+
+DIFF_WIDTH = 120
+"""The longest value a diff line shows whole; a longer one is cut around the difference."""
+DIFF_CONTEXT = 40
+"""Characters a cut value keeps before its first difference."""
+
+
+def _differing(got: Any, want: Any) -> tuple[str, str]:
+    """``got`` and ``want`` as JSON, each cut to a window of :data:`DIFF_WIDTH` characters
+    around where they first differ (``...`` where text is left out), so that two long values
+    that share a long prefix do not print as the same text."""
+    a, b = _json(got), _json(want)
+    pairs = enumerate(zip(a, b, strict=False))  # the shorter one may end first
+    first = next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
+    return _window(a, first), _window(b, first)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _window(text: str, at: int) -> str:
+    """``text``, or :data:`DIFF_WIDTH` characters of it from :data:`DIFF_CONTEXT` before
+    ``at`` (kept inside the text), marked ``...`` on each side that is cut."""
+    if len(text) <= DIFF_WIDTH:
+        return text
+    begin = max(0, min(at - DIFF_CONTEXT, len(text) - DIFF_WIDTH))
+    end = begin + DIFF_WIDTH
+    return ("..." if begin else "") + text[begin:end] + ("..." if end < len(text) else "")
 
 
 def normalize(text: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 from ledger_lines import without_timing  # tests/: the ledger without its timing fields
 
 import agentgym
-from agentgym.envs.usersim.domain import Move
+from agentgym.envs.usersim.domain import Move, db_diff
 from agentgym.envs.usersim.env import DOMAINS, load_domain
 from agentgym.eval.plan import Benchmark
 from agentgym.eval.run import evaluate
@@ -257,3 +257,26 @@ def test_every_domain_has_twenty_templates_over_three_difficulties():
 def test_a_move_is_a_message_or_a_call():
     with pytest.raises(ValueError, match="not both or neither"):
         Move(say="hi", call="x")
+
+
+def test_a_verdict_diff_shows_where_two_long_values_differ():
+    # The same 200-character prefix: a cut of both at 120 characters printed two equal texts.
+    prefix = "Gift wrap, please. " * 11
+    got = {"orders": {"#W1": {"note": prefix + "Leave it at the door.", "items": [1, 2, 3]}}}
+    want = {"orders": {"#W1": {"note": prefix + "Ring the bell twice.", "items": [1, 5, 3]}}}
+    items, note = db_diff(got, want)
+    assert items == "orders/#W1/items/1: 2 (want 5)"  # the item that differs, not the lists
+    shown, wanted = re.fullmatch(r"orders/#W1/note: (.*) \(want (.*)\)", note).groups()
+    assert shown != wanted and shown.startswith("...") and wanted.startswith("...")
+    assert "Leave it at the door" in shown and "Ring the bell twice" in wanted
+    assert len(shown) < 130 and len(wanted) < 130
+
+
+def test_a_verdict_diff_names_the_keys_of_a_record_that_differ():
+    got = {"users": {"u1": {"address": {"city": "Oslo", "zip": "0150"}, "name": "Mia"}}}
+    want = {"users": {"u1": {"address": {"city": "Bergen", "zip": "0150"}, "name": "Mia"}}}
+    want["users"]["u1"]["phone"] = "555"
+    assert db_diff(got, want) == [
+        'users/u1/address/city: "Oslo" (want "Bergen")',
+        'users/u1/phone: absent (want "555")',
+    ]
