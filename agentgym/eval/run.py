@@ -39,7 +39,7 @@ from agentgym.registry import spec
 
 __all__ = ["RunResult", "default_run_dir", "evaluate", "one_env_benchmark", "read_manifest"]
 
-MANIFEST_VERSION = "1.2"  # 1.1: agent_prompt; 1.2: user, user_options
+MANIFEST_VERSION = "1.3"  # 1.1: agent_prompt; 1.2: user, user_options; 1.3: task_selection
 
 
 @dataclass
@@ -117,10 +117,10 @@ def _suite(
 
     from agentgym.eval.plan import load_benchmark
 
-    if (benchmark is None) == (env is None):
-        raise UsageError("evaluate() takes a benchmark or env='ID' (one env), not both or none")
-    if env is not None:
+    if env is not None and benchmark is None:
         return one_env_benchmark(env, seed=seed, **one_env)
+    if benchmark is None or env is not None:
+        raise UsageError("evaluate() takes a benchmark or env='ID' (one env), not both or none")
     defaults = {"split": "test", "episodes_per_task": 1}
     for name, value in one_env.items():
         if value is not None and value != defaults.get(name):
@@ -240,6 +240,11 @@ async def evaluate_async(
         "user": user_name,
         "user_options": dict(user_options or {}),
         "episodes": len(plans),
+        # How each env's tasks were chosen (a count is spread round-robin over levels and
+        # strata): what a reader needs to know that `tasks: 3` meant three repositories.
+        "task_selection": [
+            {"env": entry.id, "how": entry.selection().how} for entry in benchmark.envs
+        ],
         "created_at": time.time(),
         "agentgym_version": _version(),
         "python": platform.python_version(),
