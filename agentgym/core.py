@@ -170,6 +170,14 @@ class TaskSet(ABC):
 
     splits: tuple[str, ...] = SPLITS
     difficulties: tuple[str, ...] = ("default",)
+    strata: str | None = None
+    """What else a suite's count of tasks is spread over, within each difficulty (SWE's
+    ``"repository"``: :meth:`stratum` names a task's); ``None``: the first tasks in id order."""
+
+    def stratum(self, task_id: str) -> str:
+        """The stratum of a task (its repository, for SWE); asked only when :attr:`strata`
+        is set, for every task of the levels a count is taken from."""
+        raise NotImplementedError(f"{type(self).__name__} declares no strata")
 
     @abstractmethod
     def count(self, split: str, difficulty: str | None = None) -> int:

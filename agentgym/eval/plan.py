@@ -28,12 +28,15 @@ found by :func:`load_benchmark` by name, or any YAML file by path. The format::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from agentgym.core import TaskSet
 from agentgym.errors import UsageError
 from agentgym.seeding import derive
 
@@ -43,9 +46,11 @@ __all__ = [
     "Benchmark",
     "BenchmarkEnv",
     "EpisodePlan",
+    "TaskSelection",
     "episode_seed",
     "list_benchmarks",
     "load_benchmark",
+    "select_tasks",
 ]
 
 MAX_EPISODES = 1_000_000
@@ -120,10 +125,20 @@ class BenchmarkEnv:
 
     def task_ids(self) -> list[str]:
         """The task ids this entry runs, drawn from the env's own task set."""
+        return list(self.selection().ids)
+
+    def selection(self) -> TaskSelection:
+        """The task ids this entry runs and how they were chosen: a list as given, a count by
+        :func:`select_tasks` from the env's task set (made once per entry)."""
         if isinstance(self.tasks, list):
-            return list(self.tasks)
+            return TaskSelection(tuple(self.tasks), f"{len(self.tasks)} task ids, as listed")
+        return self._counted
+
+    @functools.cached_property
+    def _counted(self) -> TaskSelection:
         import agentgym
 
+        assert isinstance(self.tasks, int), "a list of ids needs no task set"
         try:
             env = agentgym.make(self.id, **self.kwargs)
         except TypeError as error:  # a keyword the env does not take
@@ -132,12 +147,90 @@ class BenchmarkEnv:
             ) from None
         try:
             tasks = cast(Any, env.unwrapped).tasks  # an agentgym env: it has a task set
-            levels = [self.difficulty] if self.difficulty else list(tasks.difficulties)
-            per_level = -(-self.tasks // len(levels))
-            ids = [i for level in levels for i in tasks.ids(self.split, level)[:per_level]]
+            return select_tasks(tasks, self.split, self.difficulty, self.tasks)
         finally:
             env.close()
-        return ids[: self.tasks]
+
+
+@dataclass(frozen=True)
+class TaskSelection:
+    """The tasks a suite's entry runs, and a sentence saying how they were chosen (the run's
+    manifest records it, so a reader knows what ``tasks: 3`` meant)."""
+
+    ids: tuple[str, ...]
+    how: str
+
+
+def select_tasks(tasks: TaskSet, split: str, difficulty: str | None, count: int) -> TaskSelection:
+    """``count`` tasks of ``split``, spread **round-robin**: one from each difficulty in turn
+    (only ``difficulty`` if given; a level with none left is skipped), and, where the task set
+    declares :attr:`~agentgym.core.TaskSet.strata` (SWE's repositories), each from the stratum
+    with the fewest tasks taken so far (ties to the first in id order), so ``--tasks 3`` on
+    SWE takes three repositories, not one repository's first three. Within a level and a
+    stratum the first tasks in id order; the result is listed level by level in id order.
+
+    The seed plays no part: the same suite always runs the same tasks. Without strata this is
+    what the shipped suites always ran (each level's first tasks), so their task sets stay
+    the same; a count at or over what the split holds takes every task, in id order.
+    """
+    levels = [difficulty] if difficulty else list(tasks.difficulties)
+    pools = [_by_stratum(tasks, split, level, count) for level in levels]
+    order = {name: n for n, name in enumerate(dict.fromkeys(s for pool in pools for s in pool))}
+    taken = dict.fromkeys(order, 0)
+    chosen: list[list[str]] = [[] for _ in levels]
+    total = 0
+    while total < count:
+        before = total
+        for pool, mine in zip(pools, chosen, strict=True):
+            left = [name for name, ids in pool.items() if ids]
+            if left and total < count:
+                name = min(left, key=lambda n: (taken[n], order[n]))
+                mine.append(pool[name].popleft())
+                taken[name] += 1
+                total += 1
+        if total == before:
+            break  # every level is used up: the split holds fewer than count
+    if tasks.strata:  # a stratum's picks are in id order, the level's mix of them is not
+        for level, mine in zip(levels, chosen, strict=True):
+            position = {task_id: n for n, task_id in enumerate(tasks.ids(split, level))}
+            mine.sort(key=position.__getitem__)
+    ids = tuple(task_id for mine in chosen for task_id in mine)
+    return TaskSelection(ids, _how(tasks, split, levels, chosen, taken, count))
+
+
+def _by_stratum(tasks: TaskSet, split: str, level: str, count: int) -> dict[str, deque[str]]:
+    """A level's task ids by stratum, in id order (one unnamed stratum of the first
+    ``count`` ids where the task set declares none: a generated split is not listed whole)."""
+    if not tasks.strata:
+        return {"": deque(tasks.ids(split, level)[:count])}
+    found: dict[str, deque[str]] = {}
+    for task_id in tasks.ids(split, level):
+        found.setdefault(tasks.stratum(task_id), deque()).append(task_id)
+    return found
+
+
+def _how(
+    tasks: TaskSet,
+    split: str,
+    levels: list[str],
+    chosen: list[list[str]],
+    taken: dict[str, int],
+    count: int,
+) -> str:
+    """The sentence a manifest records: how many tasks, spread over what."""
+    total = sum(map(len, chosen))
+    short = f" ({count} asked; the split holds no more)" if total < count else ""
+    if len(levels) == 1:
+        spread = f"difficulty {levels[0]}"
+    else:
+        per_level = ", ".join(f"{lv} {len(m)}" for lv, m in zip(levels, chosen, strict=True))
+        spread = f"round-robin over difficulties ({per_level})"
+    if tasks.strata:
+        per_stratum = ", ".join(f"{name} {n}" for name, n in taken.items() if n)
+        spread += f", round-robin by {tasks.strata} ({per_stratum})"
+    else:
+        spread += ", each level's first in id order"
+    return f"{total} {split} tasks{short}: {spread}"
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from agentgym.sandbox.base import check_timeout
 from agentgym.spaces import describe_tools, tool
 from agentgym.task_env import InvalidAction, TaskEnv
 
-__all__ = ["DEFAULT_TASKS", "TOOLS", "SWEEnv", "SWETask", "SWEWorld"]
+__all__ = ["DEFAULT_TASKS", "TOOLS", "SWEEnv", "SWETask", "SWETaskSet", "SWEWorld"]
 
 DEFAULT_TASKS = Path(__file__).parent / "data" / "swe-v0.jsonl"
 OUTPUT_LIMIT = 10_000
@@ -230,7 +230,19 @@ def _read(box: Sandbox, path: str) -> str | None:
         return None
 
 
-def load_task_set(path: str | Path, backend: str) -> DataTaskSet:
+class SWETaskSet(DataTaskSet):
+    """The tasks of an instances file; a suite's count of them is spread over repositories
+    (``--tasks 3`` takes three repositories' tasks, not the first repository's three)."""
+
+    strata = "repository"
+
+    def stratum(self, task_id: str) -> str:
+        task = self.get(task_id)
+        assert isinstance(task, SWETask), "an SWETaskSet holds SWE tasks"
+        return task.instance.repo
+
+
+def load_task_set(path: str | Path, backend: str) -> SWETaskSet:
     """The tasks of an instances file, by split (every split present; empty ones allowed
     only if another has tasks)."""
     instances = load_instances(path)
@@ -239,7 +251,7 @@ def load_task_set(path: str | Path, backend: str) -> DataTaskSet:
     by_split: dict[str, list[Task[Any]]] = {}
     for instance in instances:
         by_split.setdefault(instance.split, []).append(SWETask(instance, backend))
-    return DataTaskSet(by_split)
+    return SWETaskSet(by_split)
 
 
 class SWEEnv(TaskEnv[SWEWorld]):
