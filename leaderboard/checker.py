@@ -4,7 +4,9 @@ A check moves a submission ``received`` -> ``checking`` -> ``scored`` (with the 
 ``rejected`` (with the reason). A check that fails for a reason of the server's own (an env
 that cannot start) is not the submitter's fault: the submission goes back to ``received``,
 the error is kept for its page, and it is checked again when the server restarts or an admin
-asks. :func:`queue_stale` queues a re-score of what an older scorer version judged.
+asks. :func:`queue_stale` queues a re-score of what an older scorer version judged. A
+submission whose episodes are an earlier one's is flagged as its duplicate
+(:mod:`agentgym.leaderboard.duplicates`), at every check of it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from agentgym.errors import UsageError
 from agentgym.eval import Benchmark
 
 from .bundle import BundleLimits, BundleRejected, read_bundle
+from .duplicates import duplicate_flag, earlier_twin
 from .rescore import rescore, scorer_version
 from .results import Rescore
 from .store import NotFoundError, Store
@@ -134,6 +137,9 @@ class Checker:
             previous = self.store.latest_rescore(submission_id) if again else None
             if previous is not None and previous.tier == "verified" and result.tier == "re-scored":
                 result = _carry_verification(previous, result)
+            twin = earlier_twin(self.store, submission, bundle, self.limits)
+            if twin is not None:
+                result = replace(result, flags=[*result.flags, duplicate_flag(twin)])
             self.store.add_rescore(submission_id, result, actor=actor)
 
 

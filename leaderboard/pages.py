@@ -35,6 +35,7 @@ import jinja2
 from agentgym.errors import UsageError
 
 from .bundle import Bundle, BundleLimits, read_bundle
+from .duplicates import split_duplicates
 from .ranking import METRICS, Board, EntryStats, Metric, board, entry_stats, paired
 from .rescore import BOARD_USERS
 from .results import TIERS, Rescore, ScoredEpisode, Tier
@@ -199,6 +200,9 @@ class BoardView:
     tiers: tuple[Tier, ...]
     metric: Metric
     method: str | None
+    duplicates: tuple[tuple[SubmissionRecord, str], ...] = ()
+    """Entries whose episodes are an earlier one's, with its id: listed, not ranked
+    (:mod:`~agentgym.leaderboard.duplicates`)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = self.board.to_dict()
@@ -219,6 +223,10 @@ class BoardView:
             "tiers": list(self.tiers),
             "method": self.method,
             **data,
+            "duplicates": [
+                {"id": sub.id, "duplicate_of": of, **public_info(sub)}
+                for sub, of in self.duplicates
+            ],
         }
 
 
@@ -473,6 +481,7 @@ class Site:
     ) -> BoardView:
         record = self.store.benchmark(name, version)
         found = self.store.board_entries(name, version=record.version, tiers=tiers, method=method)
+        found, duplicates = split_duplicates(found)  # an earlier entry's episodes: unranked
         keys = {sub.id: (sub.id, hash(tuple(rescore.episodes))) for sub, rescore in found}
         with self._lock:
             known = {sub: self._stats[key] for sub, key in keys.items() if key in self._stats}
@@ -492,7 +501,9 @@ class Site:
             sub.id: BoardEntry(sub, rescore.tier, tuple(rescore.flags), rescore.scorer_version)
             for sub, rescore in found
         }
-        return BoardView(record, ranked, entries, tiers, metric, method)
+        return BoardView(
+            record, ranked, entries, tiers, metric, method, duplicates=tuple(duplicates)
+        )
 
     def entry(self, submission_id: str) -> EntryView:
         return self._memo(("entry", submission_id), lambda: self._entry(submission_id))

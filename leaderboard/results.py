@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["OUTCOMES", "TIERS", "Outcome", "Rescore", "ScoredEpisode", "Tier"]
+__all__ = ["DUPLICATE_FLAG", "OUTCOMES", "TIERS", "Outcome", "Rescore", "ScoredEpisode", "Tier"]
 
 Outcome = Literal["ok", "truncated", "errored", "missing", "mismatch"]
 """How an episode of the plan came out of the check:
@@ -34,6 +34,10 @@ Tier = Literal["self-reported", "re-scored", "verified"]
 ``re-scored``: every episode replayed and every verdict was recomputed by the env's verifier;
 ``verified``: a maintainer re-ran the agent with the same spec and got a matching run."""
 TIERS: tuple[Tier, ...] = ("self-reported", "re-scored", "verified")
+
+DUPLICATE_FLAG = "duplicate of "
+"""How the flag of a duplicate begins (:mod:`agentgym.leaderboard.duplicates`): the earlier
+submission's id follows, then ``:``."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,15 @@ class Rescore:
     """Reasons for a maintainer's review that do not reject the bundle (oracle-like
     episodes, token counts that do not add up, claimed scores that differ)."""
     seconds: float = 0.0
+
+    @property
+    def duplicate_of(self) -> str | None:
+        """The id of the earlier submission whose episodes these are (None: not a duplicate);
+        a duplicate is listed on the board, not ranked."""
+        for flag in self.flags:
+            if flag.startswith(DUPLICATE_FLAG):
+                return flag[len(DUPLICATE_FLAG) :].split(":", 1)[0]
+        return None
 
     @property
     def errored(self) -> int:
