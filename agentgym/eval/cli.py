@@ -111,7 +111,9 @@ def add_commands(commands: Any) -> None:
         "--tasks",
         type=int,
         metavar="N",
-        help="the first N tasks (default: up to 10); more than the env has is refused",
+        help="N tasks, spread round-robin over the difficulties and the env's strata (SWE's "
+        "repositories), the first of each in id order, the same for every seed; the manifest "
+        "says how (default: up to 10); more than the env has is refused",
     )
     one_env.add_argument("--episodes-per-task", type=int, metavar="K", help="(default: 1)")
     one_env.add_argument(
