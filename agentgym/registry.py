@@ -178,23 +178,37 @@ def load_plugin(module: str) -> None:
     (its :func:`register` calls run on import). It is looked up on ``sys.path``, then in the
     current directory, as ``python -m`` would. Raises :class:`UsageError` naming the module
     and the cause when it cannot be imported."""
-    import os
-    import sys
-
     if not isinstance(module, str) or not module.strip():
         raise UsageError(f"a plug-in is a module name, got {module!r}")
     module = module.strip()
     try:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as missing:
-            here = os.getcwd()
-            if missing.name != module.split(".")[0] or here in sys.path:
-                raise
-            sys.path.append(here)
-            importlib.import_module(module)
+        import_here(module)
     except Exception as error:
         raise UsageError(f"cannot import the env family module {module!r}: {error!r}") from error
+
+
+def import_here(module: str) -> Any:
+    """Import ``module`` as ``python -m`` finds it: on ``sys.path``, else in the current
+    directory, which is then put first on ``sys.path`` as ``python -m`` puts it (so that the
+    module's own imports of its neighbours work too). A console script such as ``agentgym``
+    has its own folder on ``sys.path``, not the current one: without this, a module beside
+    the user (``--import``, ``--agent my_agents:act``) would not be found."""
+    import os
+    import sys
+
+    here = os.getcwd()
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as missing:
+        if missing.name != module.split(".")[0] or here in sys.path:
+            raise
+    sys.path.insert(0, here)
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as missing:
+        if missing.name == module.split(".")[0]:
+            sys.path.remove(here)  # not here either: leave the path as it was
+        raise
 
 
 def _plugin_modules() -> list[str]:
