@@ -8,8 +8,8 @@ agent), so that none of them has to import the package's face.
 from __future__ import annotations
 
 import copy
-import importlib
 import inspect
+import os
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -151,9 +151,23 @@ def resolve_agent_object(obj: Any, name: str | None) -> tuple[AgentFactory, str]
 
 
 def _import(spec: str) -> Any:
+    """The object a ``module:name`` spec names. The module is found as ``python -m`` finds it
+    (:func:`agentgym.registry.import_here`: on ``sys.path``, else in the current directory)."""
+    from agentgym.registry import import_here
+
     module_name, _, attribute = spec.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        module = import_here(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is None or not f"{module_name}.".startswith(f"{error.name}."):
+            # the module is there, one of its own imports is not
+            raise UsageError(f"agent spec {spec!r}: importing {module_name}: {error}") from error
+        top = module_name.split(".")[0]
+        raise UsageError(
+            f"agent spec {spec!r}: no module {error.name!r} on sys.path or in the current "
+            f"directory ({os.getcwd()}); run from the folder that holds {top}/ or {top}.py, "
+            f"or add that folder to PYTHONPATH"
+        ) from error
     except ImportError as error:
         raise UsageError(f"agent spec {spec!r}: cannot import {module_name!r} ({error})") from error
     try:
