@@ -4,6 +4,7 @@ agentgym list                       every env id, with task counts and a line on
 agentgym info games/Sokoban-v0      the env's doc page, spaces, splits and capabilities
 agentgym play games/Sokoban-v0      play it yourself in the terminal
 agentgym check games/Sokoban-v0     run the conformance checker (no id: the whole registry)
+agentgym benchmarks                 the shipped benchmarks: env ids, sizes, what each measures
 agentgym eval --benchmark quickstart --agent random    evaluate an agent (see agentgym.eval.cli)
 agentgym containers build           build the docker sandbox image offline (no registry needed)
 agentgym report RUN_DIR             the statistics of a run
@@ -25,6 +26,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
+from agentgym.clihelp import HelpFormatter, plain
 from agentgym.errors import (
     AgentGymError,
     ConformanceError,
@@ -89,7 +91,12 @@ def _load_plugins(argv: list[str]) -> list[str]:
 
 class _OneLineParser(argparse.ArgumentParser):
     """argparse, with a malformed command line said in one line on stderr (the usage block
-    is what ``--help`` is for); its subcommands' parsers are of this class too."""
+    is what ``--help`` is for), and help in the one layout of :mod:`agentgym.clihelp`; its
+    subcommands' parsers are of this class too, so every command gets both."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.removeprefix("agentgym").strip()
@@ -101,7 +108,6 @@ def _parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(
         prog="agentgym",
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--import",
@@ -132,7 +138,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     play.add_argument("id", help="an env id such as games/Sokoban-v0")
     play.add_argument("--seed", type=int, default=None, help="reset seed (picks the task)")
-    play.add_argument("--task-id", help="play this task id (e.g. test/easy/3)")
+    play.add_argument(
+        "--task-id",
+        help="play this task id; each env names its own (agentgym info ID shows one per "
+        "split): SPLIT/DIFFICULTY/INDEX such as test/easy/3 for most, REPO.DIGEST such as "
+        "boltons.2b7a026756 for swe",
+    )
     play.add_argument("--split", help="draw the task from this split (train, dev, test)")
     play.add_argument("--difficulty", help="draw the task from this difficulty")
     play.set_defaults(run=_play)
@@ -146,9 +157,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("ids", nargs="*", help="env ids (default: every registered env)")
     check.add_argument("--family", help="check every env of this family")
-    check.add_argument("--tasks-per-split", type=int, default=1, metavar="N")
-    check.add_argument("--leak-cycles", type=int, default=200, metavar="N")
-    check.add_argument("--seed", type=int, default=0)
+    check.add_argument(
+        "--tasks-per-split",
+        type=int,
+        default=1,
+        metavar="N",
+        help="tasks sampled per split and difficulty for the oracle and the random agent",
+    )
+    check.add_argument(
+        "--leak-cycles",
+        type=int,
+        default=200,
+        metavar="N",
+        help="make/reset/step/close cycles of the leak check (the contract says 200; "
+        "ids after the first of a class run fewer unless --full)",
+    )
+    check.add_argument(
+        "--seed", type=int, default=0, help="the seed every check derives its randomness from"
+    )
     check.add_argument(
         "--full",
         action="store_true",
@@ -163,6 +189,22 @@ def _parser() -> argparse.ArgumentParser:
         help="leave out a check (repeatable)",
     )
     check.set_defaults(run=_check)
+
+    benchmarks = commands.add_parser(
+        "benchmarks",
+        help="list the shipped benchmarks: env ids, sizes and what each measures",
+        description="The suites shipped with agentgym (agentgym eval --benchmark NAME runs "
+        "one): for each, what it measures (its file's description), and per env the split, "
+        "difficulty, step limit and number of tasks; the size is tasks x episodes per task.",
+    )
+    benchmarks.add_argument("names", nargs="*", metavar="NAME", help="only these (default: all)")
+    benchmarks.add_argument(
+        "--no-counts",
+        action="store_true",
+        help="print each file's task counts (caps) instead of counting the tasks each env has; "
+        "no env is constructed",
+    )
+    benchmarks.set_defaults(run=_benchmarks)
 
     from agentgym.eval.cli import add_commands as add_eval_commands
 
@@ -246,6 +288,51 @@ def _short(n: int) -> str:
     return f"{n // 1000}k" if n >= 10_000 and n % 1000 == 0 else str(n)
 
 
+# --------------------------------------------------------------------------- benchmarks
+
+
+def _benchmarks(args: argparse.Namespace) -> int:
+    from agentgym.eval.plan import list_benchmarks, load_benchmark
+
+    shipped = list_benchmarks()
+    unknown = [name for name in args.names if name not in shipped]
+    if unknown:
+        raise UsageError(f"no shipped benchmark {unknown[0]!r}; they are {shipped}")
+    for name in args.names or shipped:
+        benchmark = load_benchmark(name)
+        rows = [_benchmark_row(env, args.no_counts) for env in benchmark.envs]
+        tasks = sum(count for count, _ in rows)
+        repeats = benchmark.episodes_per_task
+        print(
+            f"{benchmark.name} (version {benchmark.version}): {len(rows)} envs, {tasks} tasks "
+            f"x {repeats} episode{'s' if repeats > 1 else ''} = {tasks * repeats} episodes"
+        )
+        print(textwrap.fill(benchmark.description, 92, initial_indent="  ", subsequent_indent="  "))
+        width = max(len(env.id) for env in benchmark.envs)
+        for env, (_, line) in zip(benchmark.envs, rows, strict=True):
+            print(f"    {env.id:<{width}}  {line}")
+        print()
+    print("Run one: agentgym eval --benchmark NAME --agent SPEC (agentgym eval --help)")
+    return 0
+
+
+def _benchmark_row(env: Any, no_counts: bool) -> tuple[int, str]:
+    """An env of a suite: its task count (the env's own, unless ``no_counts``: the file's
+    cap) and a line saying which tasks, with which step limit."""
+    if isinstance(env.tasks, list):
+        count, note = len(env.tasks), ""
+    elif no_counts:
+        count, note = env.tasks, " (at most)"
+    else:
+        try:
+            count, note = len(env.task_ids()), ""
+        except MissingExtraError:
+            count, note = env.tasks, f" (at most; agentgym[{spec(env.id).extra}] counts them)"
+    where = env.split + (f", {env.difficulty}" if env.difficulty else "")
+    limit = f", at most {env.max_steps} steps" if env.max_steps else ""
+    return count, f"{count} {where} tasks{note}{limit}"
+
+
 # --------------------------------------------------------------------------- info
 
 
@@ -256,6 +343,7 @@ def _info(args: argparse.Namespace) -> int:
     try:
         # An env instance may carry its own page (one class serving several domains does).
         doc = inspect.getdoc(env.unwrapped if env is not None else cls) or "(no documentation)"
+        doc = plain(doc)
         print(f"{found.id}  —  {found.description}\n")
         print(doc)
         print("\n" + "-" * 72)

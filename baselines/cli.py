@@ -21,9 +21,10 @@ import types
 import typing
 from typing import Any
 
+from agentgym.clihelp import HelpFormatter
 from agentgym.errors import UsageError
 
-__all__ = ["ALGORITHMS", "add_commands", "load_algorithm", "main", "parse_args"]
+__all__ = ["ALGORITHMS", "add_commands", "load_algorithm", "main", "parse_args", "train_parser"]
 
 ALGORITHMS: dict[str, str] = {
     "grpo": "GRPO with DAPO's switches and Dr.GRPO's loss",
@@ -52,19 +53,34 @@ def add_commands(commands: Any) -> None:
     """List ``train`` among the ``agentgym`` commands. ``agentgym.cli.main`` hands its
     arguments to :func:`main`: the options depend on the algorithm, whose module imports
     torch, so they are built only when used."""
-    train = commands.add_parser(
-        "train", help="train a policy with a reference RL baseline", add_help=False
+    _describe(commands.add_parser("train", help=SUMMARY, add_help=False))
+
+
+SUMMARY = "train a policy with a reference RL baseline"
+
+
+def _describe(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``agentgym train``'s help, the same in the command list and in ``--help``: the
+    module's docstring, ``ALGO``, and the algorithms."""
+    parser.description = __doc__
+    parser.epilog = "algorithms:\n" + "\n".join(
+        f"  {name:18} {summary}" for name, summary in ALGORITHMS.items()
     )
-    train.add_argument("ALGO", help="one of: " + ", ".join(ALGORITHMS))
+    parser.add_argument(
+        "ALGO", help="the algorithm (below); agentgym train ALGO --help lists its options"
+    )
+    return parser
+
+
+def train_parser() -> argparse.ArgumentParser:
+    """The parser ``agentgym train --help`` prints (the options come with an algorithm)."""
+    return _describe(_Parser(prog="agentgym train", formatter_class=HelpFormatter))
 
 
 def main(argv: list[str]) -> int:
     """``agentgym train ALGO [options]``."""
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        print("algorithms:")
-        for name, summary in ALGORITHMS.items():
-            print(f"  {name:18} {summary}")
+        train_parser().print_help()
         return 0
     name, options = argv[0], argv[1:]
     parsed = parse_args(name, options)
@@ -95,7 +111,7 @@ def _options_parser(name: str, cls: type) -> argparse.ArgumentParser:
     parser = _Parser(
         prog=f"agentgym train {name}",
         description=(importlib.import_module(cls.__module__).__doc__ or "").strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     docs = field_docs(cls)
     hints = typing.get_type_hints(cls)
@@ -104,7 +120,7 @@ def _options_parser(name: str, cls: type) -> argparse.ArgumentParser:
         if spec.name in ALIASES:
             flags.insert(0, ALIASES[spec.name])
         kind, optional = _kind(hints[spec.name])
-        help_text = f"{docs.get(spec.name, '')} (default: {spec.default!r})"
+        help_text = docs.get(spec.name) or spec.name.replace("_", " ")
         if kind is bool:
             parser.add_argument(
                 *flags,

@@ -38,7 +38,6 @@ def add_commands(commands: Any) -> None:
         "build",
         help="build the base sandbox image (debootstrap rootfs, docker import, docker build)",
         description=BUILD_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     build.add_argument(
         "--rootfs-only",

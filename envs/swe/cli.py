@@ -1,4 +1,4 @@
-"""``agentgym swe``: prepare repositories, make tasks, convert to and from SWE-bench.
+r"""``agentgym swe``: prepare repositories, make tasks, convert to and from SWE-bench.
 
     agentgym swe prepare                 # every catalogue repository (download once)
     agentgym swe prepare toolz --baseline
@@ -29,7 +29,6 @@ def add_commands(commands: Any) -> None:
         "swe",
         help="SWE family: prepare repositories, make tasks, SWE-bench formats",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = swe.add_subparsers(title="actions", metavar="ACTION")
     swe.set_defaults(run=lambda _: swe.print_help() or 0)
@@ -56,7 +55,9 @@ def add_commands(commands: Any) -> None:
     factory.add_argument("names", nargs="+", help="repositories (catalogue or prepared local)")
     for level, default in (("easy", 10), ("medium", 3), ("hard", 3)):
         factory.add_argument(f"--{level}", type=int, default=default, help=f"{level} tasks")
-    factory.add_argument("--seed", type=int, default=0)
+    factory.add_argument(
+        "--seed", type=int, default=0, help="seed of the bug injection (same seed, same tasks)"
+    )
     factory.add_argument("--out", type=Path, required=True, help="JSON Lines file to write")
     factory.set_defaults(run=_factory)
 
