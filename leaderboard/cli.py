@@ -64,7 +64,7 @@ def _add_serve(actions: Any) -> None:
     serve = actions.add_parser("serve", help="serve the board's pages and API")
     _store_options(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.add_argument(
         "--benchmark",
         action="extend",
@@ -103,7 +103,7 @@ def _add_token(actions: Any) -> None:
     _store_options(create)
     create.set_defaults(run=_token_create)
     revoke = token_actions.add_parser("revoke", help="revoke a token by name")
-    revoke.add_argument("name")
+    revoke.add_argument("name", help="the token's name, as given to token create")
     _store_options(revoke)
     revoke.set_defaults(run=_token_revoke)
 
@@ -128,7 +128,9 @@ def _add_verify(actions: Any) -> None:
         description="Re-score a bundle (or a run directory, packed first) exactly as a board "
         "does, and print the row it would get.",
     )
-    verify.add_argument("path", type=Path, metavar="BUNDLE_OR_RUN_DIR")
+    verify.add_argument(
+        "path", type=Path, metavar="BUNDLE_OR_RUN_DIR", help="a bundle, or a run directory"
+    )
     verify.add_argument(
         "--benchmark",
         metavar="NAME",
@@ -149,7 +151,9 @@ def _add_verify_rerun(actions: Any) -> None:
         "tier verified when the paired difference's intervals include 0, else a flag. Needs an "
         "admin token.",
     )
-    rerun.add_argument("submission", metavar="SUBMISSION_ID")
+    rerun.add_argument(
+        "submission", metavar="SUBMISSION_ID", help="the submission re-run (its id on the board)"
+    )
     rerun.add_argument("path", type=Path, metavar="RUN_DIR", help="the re-run (or its bundle)")
     rerun.add_argument("--to", required=True, metavar="URL", help="the board's address")
     rerun.add_argument("--token", help=f"an admin token (default ${TOKEN_VARIABLE})")
@@ -169,7 +173,13 @@ def _add_submit(commands: Any) -> None:
     submit.add_argument("--agent-name", help="the agent's name on the board (for a run dir)")
     submit.add_argument("--model", default="", help="the model's id")
     submit.add_argument("--model-revision", default="", help="its pinned revision (a commit)")
-    submit.add_argument("--method", choices=["standard", "custom"], default="standard")
+    submit.add_argument(
+        "--method",
+        choices=["standard", "custom"],
+        default="standard",
+        help="standard: the benchmark's prompts, tools and one attempt per episode, as "
+        "agentgym eval runs them; custom: anything else (say what in --notes)",
+    )
     submit.add_argument("--code-hash", default="", help="the agent code's git commit")
     submit.add_argument("--contact", default="", help="an address for the maintainers (private)")
     submit.add_argument("--notes", default="", help="what a reader should know of the method")
