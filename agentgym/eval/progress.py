@@ -8,9 +8,10 @@ errored episodes, and the first errored episode of each kind with its reason.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from agentgym.eval.stats import episode_passed, episode_tokens
@@ -66,6 +67,11 @@ class Progress:
     def success(self) -> float:
         return self.passed / max(self.scored, 1)
 
+    async def keep_alive(self) -> None:
+        """Show the progress while no episode ends (long episodes, a model loading): run
+        as a task beside the episodes, cancelled when they are done. The live bar redraws
+        itself; this is for displays that draw only when told."""
+
     def say(self, line: str) -> None:
         raise NotImplementedError
 
@@ -79,7 +85,8 @@ class Progress:
 class PlainProgress(Progress):
     """One plain line every :data:`PLAIN_EVERY_SECONDS` (and at the end), for a stream that
     is not a terminal: ``episodes 12/98, success so far 8.3%, errored 0, 3.1 ep/min, eta
-    4m10s``. The clock is injectable, so a test needs no sleep."""
+    4m10s``, also while no episode ends (:meth:`keep_alive`). The clock and the sleep are
+    injectable, so a test needs no waiting."""
 
     def __init__(
         self,
@@ -89,11 +96,17 @@ class PlainProgress(Progress):
         stream: TextIO,
         clock: Callable[[], float] = time.monotonic,
         every: float | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         super().__init__(total, done, clock)
-        self.stream = stream
+        self.stream, self.sleep = stream, sleep
         self.every = PLAIN_EVERY_SECONDS if every is None else every
         self.last_shown = self.started
+
+    async def keep_alive(self) -> None:
+        while True:
+            await self.sleep(max(self.every - (self.clock() - self.last_shown), 0.1))
+            self.show()
 
     def say(self, line: str) -> None:
         print(line, file=self.stream, flush=True)

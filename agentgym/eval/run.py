@@ -255,6 +255,7 @@ async def evaluate_async(
     episodes_path = run_dir / "episodes.jsonl"
     bar = start_progress(len(plans), len(plans) - len(todo)) if progress else None
     written: list[str] = []
+    alive = asyncio.create_task(bar.keep_alive()) if bar else None
     try:
         with EpisodeWriter(episodes_path) as writer:
 
@@ -280,6 +281,8 @@ async def evaluate_async(
             _discard(run_dir, created)
         raise
     finally:
+        if alive:
+            alive.cancel()
         if bar:
             bar.finish()
     records = _in_plan_order(episodes_path, plans)

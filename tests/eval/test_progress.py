@@ -4,6 +4,7 @@ sleeps."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 
 import pytest
@@ -47,6 +48,25 @@ def test_a_line_every_few_seconds_with_rate_and_eta_and_one_at_the_end(records):
         # at 12 s, 3 episodes done: 15 a minute, 2 left; then nothing for 8 s
         "episodes 5/7, success so far 100.0%, errored 0, 15.0 ep/min, eta 8s",
         "episodes 7/7, success so far 100.0%, errored 0, 15.0 ep/min",  # finish, at 20 s
+    ]
+
+
+def test_a_line_comes_while_no_episode_ends():
+    stream, clock, slept = io.StringIO(), FakeClock(), []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock.now += seconds
+        if len(slept) == 3:
+            raise asyncio.CancelledError  # the run cancels it when its episodes are done
+
+    progress = PlainProgress(4, 0, stream=stream, clock=clock, every=10.0, sleep=sleep)
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(progress.keep_alive())
+    assert slept == [10.0, 10.0, 10.0]
+    assert stream.getvalue().splitlines() == [
+        "episodes 0/4, success so far 0.0%, errored 0, 0.0 ep/min",  # a model still loading
+        "episodes 0/4, success so far 0.0%, errored 0, 0.0 ep/min",
     ]
 
 
