@@ -14,11 +14,11 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from agentgym.eval import Benchmark
+from agentgym.eval import Benchmark, points_interval
 
 from .bundle import BundleRejected, read_bundle
 from .checker import VERIFIED_FLAG
-from .ranking import PairedComparison, paired
+from .ranking import PairedComparison, entry_stats, paired
 from .rescore import rescore
 from .results import Rescore
 from .store import BenchmarkRecord, Store, SubmissionRecord
@@ -133,7 +133,8 @@ def _record_verification(
         "rescore_id": rescore_id,
         "difference": difference.to_dict(),
         "rerun": {
-            "success": sum(e.passed for e in rerun.episodes) / max(len(rerun.episodes), 1),
+            # the headline, as the board shows the submission's (the mean of env means)
+            "success": entry_stats(sha[:12], rerun.episodes, seed=seed).success.estimate,
             "flags": rerun.flags,
         },
     }
@@ -144,7 +145,6 @@ def _difference(difference: PairedComparison) -> str:
     success, score = difference.success, difference.score
     return (
         f"re-run - submission on {difference.shared_episodes} episodes: success "
-        f"{100 * success.estimate:+.1f} points [{100 * success.low:+.1f}, "
-        f"{100 * success.high:+.1f}], score {score.estimate:+.3f} "
-        f"[{score.low:+.3f}, {score.high:+.3f}]"
+        f"{points_interval(success.estimate, (success.low, success.high))}, score "
+        f"{score.estimate:+.3f} [{score.low:+.3f}, {score.high:+.3f}]"
     )

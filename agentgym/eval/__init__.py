@@ -10,7 +10,8 @@ the README) import from here, not from its submodules, so the modules can move w
 them. The face covers the four jobs: reading a benchmark (``load_benchmark``, ``Benchmark``,
 ``BenchmarkEnv``, ``EpisodePlan``, ``episode_seed``), running episodes (``evaluate``,
 ``run_episodes``, ``plan_env``, ``EngineLimits``), reading a run back (``read_manifest``,
-``read_run``, ``write_html``) and the statistics (``summarize``, ``bootstrap_ci``, ...), with
+``read_run``, ``write_html``, an episode's transcript: ``episode_transcript``,
+``render_transcript``) and the statistics (``summarize``, ``bootstrap_ci``, ...), with
 the headline as every terminal prints it (``percent_interval``, ``pooled_line``, ...).
 
 See ``docs/evaluation.md``: agents, the engine, the run directory, statistics, resume.
@@ -20,6 +21,7 @@ from agentgym.eval.engine import EngineLimits, plan_env, run_episodes
 from agentgym.eval.headline import (
     convention_line,
     percent_interval,
+    points_interval,
     pooled_line,
     score_interval,
 )
@@ -48,23 +50,30 @@ from agentgym.eval.stats import (
     stratified_bootstrap_rows,
     summarize,
 )
+from agentgym.eval.transcript import TRANSCRIPT_CSS
+from agentgym.eval.transcript import Outcome as TranscriptOutcome
+from agentgym.eval.transcript import render_html as render_transcript
+from agentgym.eval.transcript import transcript as episode_transcript
 
 __all__ = [
     "BOOTSTRAP_SAMPLES",
     "CONFIDENCE",
     "HEADLINE",
+    "TRANSCRIPT_CSS",
     "Benchmark",
     "BenchmarkEnv",
     "EngineLimits",
     "EpisodePlan",
     "Run",
     "RunResult",
+    "TranscriptOutcome",
     "bootstrap_ci",
     "compare",
     "convention_line",
     "episode_passed",
     "episode_score",
     "episode_seed",
+    "episode_transcript",
     "evaluate",
     "evaluate_async",
     "iteration_curve",
@@ -74,9 +83,11 @@ __all__ = [
     "pass_hat_k",
     "percent_interval",
     "plan_env",
+    "points_interval",
     "pooled_line",
     "read_manifest",
     "read_run",
+    "render_transcript",
     "run_episodes",
     "score_interval",
     "stratified_bootstrap_ci",
