@@ -34,7 +34,8 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -52,11 +53,14 @@ from agentgym.errors import InfrastructureError, UsageError
 
 __all__ = [
     "PrepareError",
+    "disk_usage",
     "find_spec",
+    "is_prepared",
     "prepare",
     "prepared_repo",
     "spec_for_local",
     "test_python",
+    "total_line",
 ]
 
 FORMAT = 1
@@ -152,6 +156,65 @@ def prepare(
                 f"pass (baseline in {time.monotonic() - started:.1f} s)"
             )
     return PreparedRepo(spec, prepared.root)
+
+
+def is_prepared(spec: RepoSpec, root: Path | None = None) -> bool:
+    """Whether ``spec`` is prepared (its steps 1-3 done): :func:`prepare` will not build it."""
+    return _manifest(PreparedRepo(spec, _repo_dir(spec, root))) is not None
+
+
+def total_line(
+    repos: Sequence[PreparedRepo], built: int, seconds: float, tasks: Path | None = None
+) -> str:
+    """The line ``agentgym swe prepare`` ends with: how many repositories are ready (``built``
+    of them just now), in how long, the room they take, and which tasks of ``tasks`` (the
+    shipped ``swe-v0`` file by default) they make runnable, by split."""
+    from agentgym.envs.swe.env import DEFAULT_TASKS  # the env imports this module
+    from agentgym.envs.swe.instances import load_instances
+
+    tasks = tasks or DEFAULT_TASKS
+    names = {repo.spec.name for repo in repos}
+    by_split = Counter(i.split for i in load_instances(tasks) if i.repo in names)
+    runnable = ", ".join(f"{count} {split}" for split, count in sorted(by_split.items()))
+    where = {str(repo.root.parent) for repo in repos}
+    plural = "repository" if len(repos) == 1 else "repositories"
+    return (
+        f"total: {len(repos)} {plural} ready ({built} prepared now, "
+        f"{len(repos) - built} already) in {_duration(seconds)}; "
+        f"{_size(sum(disk_usage(repo.root) for repo in repos))} on disk in "
+        f"{', '.join(sorted(where))}; {tasks.stem} tasks they run: {runnable or 'none'}"
+    )
+
+
+def disk_usage(path: Path) -> int:
+    """The bytes the files under ``path`` take on disk, as ``du`` counts them: each file
+    once however many hard links it has, links not followed."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for folder, dirs, files in os.walk(path):
+        for name in (*dirs, *files):
+            try:
+                info = os.lstat(os.path.join(folder, name))
+            except OSError:  # removed meanwhile: nothing to count
+                continue
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_blocks * 512
+    return total
+
+
+def _size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{seconds:.1f} s"
 
 
 def _repo_dir(spec: RepoSpec, root: Path | None) -> Path:

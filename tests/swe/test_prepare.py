@@ -2,6 +2,7 @@
 
 import json
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,7 @@ from agentgym.envs.swe.testrun import parse_junit, run_tests
 from agentgym.envs.swe.workspace import open_workspace
 
 TINYLIB_TESTS = 17
+TINYLIB_DIR = Path(__file__).parent / "tinylib"
 
 
 def test_a_prepared_repository_has_its_tree_commit_venv_and_baseline(tinylib):
@@ -119,3 +121,34 @@ def test_the_plugins_run_in_the_repositorys_environment_so_import_only_stdlib_an
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module)])
     }
     assert modules - sys.stdlib_module_names == {"pytest"}
+
+
+def test_prepare_ends_with_a_total(tinylib, capsys):
+    from agentgym.cli import main
+
+    assert main(["swe", "prepare", "--repo", str(TINYLIB_DIR), "--name", "tinylib"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("total: 1 repository ready (0 prepared now, 1 already) in ")
+    assert f" MiB on disk in {tinylib.root.parent}; swe-v0 tasks they run: none" in last
+
+
+def test_the_total_counts_disk_once_per_file_and_the_shipped_tasks_by_split(tmp_path):
+    from agentgym.envs.swe.prepare import disk_usage, total_line
+    from agentgym.envs.swe.repos import PreparedRepo, repo_spec
+
+    toolz, marshmallow = tmp_path / "toolz-1.2.0", tmp_path / "marshmallow-x"
+    (toolz / "tree").mkdir(parents=True)
+    marshmallow.mkdir()
+    (toolz / "tree" / "big").write_bytes(b"x" * 2**20)
+    (toolz / "link").hardlink_to(toolz / "tree" / "big")  # the same file: counted once
+    (marshmallow / "outside").symlink_to(toolz / "tree" / "big")  # not followed
+    assert 2**20 <= disk_usage(tmp_path) < 2**20 + 64 * 1024
+    repos = [
+        PreparedRepo(repo_spec("toolz"), toolz),
+        PreparedRepo(repo_spec("marshmallow"), marshmallow),
+    ]
+    line = total_line(repos, 1, 75.0)
+    assert line == (
+        f"total: 2 repositories ready (1 prepared now, 1 already) in 1 min 15 s; 1.0 MiB on "
+        f"disk in {tmp_path}; swe-v0 tasks they run: 10 dev, 18 test"
+    )
