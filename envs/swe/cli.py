@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,7 @@ def _unique(names: Sequence[str]) -> None:
 
 
 def _prepare(args: argparse.Namespace) -> int:
-    from agentgym.envs.swe.prepare import prepare, spec_for_local
+    from agentgym.envs.swe.prepare import is_prepared, prepare, spec_for_local, total_line
     from agentgym.envs.swe.repos import CATALOGUE, repo_spec
 
     if args.repo is not None and args.names:
@@ -151,15 +152,21 @@ def _prepare(args: argparse.Namespace) -> int:
     if args.repo is None and (args.name is not None or args.tests is not None):
         option = "--name" if args.name is not None else "--tests"
         raise UsageError(f"{option} goes with --repo PATH (a local repository)")
+    started = time.monotonic()
     if args.repo is not None:
         spec = spec_for_local(args.repo, args.name, tuple(args.tests or ("tests",)))
-        prepare(spec, baseline=args.baseline, source=args.repo, log=_log)
+        fresh = not is_prepared(spec)
+        local = prepare(spec, baseline=args.baseline, source=args.repo, log=_log)
         print(f"prepared {spec.name} ({spec.version}); tasks name it as repo {spec.name!r}")
+        print(total_line([local], int(fresh), time.monotonic() - started))
         return 0
     specs = [repo_spec(name) for name in args.names] if args.names else list(CATALOGUE)
+    ready, built = [], 0
     for spec in specs:
-        prepared = prepare(spec, baseline=args.baseline, log=_log)
-        print(f"{spec.key}: ready in {prepared.root}")
+        built += not is_prepared(spec)
+        ready.append(prepare(spec, baseline=args.baseline, log=_log))
+        print(f"{spec.key}: ready in {ready[-1].root}")
+    print(total_line(ready, built, time.monotonic() - started))
     return 0
 
 
