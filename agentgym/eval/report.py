@@ -45,6 +45,7 @@ from typing import Any
 
 from agentgym.errors import MissingExtraError, UsageError
 from agentgym.eval import report_plots
+from agentgym.eval.headline import percent_interval, points_interval, pooled_line, score_interval
 from agentgym.eval.stats import (
     HEADLINE,
     compare,
@@ -327,38 +328,47 @@ def _scrolling(table: str) -> str:
     return f'<div class="table">{table}</div>'
 
 
-def _interval(value: float, low: float, high: float, signed: bool = False) -> str:
+def _signed_score(value: float, interval: list[float]) -> str:
+    """A difference of mean rewards: ``+0.143 [+0.061, +0.224]``; ``-`` for nan."""
     if value != value:
         return "-"
-    sign = "+" if signed else ""
-    return f"{value:{sign}.3f} [{low:{sign}.3f}, {high:{sign}.3f}]"
+    return f"{value:+.3f} [{interval[0]:+.3f}, {interval[1]:+.3f}]"
 
 
 def _headline(runs: list[Run]) -> str:
-    """Each run's headline success, the convention named, the pooled figure where it differs."""
+    """Each run's headline success, the convention named, the pooled figure where it differs
+    (as the terminal prints them: :mod:`agentgym.eval.headline`)."""
     lines = []
     for run in runs:
         overall = run.summary["overall"]
         line = (
             f"<b>{html.escape(run.label)}</b>: success "
-            f"{_interval(overall['success'], *overall['success_ci'])} (mean of env means)"
+            f"{percent_interval(overall['success'], overall['success_ci'])}, reward "
+            f"{score_interval(overall['reward'], overall['reward_ci'])} (mean of env means)"
         )
-        if abs(overall["pooled_success"] - overall["success"]) > 5e-4:
-            line += (
-                f"; pooled over its {overall['scored']} scored episodes: "
-                f"{_interval(overall['pooled_success'], *overall['pooled_success_ci'])}"
-            )
+        pooled = pooled_line(overall)
+        if pooled is not None:
+            line += f"; {html.escape(pooled)}"
         lines.append(f"<li>{line}</li>")
     return f'<p class="convention">{html.escape(HEADLINE)}.</p><ul>{"".join(lines)}</ul>'
 
 
 def _comparisons(runs: list[Run]) -> str:
-    """Every pair of runs: the sentence, then the paired differences overall and per env."""
+    """Every pair of runs: the sentence, then the paired differences overall and per env;
+    runs of different benchmarks are not paired (their episodes are not the same ones)."""
     parts = []
     for run_a, run_b in itertools.combinations(runs, 2):
+        hashes = [str(run.manifest.get("benchmark_hash", "")) for run in (run_a, run_b)]
+        if not hashes[0] or hashes[0] != hashes[1]:
+            sentence = (
+                f"{run_a.label} and {run_b.label} are not paired: they ran different "
+                f"benchmarks ({hashes[0][:12] or 'no hash'}, {hashes[1][:12] or 'no hash'}), "
+                f"so their episodes are not the same"
+            )
+            parts.append(f'<div class="pair"><p class="sentence">{html.escape(sentence)}</p></div>')
+            continue
         result = compare(run_a.records, run_b.records)
         sentence = difference_sentence(result, run_a.label, run_b.label)
-        notes = _episode_set_note(result, run_a, run_b)
         rows = [_difference_row(ALL, result)]
         for env in sorted({r.spec.env_id for r in run_a.records}, key=natural_key):
             of_env = compare(
@@ -369,7 +379,8 @@ def _comparisons(runs: list[Run]) -> str:
                 rows.append(_difference_row(env, of_env))
         table = _pandas().DataFrame(rows).to_html(index=False, border=0)
         parts.append(
-            f'<div class="pair"><p class="sentence">{html.escape(sentence)}</p>{notes}'
+            f'<div class="pair"><p class="sentence">{html.escape(sentence)}</p>'
+            f"{_episode_set_note(result, run_a, run_b)}"
             f"<p>{html.escape(run_b.label)} - {html.escape(run_a.label)}:</p>"
             f"{_scrolling(table)}</div>"
         )
@@ -377,7 +388,7 @@ def _comparisons(runs: list[Run]) -> str:
 
 
 def _episode_set_note(result: dict[str, Any], run_a: Run, run_b: Run) -> str:
-    """Says so when two runs did not score the same episodes (another benchmark, errors)."""
+    """Says so when two runs did not score the same episodes (errored on one side)."""
     if not result["only_in_a"] and not result["only_in_b"]:
         return ""
     return (
@@ -389,15 +400,16 @@ def _episode_set_note(result: dict[str, Any], run_a: Run, run_b: Run) -> str:
 
 
 def _difference_row(env: str, result: dict[str, Any]) -> dict[str, Any]:
+    success = result["success_difference"]
     return {
         "env": env,
         "paired episodes": result["shared_episodes"],
         "tasks": result["tasks"],
-        "success difference [95% CI]": _interval(
-            result["success_difference"], *result["success_difference_ci"], signed=True
-        ),
-        "reward difference [95% CI]": _interval(
-            result["reward_difference"], *result["reward_difference_ci"], signed=True
+        "success difference [95% CI]": "-"
+        if success != success
+        else points_interval(success, result["success_difference_ci"]),
+        "reward difference [95% CI]": _signed_score(
+            result["reward_difference"], result["reward_difference_ci"]
         ),
     }
 
@@ -406,7 +418,7 @@ def _results_table(results: Any, envs: list[str]) -> str:
     frame = results.copy()
     for name in ("success", "reward"):
         frame[name] = [
-            _interval(v, lo, hi)
+            (percent_interval if name == "success" else score_interval)(v, [lo, hi])
             for v, lo, hi in zip(
                 frame[name], frame[f"{name}_low"], frame[f"{name}_high"], strict=True
             )
@@ -499,7 +511,7 @@ def _transcript(label: str, record: EpisodeRecord) -> str:
     outcome = "no verdict" if verdict is None else ("passed" if verdict.passed else "not passed")
     summary = html.escape(
         f"{label} · {record.spec.env_id} · {record.spec.task_id} · "
-        f"{len(record.steps)} steps · {outcome}"
+        f"{len(record.steps)} step{'' if len(record.steps) == 1 else 's'} · {outcome}"
     )
     items = render_html(transcript(record, limit=SHOWN_CHARS))
     return f'<details class="episode"><summary>{summary}</summary>{items}</details>'

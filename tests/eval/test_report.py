@@ -37,10 +37,11 @@ def test_the_html_report_has_every_section_and_counts_errors(tmp_path, capsys):
     assert "move " in transcripts and "step 1 · reward" in transcripts
     assert '<div class="table">' in page and "overflow-x: auto" in page
     assert "white-space: nowrap" in page
+    assert "No token counts recorded" in page  # and no tokens plot: 3 images above
     comparison = page[page.index('id="comparison"') : page.index('id="results"')]
     assert comparison.count('<div class="pair">') == 3  # every pair of the three runs
-    assert "oracle (broken) share no scored episode" in comparison
-    assert "Different episode sets: compared on the 0 episodes both scored" in comparison
+    assert comparison.count("are not paired: they ran different benchmarks") == 2  # broken's
+    assert "oracle (oracle) and random are not separable" in comparison
     warned = page[: page.index('id="runs"')]
     assert "different benchmarks" in warned  # the broken run's benchmark is another one
 
@@ -79,3 +80,48 @@ def test_agent_options_reach_the_agent_and_the_manifest(tmp_path, capsys):
     assert "errored" in capsys.readouterr().out
     assert main([*args[:-2], "--agent", "random", "--agent-option", "oops"]) == 2
     assert "not KEY=VALUE" in capsys.readouterr().err
+
+
+def test_report_episode_prints_one_transcript_in_the_terminal(tmp_path, capsys):
+    args = ["eval", "--env", "games/TowerOfHanoi-v0", "--tasks", "2", "--difficulty", "easy"]
+    assert main([*args, "--agent", "oracle", "--out", str(tmp_path / "run")]) == 0
+    capsys.readouterr()
+    run = str(tmp_path / "run")
+    assert main(["report", run, "--episode", "test/easy/1"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("### oracle: games/TowerOfHanoi-v0|test/easy/1|0")
+    assert "== instructions\n  Tower of Hanoi" in shown and "== step 1 (reward 0)" in shown
+    assert "-- action\n  move " in shown and "== outcome: passed, score 1 (ok)" in shown
+    assert "success" not in shown and not (tmp_path / "run" / "report.html").exists()
+    assert main(["report", run, "--episode", "games/TowerOfHanoi-v0|test/easy/0|0"]) == 0
+    assert "test/easy/0|0" in capsys.readouterr().out
+    assert main(["report", run, "--episode", "test/easy/9"]) == 2
+    assert "no such episode or task; its episode ids look like" in capsys.readouterr().err
+
+
+def test_a_pair_that_scored_different_episodes_says_so(tmp_path):
+    from agentgym.core import Verdict
+    from agentgym.eval.report import Run, write_html
+    from agentgym.ledger import EpisodeRecord, EpisodeSpec
+
+    def records(agent: str, passed: list[bool], errored: int = 0) -> list[EpisodeRecord]:
+        made = []
+        for n, ok in enumerate(passed):
+            spec = EpisodeSpec("games/Maze-v0", f"test/easy/{n}", seed=n, agent=agent)
+            verdict = Verdict(score=float(ok), passed=ok)
+            status = "errored" if n < errored else "ok"
+            made.append(EpisodeRecord(spec, "start", verdict=verdict, status=status,
+                                      episode_id=f"games/Maze-v0|test/easy/{n}|0"))  # fmt: skip
+        return made
+
+    manifest = {"benchmark_hash": "ab" * 32, "agent": "x"}
+    runs = [
+        Run(tmp_path / "a", "a", manifest, records("a", [False] * 12)),
+        Run(tmp_path / "b", "b", manifest, records("b", [True] * 12, errored=2)),
+    ]
+    page = write_html(runs, tmp_path / "r.html").read_text()
+    comparison = page[page.index('id="comparison"') : page.index('id="results"')]
+    assert "b beats a by 100.0 points [100.0, 100.0] of success (10 paired episodes)" in comparison
+    note = "Different episode sets: compared on the 10 episodes both scored; 2 scored only by a"
+    assert f"{note}, 0 only by b." in comparison
+    assert "+100.0 points [+100.0, +100.0]" in comparison  # the table, in the terminal's units
