@@ -10,16 +10,35 @@ every path (bf16 on CUDA, batching, the prefix store, seeded sampling, the train
 and give real speeds for a model of that size, since a random model writes to
 ``max_tokens`` every time.
 
-Steps (each timed; the output is the report):
+Steps (each timed, each under a time limit; the output is the report):
 
 1. the versions (torch, transformers, the GPU);
-2. ``bench_hf.py --model``: batched vs one-at-a-time greedy decoding on the GPU, with how
-   many prompts decode differently (bf16 batches may), at 16 and 64 requests;
-3. ``agentgym eval`` with ``hf:MODEL`` on ``cuda``, twice with the same seeds: the two
+2. ``bench_gpu_decode.py --model`` (issue 34's measurements): the ``hf`` backend today, one
+   at a time and 64 together; one-at-a-time eager ``generate``; transformers' continuous
+   batching (``generate_batch``) on 64 requests, its tokens and logprobs against eager;
+   ``generate`` with a static cache compiled by ``torch.compile`` (CUDA graphs); vLLM's
+   presence (else why not);
+3. ``bench_hf.py --model``: batched vs one-at-a-time greedy decoding through the backend at
+   16 requests, with how many prompts decode differently (bf16 batches may);
+4. ``agentgym eval`` with ``hf:MODEL`` on ``cuda``, twice with the same seeds: the two
    ledgers' actions are compared (seeded sampling must repeat on a GPU too);
-4. ``bench_train.py --model``: GRPO's loop on the GPU (rollout and training tokens/s).
+5. ``bench_train.py --model``: GRPO's loop on the GPU (rollout and training tokens/s).
 
     python tests/perf/gpu_check.py --shape DIR --out DIR [--quick]
+
+How it is run on a lent GPU machine (the machine has torch and transformers but not
+agentgym's other dependencies, and no network):
+
+1. here, once per session: ``bash tests/perf/device_prepare.sh`` puts into ``build/gpu-carry``
+   (git-ignored, about 6 MB) agentgym's wheel built from ``HEAD``, the wheels of its missing
+   dependencies (gymnasium, pettingzoo, Farama-Notifications, for Python 3.12) and the shape
+   folder;
+2. through the ``device`` tool: ``run(command="bash tests/perf/device_run.sh",
+   carry=["build/gpu-carry"], timeout_s=540)``; the script installs the wheels without
+   network, runs this check under an overall limit and leaves the report in
+   ``$OUT/report.txt`` and the full log in ``$OUT/gpu_check.log``.
+
+On a CPU, ``--quick`` is a dry run of every step (about 6 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -48,18 +67,31 @@ def make_model(shape: Path, out: Path) -> None:
     print(f"model: {config.model_type}, {weights / 1e6:.1f}M weights, random, in {out}")
 
 
-def step(title: str, command: str, log: Path) -> bool:
-    """Run one step (a command line of words without spaces inside them), its output into
-    the report and ``log``; whether it succeeded."""
+def step(title: str, command: str, log: Path, limit: float) -> bool:
+    """Run one step (a command line of words without spaces inside them) for at most
+    ``limit`` seconds, its output into the report and ``log``; whether it succeeded."""
     print(f"\n## {title}\n$ {command}", flush=True)
     started = time.monotonic()
+    try:
+        done = subprocess.run(
+            command.split(), cwd=ROOT, text=True, capture_output=True, timeout=limit
+        )
+        stdout, stderr, outcome = done.stdout, done.stderr, f"exit {done.returncode}"
+    except subprocess.TimeoutExpired as stopped:  # its output so far still goes in the report
+        stdout, stderr = (_text(stopped.stdout), _text(stopped.stderr))
+        outcome, done = f"STOPPED after its {limit:.0f} s limit", None
     with log.open("a") as out:
-        out.write(f"\n## {title}\n")
-        done = subprocess.run(command.split(), cwd=ROOT, text=True, capture_output=True)
-        out.write(done.stdout + done.stderr)
-    print(done.stdout[-6000:] + done.stderr[-3000:], flush=True)
-    print(f"[{title}: exit {done.returncode} in {time.monotonic() - started:.1f} s]", flush=True)
-    return done.returncode == 0
+        out.write(f"\n## {title}\n{stdout}{stderr}")
+    print(stdout[-6000:] + stderr[-2000:], flush=True)
+    print(f"[{title}: {outcome} in {time.monotonic() - started:.1f} s]", flush=True)
+    return done is not None and done.returncode == 0
+
+
+def _text(output: bytes | str | None) -> str:
+    """A timed-out run's captured output (bytes even under ``text=True``)."""
+    if isinstance(output, bytes):
+        return output.decode(errors="replace")
+    return output or ""
 
 
 def actions(run_dir: Path) -> dict[str, list[object]]:
@@ -94,15 +126,22 @@ def main() -> None:
     make_model(options.shape, model)
     print(f"[model made in {time.monotonic() - started:.1f} s]")
 
-    requests = (8,) if options.quick else (16, 64)
-    tokens = 16 if options.quick else 64
-    for count in requests:
-        step(
-            f"bench_hf, {count} requests",
-            f"{python} tests/perf/bench_hf.py --model {model} --requests {count} "
-            f"--max-tokens {tokens} --rounds {2 if count <= 16 else 1}",
-            log,
-        )
+    quick = " --quick" if options.quick else ""
+    scale = 3 if options.quick else 1  # the limits are the GPU's; a 2-core CPU is slower
+    step(
+        "bench_gpu_decode (issue 34: compiled decoding, continuous batching, vLLM)",
+        f"{python} tests/perf/bench_gpu_decode.py --model {model}{quick}",
+        log,
+        limit=240 * scale,
+    )
+    count, tokens = (8, 16) if options.quick else (16, 64)
+    step(
+        f"bench_hf, {count} requests",
+        f"{python} tests/perf/bench_hf.py --model {model} --requests {count} "
+        f"--max-tokens {tokens} --rounds 1",
+        log,
+        limit=90 * scale,
+    )
 
     tasks = 4 if options.quick else 16
     runs = [options.out / "eval-1", options.out / "eval-2"]
@@ -113,6 +152,7 @@ def main() -> None:
             f"--max-steps 8 --num-envs 32 --agent hf:{model} --agent-option history_window=2 "
             f"--sampling temperature=1.0 --sampling max_tokens=24 --out {run}",
             log,
+            limit=60 * scale,
         )
     if all((run / "episodes.jsonl").exists() for run in runs):
         first, second = actions(runs[0]), actions(runs[1])
@@ -126,6 +166,7 @@ def main() -> None:
         "bench_train (GRPO on the GPU)",
         f"{python} tests/perf/bench_train.py --model {model} --iterations 2 --groups {shape}",
         log,
+        limit=90 * scale,
     )
 
 
