@@ -367,8 +367,9 @@ def format_pairs(runs: Sequence[Any]) -> str:
     for (i, a), (j, b) in itertools.combinations(enumerate(runs), 2):
         hash_a, hash_b = (str(run.manifest.get("benchmark_hash", "")) for run in (a, b))
         if not hash_a or hash_a != hash_b:
+            why = "they ran different benchmarks" if hash_a and hash_b else "one has no manifest"
             lines.append(
-                f"  {labels[i]} and {labels[j]} are not paired: they ran different benchmarks "
+                f"  {labels[i]} and {labels[j]} are not paired: {why} "
                 f"({_benchmark_name(a)} {hash_a[:12] or 'no hash'}, {_benchmark_name(b)} "
                 f"{hash_b[:12] or 'no hash'}), so their episodes are not the same"
             )
