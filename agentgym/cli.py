@@ -32,6 +32,7 @@ from agentgym.errors import (
     ConformanceError,
     InfrastructureError,
     MissingExtraError,
+    TaskError,
     UsageError,
 )
 from agentgym.registry import EnvSpec, list_envs, make, spec
@@ -389,7 +390,7 @@ def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
         if getattr(args, key):
             options[key] = getattr(args, key)
     try:
-        observation, info = env.reset(seed=args.seed, options=options or None)
+        observation, info = _first_reset(env, args, options)
         print(f"{args.id} — task {info['task_id']}\n")
         print(_indent(info.get("instructions", "")))
         print(f"\n{PLAY_HELP}\n\n{observation}")
@@ -435,6 +436,20 @@ def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     finally:
         env.close()
     return 0
+
+
+def _first_reset(env: Any, args: argparse.Namespace, options: dict[str, Any]) -> Any:
+    """``env.reset`` for ``play``; a task id, split or difficulty the env does not have is
+    refused with one real task id of each split (ids differ per env: ``test/easy/3`` for a
+    game, ``REPO.DIGEST`` for swe)."""
+    try:
+        return env.reset(seed=args.seed, options=options or None)
+    except TaskError as error:
+        tasks = env.unwrapped.tasks
+        examples = ", ".join(tasks.ids(split)[0] for split in tasks.splits if tasks.count(split))
+        raise UsageError(
+            f"{error}; {args.id}'s task ids are like {examples} (agentgym info {args.id})"
+        ) from None
 
 
 def _indent(text: str) -> str:

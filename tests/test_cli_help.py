@@ -158,3 +158,19 @@ def test_agent_modules_are_found_in_the_current_directory(tmp_path, monkeypatch)
     finally:
         for module in [m for m in sys.modules if m.startswith("h5_local_agents")]:
             del sys.modules[module]
+
+
+@pytest.mark.parametrize("env_id", ["games/Maze-v0", "swe/Repair-v1"])
+def test_play_refuses_a_task_id_with_real_ones_of_that_env(env_id, capsys):
+    """``play --task-id`` suggested ``test/easy/3`` for SWE, whose ids are ``REPO.DIGEST``."""
+    import agentgym
+
+    assert cli.main(["play", env_id, "--task-id", "no/such/3"]) == 2
+    said = capsys.readouterr().err
+    env = agentgym.make(env_id)
+    try:
+        tasks = env.unwrapped.tasks
+        assert all(tasks.ids(split)[0] in said for split in tasks.splits if tasks.count(split))
+    finally:
+        env.close()
+    assert said.count("\n") == 1 and f"agentgym info {env_id}" in said
