@@ -31,8 +31,15 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
 import jinja2
+from markupsafe import Markup
 
 from agentgym.errors import UsageError
+from agentgym.eval import (
+    TRANSCRIPT_CSS,
+    TranscriptOutcome,
+    episode_transcript,
+    render_transcript,
+)
 
 from .bundle import Bundle, BundleLimits, read_bundle
 from .duplicates import split_duplicates
@@ -303,6 +310,18 @@ class EpisodeView:
     def claimed_differs(self) -> bool:
         s = self.scored
         return s is not None and s.claimed_score is not None and s.claimed_score != s.score
+
+    @property
+    def transcript(self) -> Markup:
+        """The record as every agentgym transcript shows it (:mod:`agentgym.eval.transcript`:
+        the instructions once, the model's raw text beside the action sent, tool calls as
+        calls, a patch as a coloured diff, the user's turns), with its styles; escaped by that
+        renderer. The recorded verdict is left out: this page shows the replay's."""
+        if self.record is None:
+            return Markup("")
+        items = episode_transcript(self.record, limit=SHOWN_CHARACTERS)
+        shown = [item for item in items if not isinstance(item, TranscriptOutcome)]
+        return Markup(f"<style>{TRANSCRIPT_CSS}</style>{render_transcript(shown)}")
 
     def to_dict(self) -> dict[str, Any]:
         return {

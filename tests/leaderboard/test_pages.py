@@ -14,18 +14,22 @@ import io
 import json
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from hostile_text import ATTRIBUTE, HOSTILE, SCRIPT  # tests/: script and SQL in every field
 from PIL import Image
 
+from agentgym.agents import AgentReply, OracleAgent
 from agentgym.envs.web.browser import LAUNCH_ARGS, find_chromium
+from agentgym.eval import Benchmark, BenchmarkEnv, evaluate
 from agentgym.leaderboard.bundle import pack_bundle
 from agentgym.leaderboard.export import export_site
 from agentgym.leaderboard.server import create_app
 from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import SubmissionInfo
+from agentgym.ledger import read_episodes
 
 pytestmark = pytest.mark.browser
 
@@ -193,7 +197,7 @@ def test_an_entry_shows_its_numbers_per_env_its_episodes_and_its_checks(page, bo
     keep_picture(page, tmp_path, "leaderboard-entry.png")
 
 
-def test_the_episode_viewer_shows_each_step_and_the_recomputed_verdict(page, board, tmp_path):
+def test_the_episode_viewer_shows_each_step_and_the_recomputed_verdict(page, board):
     url, _ = board
     page.goto(f"{url}/b/tiny-games")
     page.locator("#board a.agent", has_text="oracle").first.click()
@@ -201,12 +205,70 @@ def test_the_episode_viewer_shows_each_step_and_the_recomputed_verdict(page, boa
     assert page.locator("h1").inner_text().startswith("games/Wordle-v0|")
     assert page.locator("#outcome").inner_text().startswith("ok")
     assert page.locator("#recomputed").inner_text().startswith("passed, score 1.000")
-    assert page.locator("#initial pre").inner_text().strip()
-    steps = page.locator("div.step[id^=step-]")
+    assert page.locator("#transcript .tx-observation pre").inner_text().strip()
+    steps = page.locator("#transcript .tx-step")
     assert steps.count() >= 1
-    assert steps.first.locator("pre.action").inner_text().strip()
-    assert "reward" in steps.first.locator("h3").inner_text()
+    assert steps.first.locator("pre").first.inner_text().strip()  # the action
+    assert "reward" in steps.first.locator("h4").inner_text()
     nothing_ran(page)
+
+
+VIEWER = Benchmark(
+    "viewer",
+    (BenchmarkEnv("reasoning/ToolUse-v1", tasks=3),),
+    episodes_per_task=1,
+    description="Errands in a shop through tools: the episode viewer's board.",
+)
+WROTE = "I look it up first, then answer."
+
+
+class Narrator(OracleAgent):
+    """The oracle's tool calls, each after a sentence of its own, as a model writes them: the
+    text the viewer must show beside the call that was extracted from it."""
+
+    name = "narrator"
+
+    async def act(self, observation, info):
+        action = await super().act(observation, info)
+        return AgentReply(action=action, text=f"{WROTE}\n\n```json\n{action}\n```")
+
+
+@pytest.fixture(scope="module")
+def narrated(tmp_path_factory, live_server_type):
+    """A board of :data:`VIEWER` with the :class:`Narrator`'s run; its longest episode."""
+    folder = tmp_path_factory.mktemp("viewer")
+    with ThreadPoolExecutor(1) as pool:  # off the thread where Playwright's loop may run
+        run = pool.submit(evaluate, VIEWER, Narrator, folder / "run").result().run_dir
+    info = SubmissionInfo(agent="narrator", model="(the oracle, narrating)")
+    bundle = pack_bundle(run, info, folder / "narrator.tar.gz").read_bytes()
+    store, server = board_server(folder, VIEWER, live_server_type, [bundle])
+    longest = max(read_episodes(run / "episodes.jsonl"), key=lambda record: len(record.steps))
+    yield server.url, store.submissions()[0].id, longest
+    server.close()
+    store.close()
+
+
+def test_the_episode_viewer_shows_the_models_text_beside_its_tool_call(page, narrated, tmp_path):
+    url, submission, record = narrated
+    assert len(record.steps) >= 2 and record.instructions
+    page.goto(f"{url}/s/{submission}")
+    page.locator("#episodes a", has_text=record.episode_id).click()
+    assert page.locator("#recomputed").inner_text().startswith("passed")
+    transcript = page.locator("#transcript")
+    instructions = transcript.locator(".tx-instructions")
+    assert instructions.count() == 1  # once per episode, not per step
+    assert record.instructions.splitlines()[0] in instructions.inner_text()
+    steps = transcript.locator(".tx-step")
+    assert steps.count() == len(record.steps)
+    wrote, sent = steps.first.locator(".tx-pair > div").all()
+    assert wrote.locator(".tx-label").inner_text() == "model wrote"
+    assert WROTE in wrote.locator("pre").inner_text()
+    call = json.loads(record.steps[0].action)
+    assert sent.locator(".tx-call-name").inner_text() == f"{call['name']}(…)"
+    assert '"arguments"' not in sent.inner_text()  # the call's arguments, not its JSON
+    assert transcript.locator(".tx-outcome").count() == 0  # the replay's verdict is above
+    nothing_ran(page)
+    page.set_viewport_size({"width": 1280, "height": 1180})  # down to the first steps
     keep_picture(page, tmp_path, "leaderboard-episode.png")
 
 
@@ -242,7 +304,8 @@ def test_what_a_submitter_wrote_appears_literally_and_runs_nothing(page, hostile
     page.goto(f"{url}/s/{rejected.id}")
     assert "cannot be scored" in page.locator("#reason").inner_text()
     page.locator("#episodes a", has_text=forged_episode).click()
-    assert page.locator("#step-1 pre.action").inner_text() == f"{SCRIPT}{ATTRIBUTE}"
+    action = page.locator("#transcript .tx-step").first.locator("pre").first
+    assert action.inner_text() == f"{SCRIPT}{ATTRIBUTE}"
     nothing_ran(page)
 
     page.goto(f"{url}/compare?a={scored.id}&b={scored.id}")
@@ -260,7 +323,7 @@ def test_the_static_export_is_browsed_from_disk(page, board, tmp_path):
     assert page.locator("#agent").inner_text() == "random"
     page.locator("#episodes tbody tr a").first.click()
     assert page.url.startswith("file://") and page.url.endswith("/0.html")
-    assert page.locator("#initial pre").inner_text().strip()
+    assert page.locator("#transcript .tx-observation pre").inner_text().strip()
     page.go_back()
     page.get_by_role("link", name="tiny-games").click()
     page.locator("#board a.vs-next").first.click()
