@@ -10,7 +10,8 @@ check                       what it proves
 ==========================  =================================================================
 ``gymnasium``               Gymnasium's API: spaces, seeding, step/reset types, render, close
 ``info_contract``           ``info`` has ``instructions`` at reset, ``state_key`` and
-                            ``verdict`` every step
+                            ``verdict`` every step; no step is both ``terminated`` and
+                            ``truncated`` (in every episode a check plays)
 ``oracle``                  on sampled tasks of every split and difficulty the oracle reaches
                             the maximum score: each task is solvable and its verifier says so
 ``random_agent``            a random agent (valid actions where listed) scores below the oracle
@@ -88,7 +89,7 @@ from agentgym.errors import (
     TaskBlindError,
     UsageError,
 )
-from agentgym.registry import EnvSpec
+from agentgym.registry import EnvSpec, make_limited
 from agentgym.sandbox.process import descendants
 from agentgym.spaces import Text
 
@@ -327,7 +328,8 @@ def check_gymnasium(factory: EnvFactory, env_id: str) -> None:
 
 
 def check_info_contract(factory: EnvFactory, env_id: str, seed: int) -> None:
-    """``instructions`` at reset; ``state_key`` and ``verdict`` at reset and every step."""
+    """``instructions`` at reset; ``state_key`` and ``verdict`` at reset and every step; a step
+    not both terminated and truncated (checked in every episode the checks play, too)."""
     with made(factory) as env:
         _, info = env.reset(seed=seed)
         instructions = info.get("instructions")
@@ -337,8 +339,10 @@ def check_info_contract(factory: EnvFactory, env_id: str, seed: int) -> None:
                 f"and the action syntax), got {instructions!r:.80}"
             )
         _check_step_info(env_id, "reset()", info)
-        _, _, _, _, info = env.step(_some_action(env, info, np.random.default_rng(seed)))
-        _check_step_info(env_id, "step()", info)
+        step = env.step(_some_action(env, info, np.random.default_rng(seed)))
+        _check_step_info(env_id, "step()", step[4])
+        _check_one_ending(env_id, step, info.get("task_id"), seed)
+        info = step[4]
         if not isinstance(info.get("invalid_action"), bool):
             raise InfoContractError(
                 f"{env_id}: step() info must carry 'invalid_action' (bool), got "
@@ -1032,6 +1036,7 @@ def _play(
         steps += 1
         if record:
             transcript.append(step)
+        _check_one_ending(env_id_of(env), step, task_id, seed)
         if terminated or truncated:
             ending = (
                 "terminated"
@@ -1076,6 +1081,19 @@ def _check_step_info(env_id: str, where: str, info: dict[str, Any]) -> None:
         )
 
 
+def _check_one_ending(env_id: str, step: tuple[Any, ...], task_id: Any, seed: int) -> None:
+    """A step ends an episode for one reason (``docs/contract.md``, "Ending an episode"):
+    ``terminated`` when the env ended it, ``truncated`` when a limit cut it short first."""
+    if step[2] and step[3]:
+        raise InfoContractError(
+            f"{env_id}: a step returned terminated=True and truncated=True together (task "
+            f"{task_id!r}, seed {seed}); an episode ends for one reason: terminated when the "
+            f"env ended it (an answer, right or wrong), truncated only when a limit cut it "
+            f"short first. Gymnasium's TimeLimit says both on the last step it allows: make "
+            f"the env with agentgym.make, whose TimeLimit does not"
+        )
+
+
 def _resources() -> dict[str, int]:
     gc.collect()
     return {
@@ -1110,7 +1128,7 @@ def _factory(env: Any) -> tuple[EnvFactory, str]:
                 f"env made by agentgym.make(), an id, or a zero-argument factory"
             )
         spec = env.spec
-        return (lambda: gymnasium.make(spec)), spec.id
+        return (lambda: make_limited(spec)), spec.id  # agentgym's TimeLimit, as make() gives
     if callable(env):
         with made(env) as probe:
             return env, env_id_of(probe)

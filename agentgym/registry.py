@@ -32,7 +32,7 @@ import threading
 import warnings
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, SupportsFloat
 
 import gymnasium
 
@@ -46,11 +46,13 @@ from agentgym.errors import (
 
 __all__ = [
     "EnvSpec",
+    "TimeLimit",
     "families",
     "list_envs",
     "load_families",
     "load_plugin",
     "make",
+    "make_limited",
     "make_multi",
     "register",
     "spec",
@@ -308,7 +310,39 @@ def make(id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     if found.kind != "env":
         raise UsageError(f"{id} is a multi-agent ({found.kind}) env; build it with make_multi()")
     found.load()  # surface MissingExtraError before Gymnasium wraps anything
-    return gymnasium.make(id, **kwargs)
+    return make_limited(id, **kwargs)
+
+
+def make_limited(
+    target: str | gymnasium.envs.registration.EnvSpec, **kwargs: Any
+) -> gymnasium.Env[Any, Any]:
+    """``gymnasium.make(target, **kwargs)`` with agentgym's :class:`TimeLimit` in place of
+    Gymnasium's (the same step limit: ``max_episode_steps`` if given, else the spec's)."""
+    limit = kwargs.pop("max_episode_steps", None)
+    env = gymnasium.make(target, max_episode_steps=-1, **kwargs)
+    if limit is None:
+        registered = gymnasium.spec(target) if isinstance(target, str) else target
+        limit = registered.max_episode_steps
+    return env if limit is None or limit == -1 else TimeLimit(env, limit)
+
+
+class TimeLimit(gymnasium.wrappers.TimeLimit[Any, Any]):
+    """Gymnasium's step limit, save that an episode ends for one reason: the step on which the
+    env ends it itself (``terminated``: answered, solved, lost) is not also ``truncated``,
+    even when it is the last step the limit allows. Gymnasium's own sets ``truncated`` on
+    that step whatever, so a single-reply env (a limit of one step) said both on every answer
+    (``docs/contract.md``, "Ending an episode")."""
+
+    # Gymnasium's counter, None until the first reset; its type is inferred as None alone from
+    # the untyped ``self._elapsed_steps = None`` in Gymnasium's __init__.
+    _elapsed_steps: int | None  # type: ignore[assignment]
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        steps = self._elapsed_steps = (self._elapsed_steps or 0) + 1
+        if steps >= self._max_episode_steps and not terminated:
+            truncated = True
+        return observation, reward, terminated, truncated, info
 
 
 def make_multi(id: str, **kwargs: Any) -> Any:

@@ -50,6 +50,7 @@ from agentgym.checker import (
     plan_tiers,
 )
 from agentgym.multiagent_checker import MULTIAGENT_CHECKS, check_multiagent_env
+from agentgym.registry import make_limited
 
 
 def factory(cls: type, **kwargs: Any) -> Callable[[], gymnasium.Env]:
@@ -290,6 +291,22 @@ def test_missing_state_key_is_an_info_contract_error():
         ),
     ):
         check_env(factory(NoStateKeyEnv))
+
+
+ONLY_ORACLE = [name for name in CHECKS if name != "oracle"]
+
+
+def test_a_step_both_terminated_and_truncated_is_an_info_contract_error():
+    # A single-reply env under Gymnasium's TimeLimit of one step: every answer said both.
+    spec = EnvSpec(id="test/QuizEnv-v0", entry_point=QuizEnv, max_episode_steps=1)
+    with pytest.raises(
+        errors.InfoContractError,
+        match=r"test/QuizEnv-v0: a step returned terminated=True and truncated=True together "
+        r"\(task '[a-z]+/easy/\d+', seed 0\); an episode ends for one reason",
+    ):
+        check_env(lambda: gymnasium.make(spec), skip=ONLY_ORACLE)
+    # agentgym's TimeLimit (what agentgym.make gives) truncates only what did not terminate.
+    assert check_env(lambda: make_limited(spec), skip=ONLY_ORACLE).passed == ["oracle"]
 
 
 def test_missing_instructions_is_an_info_contract_error():

@@ -2,6 +2,8 @@
 
 import gymnasium
 import pytest
+from broken_envs import QuizEnv
+from gymnasium.envs.registration import EnvSpec
 
 import agentgym
 from agentgym import registry
@@ -20,6 +22,27 @@ def test_make_applies_the_standard_wrappers_visibly():
         "<TimeLimit<OrderEnforcing<PassiveEnvChecker<TowerOfHanoiEnv<games/TowerOfHanoi-v0>>>>>"
     )
     assert env.spec.max_episode_steps == 300
+
+
+def test_the_step_limit_does_not_truncate_the_step_that_terminates():
+    # A one-reply quiz: an answer terminates it, a reply without one is cut by the limit.
+    spec = EnvSpec(id="test/QuizEnv-v0", entry_point=QuizEnv, max_episode_steps=1)
+    env = registry.make_limited(spec)
+    assert isinstance(env, registry.TimeLimit) and env.spec.max_episode_steps == 1
+    assert repr(env).startswith("<TimeLimit<OrderEnforcing<PassiveEnvChecker<QuizEnv")
+    env.reset(seed=0)
+    assert env.step(env.unwrapped.oracle_action())[2:4] == (True, False)
+    env.reset(seed=0)
+    assert env.step("answer 0")[2:4] == (True, False)  # wrong, but answered
+    env.reset(seed=0)
+    assert env.step("I do not know.")[2:4] == (False, True)
+    # Gymnasium's own TimeLimit says both on that step.
+    plain = gymnasium.make(spec)
+    plain.reset(seed=0)
+    assert plain.step(plain.unwrapped.oracle_action())[2:4] == (True, True)
+    # A limit given to make replaces the registered one, as with gymnasium.make; -1: none.
+    assert agentgym.make("games/TowerOfHanoi-v0", max_episode_steps=3).spec.max_episode_steps == 3
+    assert not isinstance(registry.make_limited(spec, max_episode_steps=-1), registry.TimeLimit)
 
 
 def test_gymnasium_make_works_on_our_ids():

@@ -216,13 +216,14 @@ def test_the_oracle_scores_the_maximum_and_a_wrong_answer_less(dataset):
     for difficulty in env.unwrapped.tasks.difficulties:
         task_id = f"test/{difficulty}/5"
         env.reset(seed=0, options={"task_id": task_id})
-        _, reward, terminated, _, info = env.step(env.unwrapped.oracle_action())
+        _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
         verdict = info["verdict"]
-        assert (reward, terminated, verdict.passed) == (1.0, True, True), verdict
+        # An answered task is terminated, not truncated too (the step limit of one reply).
+        assert (reward, terminated, truncated, verdict.passed) == (1.0, True, False, True)
         assert verdict.components == {"score_answer": 1.0}
         env.reset(seed=0, options={"task_id": task_id})
         _, reward, terminated, truncated, info = env.step("<answer>not the answer</answer>")
-        assert reward < 1.0 and not info["verdict"].passed and (terminated or truncated)
+        assert reward < 1.0 and not info["verdict"].passed and terminated != truncated
 
 
 def _another_items_answer(dataset, task_id, other_id):
