@@ -170,8 +170,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=200,
         metavar="N",
-        help="make/reset/step/close cycles of the leak check (the contract says 200; "
-        "ids after the first of a class run fewer unless --full)",
+        help="make/reset/step/close cycles of the leak check, as the contract says; ids "
+        "after the first of their class run fewer unless --full",
     )
     check.add_argument(
         "--seed", type=int, default=0, help="the seed every check derives its randomness from"

@@ -120,7 +120,9 @@ def _options_parser(name: str, cls: type) -> argparse.ArgumentParser:
         if spec.name in ALIASES:
             flags.insert(0, ALIASES[spec.name])
         kind, optional = _kind(hints[spec.name])
-        help_text = docs.get(spec.name) or spec.name.replace("_", " ")
+        # Always the value: a field's docstring may speak of a default ("TRL's") without it.
+        doc = (docs.get(spec.name) or spec.name.replace("_", " ")).replace("%", "%%")
+        help_text = f"{doc} (default: %(default)s)"
         if kind is bool:
             parser.add_argument(
                 *flags,

@@ -77,6 +77,8 @@ def test_every_option_has_help_and_shows_its_default(parsers):
             shown = "default" in formatter._get_help_string(action)
             if action.option_strings and not unset and not shown:
                 wrong.append(f"{parser.prog} {name}: its default {default!r} is not shown")
+            if re.search(r"\(default [^:]", action.help):  # one form: "(default: X)"
+                wrong.append(f"{parser.prog} {name}: '(default X)' for '(default: X)'")
     assert not wrong, "\n".join(wrong)
 
 

@@ -218,7 +218,7 @@ def add_commands(commands: Any) -> None:
         "--rollout-endpoint MODEL@http://HOST:PORT/v1.",
     )
     serve.add_argument("model", help="'smollm2', a model directory, or a trainer's run directory")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.add_argument("--name", help="the model name clients ask for (default: MODEL's)")
     serve.add_argument("--device", help="'cpu' or 'cuda' (default: CUDA when available)")

@@ -101,7 +101,7 @@ def add_commands(commands: Any) -> None:
     run.add_argument(
         "--seed",
         type=int,
-        help="the base seed of every episode's seed (default 0; with --benchmark it replaces "
+        help="the base seed of every episode's seed (default: 0; with --benchmark it replaces "
         "the file's seed, and the manifest records the suite with it)",
     )
     one_env = run.add_argument_group("with --env (a benchmark file pins its own)")

@@ -45,7 +45,7 @@ def add_commands(commands: Any) -> None:
         help="only make the debootstrap tree (for bwrap's SandboxSpec(rootfs=...); no docker)",
     )
     build.add_argument(
-        "--tag", default=None, help="name of the built image (default agentgym/sandbox:latest)"
+        "--tag", default=None, help="name of the built image (default: agentgym/sandbox:latest)"
     )
     build.add_argument(
         "--force", action="store_true", help="redo the step even if its result is current"
