@@ -63,7 +63,7 @@ def add_commands(commands: Any) -> None:
 def _add_serve(actions: Any) -> None:
     serve = actions.add_parser("serve", help="serve the board's pages and API")
     _store_options(serve)
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.add_argument(
         "--benchmark",
@@ -78,7 +78,7 @@ def _add_serve(actions: Any) -> None:
         type=int,
         default=20,
         metavar="N",
-        help="uploads one token may make per hour (default 20)",
+        help="uploads one token may make per hour",
     )
     serve.add_argument(
         "--self-reported",
@@ -156,7 +156,7 @@ def _add_verify_rerun(actions: Any) -> None:
     )
     rerun.add_argument("path", type=Path, metavar="RUN_DIR", help="the re-run (or its bundle)")
     rerun.add_argument("--to", required=True, metavar="URL", help="the board's address")
-    rerun.add_argument("--token", help=f"an admin token (default ${TOKEN_VARIABLE})")
+    rerun.add_argument("--token", help=f"an admin token (default: ${TOKEN_VARIABLE})")
     rerun.set_defaults(run=_verify_rerun)
 
 
@@ -169,7 +169,7 @@ def _add_submit(commands: Any) -> None:
     )
     submit.add_argument("path", type=Path, metavar="RUN_DIR", help="a run directory (or a bundle)")
     submit.add_argument("--to", required=True, metavar="URL", help="the board's address")
-    submit.add_argument("--token", help=f"a submit token (default ${TOKEN_VARIABLE})")
+    submit.add_argument("--token", help=f"a submit token (default: ${TOKEN_VARIABLE})")
     submit.add_argument("--agent-name", help="the agent's name on the board (for a run dir)")
     submit.add_argument("--model", default="", help="the model's id")
     submit.add_argument("--model-revision", default="", help="its pinned revision (a commit)")
@@ -191,7 +191,7 @@ def _add_submit(commands: Any) -> None:
 def _store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        help=f"a SQLite path or a database URL (default ${DB_VARIABLE}, else {DEFAULT_DB})",
+        help=f"a SQLite path or a database URL (default: ${DB_VARIABLE}, else {DEFAULT_DB})",
     )
     parser.add_argument("--blob-dir", help="where bundle files live (default: beside SQLite)")
 
