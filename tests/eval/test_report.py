@@ -1,6 +1,7 @@
 """agentgym report's HTML page, from real runs (one with errored episodes)."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -99,20 +100,25 @@ def test_report_episode_prints_one_transcript_in_the_terminal(tmp_path, capsys):
     assert "no such episode or task; its episode ids look like" in capsys.readouterr().err
 
 
-def test_a_pair_that_scored_different_episodes_says_so(tmp_path):
+def records(agent: str, passed: list[bool], errored: int = 0, env: str = "games/Maze-v0"):
+    """Episode records of one task each, passed as listed, the first ``errored`` errored."""
     from agentgym.core import Verdict
-    from agentgym.eval.report import Run, write_html
     from agentgym.ledger import EpisodeRecord, EpisodeSpec
 
-    def records(agent: str, passed: list[bool], errored: int = 0) -> list[EpisodeRecord]:
-        made = []
-        for n, ok in enumerate(passed):
-            spec = EpisodeSpec("games/Maze-v0", f"test/easy/{n}", seed=n, agent=agent)
-            verdict = Verdict(score=float(ok), passed=ok)
-            status = "errored" if n < errored else "ok"
-            made.append(EpisodeRecord(spec, "start", verdict=verdict, status=status,
-                                      episode_id=f"games/Maze-v0|test/easy/{n}|0"))  # fmt: skip
-        return made
+    made = []
+    for n, ok in enumerate(passed):
+        spec = EpisodeSpec(env, f"test/easy/{n}", seed=n, agent=agent)
+        made.append(
+            EpisodeRecord(
+                spec, "start", verdict=Verdict(score=float(ok), passed=ok),
+                status="errored" if n < errored else "ok", episode_id=f"{env}|test/easy/{n}|0",
+            )
+        )  # fmt: skip
+    return made
+
+
+def test_a_pair_that_scored_different_episodes_says_so(tmp_path):
+    from agentgym.eval.report import Run, write_html
 
     manifest = {"benchmark_hash": "ab" * 32, "agent": "x"}
     runs = [
@@ -125,3 +131,12 @@ def test_a_pair_that_scored_different_episodes_says_so(tmp_path):
     note = "Different episode sets: compared on the 10 episodes both scored; 2 scored only by a"
     assert f"{note}, 0 only by b." in comparison
     assert "+100.0 points [+100.0, +100.0]" in comparison  # the table, in the terminal's units
+
+
+def test_the_all_row_is_the_mean_of_env_means_pass_k_included():
+    from agentgym.eval.report import ALL, Run, results_frame
+
+    two_envs = records("a", [True] * 2) + records("a", [False] * 6, env="games/Wordle-v0")
+    frame = results_frame([Run(Path("a"), "a", {}, two_envs)]).set_index("env")
+    assert frame.loc[ALL, "success"] == frame.loc[ALL, "pass@1"] == frame.loc[ALL, "pass^1"] == 0.5
+    assert frame.loc["games/Wordle-v0", "pass@1"] == 0.0  # pooled, it would be 0.25

@@ -67,7 +67,7 @@ def page(report):
         browser = playwright.chromium.launch(
             executable_path=find_chromium(), headless=True, args=list(LAUNCH_ARGS)
         )
-        opened = browser.new_page(viewport={"width": 1280, "height": 900})
+        opened = browser.new_page(viewport={"width": 1280, "height": 1160})
         opened.goto(report.as_uri())
         yield opened
         browser.close()
