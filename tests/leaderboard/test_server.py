@@ -421,7 +421,7 @@ def test_episodes_are_served_from_the_stored_bundle(board, tiny_runs, tmp_path):
     assert len(one["record"]["steps"]) == first["steps"]
     page = client.get(f"/s/{submission['id']}/e/{quote(first['episode_id'], safe='')}").text
     action = one["record"]["steps"][0]["action"]
-    assert f'<pre class="action">{escape(action)}</pre>' in page
+    assert f'<div class="tx-label">action</div><pre>{escape(action)}</pre>' in page
     assert client.get(f"{base}/nope").status_code == 404
 
 
