@@ -336,7 +336,8 @@ def _ended(step: Step) -> str:
 def _html_action(action: ToolCallAction | TextAction) -> str:
     if isinstance(action, TextAction):
         return _pre(action.text)
-    parts = [f'<div class="tx-call-name">{_esc(action.name)}(…)</div>']
+    shown = "(…)" if action.arguments or action.blocks else "()"
+    parts = [f'<div class="tx-call-name">{_esc(action.name)}{shown}</div>']
     if action.arguments:
         parts.append(f'<pre class="tx-json">{_esc(action.arguments)}</pre>')
     for block in action.blocks:

@@ -54,8 +54,9 @@ def test_a_tool_call_is_a_call_with_pretty_arguments_and_code_as_code():
     assert second.action == ToolCallAction(
         "bash", "", (Block("command", "code", "pytest -x tests/"),)
     )
-    page = render_html(transcript(record(step(call))))
+    page = render_html(transcript(record(step(call), step({"name": "submit", "arguments": {}}))))
     assert '<div class="tx-call-name">view(…)</div>' in page and "{'path'" not in page
+    assert '<div class="tx-call-name">submit()</div>' in page
 
 
 def test_a_patch_argument_and_a_replacement_are_shown_as_diffs():
