@@ -2,12 +2,12 @@
 
 The descriptions come from docstrings, which are written in reST for the API docs. A terminal
 is no reST renderer, so :func:`plain` turns the markup into the text it stands for (a double
-backquoted literal into the literal, a cross-reference into its name, a literal block's double
-colon into one colon). :class:`HelpFormatter` is the one formatter of every parser (the
-``agentgym`` parser's subcommands inherit it; the parsers built apart, such as ``agentgym
-train ALGO``'s, name it): it keeps a description's paragraphs, examples and aligned lists as
-written and refills only its prose to the terminal's width, and it ends each option's help with
-its default where one is set.
+backquoted literal into the literal, a cross-reference into its name, strong emphasis into
+its words, a literal block's double colon into one colon). :class:`HelpFormatter` is the one
+formatter of every parser (the ``agentgym`` parser's subcommands inherit it; the parsers
+built apart, such as ``agentgym train ALGO``'s, name it): it keeps a description's
+paragraphs, examples and aligned lists as written and refills only its prose to the
+terminal's width, and it ends each option's help with its default where one is set.
 
     >>> plain("Read ``episodes.jsonl`` (:func:`~agentgym.eval.report.read_run`)::")
     'Read episodes.jsonl (read_run):'
@@ -22,7 +22,11 @@ import textwrap
 __all__ = ["HelpFormatter", "plain"]
 
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`(~?)([^`<]*?)(?:\s*<([^`>]*)>)?`")
-_LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
+# An inline literal: a run of two or more backquotes, closed by the same run (````x```` holds
+# a Markdown fence, ```bash, as one literal).
+_LITERAL = re.compile(r"(`{2,})(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+# Strong emphasis as the env pages use it (**What the agent sees.**); not **kwargs.
+_STRONG = re.compile(r"(?<![\w*])\*\*([A-Z][^*\n]*?[^\s*])\*\*(?![\w*])")
 _DIRECTIVE = re.compile(r"^(\s*)\.\. ([a-z-]+)::\s*(.*)$")
 _ADMONITIONS = {"note", "warning", "caution", "important", "tip", "seealso"}
 
@@ -30,7 +34,8 @@ _ADMONITIONS = {"note", "warning", "caution", "important", "tip", "seealso"}
 def plain(text: str) -> str:
     """``text`` with its reST markup rendered as plain text (see the module's docstring)."""
     text = _ROLE.sub(_role_text, text)
-    text = _LITERAL.sub(r"\1", text)
+    text = _LITERAL.sub(r"\2", text)
+    text = _STRONG.sub(r"\1", text)
     lines = []
     for line in text.splitlines():
         directive = _DIRECTIVE.match(line)

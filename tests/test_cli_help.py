@@ -20,7 +20,11 @@ from agentgym.baselines import cli as train_cli
 from agentgym.clihelp import HelpFormatter, plain
 from agentgym.errors import UsageError
 
-MARKUP = re.compile(r"``|:(?:mod|func|class|meth|data|attr|exc|obj):`|::$", re.MULTILINE)
+MARKUP = re.compile(
+    r"(?<!`)``(?!`)|:(?:mod|func|class|meth|data|attr|exc|obj):`|::$|\*\*[A-Z]", re.MULTILINE
+)
+"""reST left in a page: a double backquote (not part of a Markdown fence, ```bash, which a
+page may show as text), a cross-reference role, a literal block's ``::``, strong emphasis."""
 
 
 def _walk(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
@@ -90,6 +94,9 @@ def test_plain_renders_rest_as_the_text_it_stands_for():
     assert plain("Run it::\n\n    agentgym list") == "Run it:\n\n    agentgym list"
     assert plain("For example ::\n\n    x\n::\n\n    y") == "For example\n\n    x\n\n    y"
     assert plain(".. code-block:: python\n\n    x\n.. note:: careful") == "\n    x\nNote: careful"
+    fence = "a reply with a ```` ```bash ```` block (``docs/x.md``)"
+    assert plain(fence) == "a reply with a  ```bash  block (docs/x.md)"
+    assert plain("**What it sees.** f(**kwargs)") == "What it sees. f(**kwargs)"
 
 
 def test_descriptions_keep_their_examples_and_refill_their_prose(parsers):
@@ -135,10 +142,11 @@ def test_eval_help_names_the_shipped_benchmarks(parsers):
     assert "agentgym benchmarks" in text
 
 
-def test_an_info_page_is_plain_text(capsys):
-    assert cli.main(["info", "games/Maze-v0"]) == 0
+@pytest.mark.parametrize("env_id", ["games/Maze-v0", "swe/Repair-v1"])
+def test_an_info_page_is_plain_text(env_id, capsys):
+    assert cli.main(["info", env_id]) == 0
     page = capsys.readouterr().out
-    assert "games/Maze-v0" in page and not MARKUP.search(page), MARKUP.findall(page)
+    assert env_id in page and not MARKUP.search(page), MARKUP.findall(page)
 
 
 def test_agent_modules_are_found_in_the_current_directory(tmp_path, monkeypatch):
