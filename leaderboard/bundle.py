@@ -36,7 +36,7 @@ import struct
 import tarfile
 import zlib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ __all__ = [
     "BundleRejected",
     "pack_bundle",
     "parse_json",
+    "public_bundle",
     "read_bundle",
 ]
 
@@ -133,19 +134,40 @@ def pack_bundle(run_dir: str | Path, info: SubmissionInfo, out: str | Path | Non
     reproducible: the same run and info give the same bytes (fixed order, times and owners).
     """
     run_dir = Path(run_dir)
+    manifest = _run_file(run_dir, "manifest.json")
+    episodes = _run_file(run_dir, "episodes.jsonl")
+    _parse_episodes(episodes, BundleLimits())
+    parse_json(manifest, "manifest.json")
+    target = Path(out) if out is not None else run_dir / "submission.tar.gz"
+    target.write_bytes(_packed(manifest, episodes, info))
+    return target
+
+
+def public_bundle(data: bytes, limits: BundleLimits | None = None) -> bytes:
+    """A stored bundle as a reader may download it: the same bytes when it names no
+    ``contact``, else packed again with ``contact`` emptied (the address is the maintainers'
+    alone), the manifest and ledger byte for byte as sent."""
+    limits = limits or BundleLimits()
+    bundle = read_bundle(data, limits)
+    if not bundle.info.contact:
+        return data
+    files = _unpack(data, limits)
+    info = replace(bundle.info, contact="")
+    return _packed(files["manifest.json"], files["episodes.jsonl"], info)
+
+
+def _packed(manifest: bytes, episodes: bytes, info: SubmissionInfo) -> bytes:
+    """The archive of a bundle's files: reproducible (fixed order, times and owners)."""
     contents = {
-        "manifest.json": _run_file(run_dir, "manifest.json"),
-        "episodes.jsonl": _run_file(run_dir, "episodes.jsonl"),
+        "manifest.json": manifest,
+        "episodes.jsonl": episodes,
         "submission.json": json.dumps(info.to_dict(), indent=2, sort_keys=True).encode(),
     }
-    _parse_episodes(contents["episodes.jsonl"], BundleLimits())
-    parse_json(contents["manifest.json"], "manifest.json")
     index = {
         "bundle_schema": BUNDLE_SCHEMA,
         "files": {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()},
     }
     contents = {INDEX: json.dumps(index, indent=2, sort_keys=True).encode(), **contents}
-    target = Path(out) if out is not None else run_dir / "submission.tar.gz"
     buffer = io.BytesIO()
     with (
         gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as zipped,
@@ -155,8 +177,7 @@ def pack_bundle(run_dir: str | Path, info: SubmissionInfo, out: str | Path | Non
             member = tarfile.TarInfo(name)
             member.size, member.mode = len(contents[name]), 0o644
             tar.addfile(member, io.BytesIO(contents[name]))
-    target.write_bytes(buffer.getvalue())
-    return target
+    return buffer.getvalue()
 
 
 def _run_file(run_dir: Path, name: str) -> bytes:

@@ -183,9 +183,38 @@ def _add_submit(commands: Any) -> None:
     submit.add_argument("--code-hash", default="", help="the agent code's git commit")
     submit.add_argument("--contact", default="", help="an address for the maintainers (private)")
     submit.add_argument("--notes", default="", help="what a reader should know of the method")
+    _model_options(submit)
     submit.add_argument("--wait", action="store_true", help="wait until it is scored or refused")
     submit.add_argument("--timeout", type=float, default=600.0, help="seconds --wait waits")
     submit.set_defaults(run=_submit)
+
+
+def _model_options(submit: argparse.ArgumentParser) -> None:
+    """What the board shows about the model (a dash on the board where not given)."""
+    submit.add_argument(
+        "--organisation", default="", help="who made the model (default: not given)"
+    )
+    submit.add_argument(
+        "--open-weights",
+        choices=["yes", "no"],
+        help="whether the model's weights can be downloaded (default: not given)",
+    )
+    submit.add_argument(
+        "--parameters",
+        metavar="COUNT",
+        help="the model's parameter count: 135M, 7B, 1.5T (default: not given)",
+    )
+    submit.add_argument(
+        "--link", default="", help="an http(s):// page about the model (default: none)"
+    )
+    for kind in ("prompt", "completion"):
+        submit.add_argument(
+            f"--price-{kind}",
+            type=float,
+            metavar="USD",
+            help=f"US dollars per million {kind} tokens, for the board's cost column "
+            "(default: not given; the cost needs both prices)",
+        )
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -333,7 +362,7 @@ def _export(args: argparse.Namespace) -> int:
         written = export_site(
             store, args.out, benchmarks=args.benchmark or None, episodes=not args.no_episodes
         )
-    counts = f"{written.boards} boards, {written.entries} entries"
+    counts = f"{written.boards} boards, {written.entries} entries, {written.downloads} downloads"
     print(f"{written.pages} pages in {args.out} ({counts})")
     return 0
 
@@ -443,6 +472,20 @@ def _bundle_bytes(path: Path, *, agent_name: str | None, info: Any = None) -> by
         return pack_bundle(path, info, Path(scratch) / "bundle.tar.gz").read_bytes()
 
 
+def _model_facts(args: argparse.Namespace) -> dict[str, Any]:
+    """``submit``'s model options as :class:`SubmissionInfo` fields (checked there)."""
+    from agentgym.leaderboard.submission import parse_parameters
+
+    return {
+        "organisation": args.organisation,
+        "open_weights": None if args.open_weights is None else args.open_weights == "yes",
+        "parameters": parse_parameters(args.parameters) if args.parameters else None,
+        "link": args.link,
+        "price_prompt": args.price_prompt,
+        "price_completion": args.price_completion,
+    }
+
+
 def _run_agent(run_dir: Path) -> str:
     from agentgym.eval import read_manifest
 
@@ -477,6 +520,7 @@ def _submit(args: argparse.Namespace) -> int:
             code_hash=args.code_hash,
             contact=args.contact,
             notes=args.notes,
+            **_model_facts(args),
         )
     data = _bundle_bytes(args.path, agent_name=args.agent_name, info=info)
     base = _board_url(args.to)

@@ -5,7 +5,10 @@ static host (GitHub Pages, an object store) or an archive of the board as it sto
 
     OUT/index.html           the benchmarks
     OUT/b/NAME.html          a board (re-scored and verified rows, ranked by success)
+    OUT/b/NAME--FAMILY.html  its tab per family (ranked by that family's envs alone)
     OUT/s/ID.html            each ranked entry
+    OUT/s/ID.bundle.tar.gz   its bundle (less the contact address)
+    OUT/s/ID.episodes.json   its episodes as the board counts them, and as CSV (.csv)
     OUT/e/ID/N.html          its episodes (N: the episode's place in the plan)
     OUT/c/A--B.html          the paired comparison of each row with the next
 
@@ -22,7 +25,9 @@ from pathlib import Path
 
 from agentgym.errors import UsageError
 
-from .pages import FileLinks, Site, file_name
+from .bundle import public_bundle
+from .downloads import episodes_csv, episodes_json
+from .pages import BenchmarkView, BoardView, FileLinks, Site, file_name
 from .store import NotFoundError, Store
 
 __all__ = ["Exported", "export_site"]
@@ -33,8 +38,11 @@ class Exported:
     """What :func:`export_site` wrote."""
 
     pages: int
+    """HTML pages."""
     boards: int
     entries: int
+    downloads: int = 0
+    """Files to download: each entry's bundle and its episodes as JSON and CSV."""
 
 
 def export_site(
@@ -57,40 +65,77 @@ def export_site(
         raise NotFoundError(f"no benchmark {', '.join(map(repr, sorted(unknown)))} is registered")
     newest = {v.record.name: v for v in views}  # ordered by version: the last one wins
     shown = [v for v in newest.values() if v.record.name in wanted]
-    pages = 0
+    return _Writer(site, Path(out), episodes).write_all(shown)
 
-    def write(path: str, html: str) -> None:
-        nonlocal pages
-        target = out / path
+
+class _Writer:
+    """Writes the pages of the boards asked for, counting them."""
+
+    def __init__(self, site: Site, out: Path, episodes: bool) -> None:
+        self.site, self.out, self.episodes = site, out, episodes
+        self.pages = self.downloads = 0
+        self.compared: set[tuple[str, str]] = set()
+
+    def write(self, path: str, content: str | bytes) -> None:
+        target = self.out / path
+        data = content.encode("utf-8") if isinstance(content, str) else content
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(html, encoding="utf-8")
+            target.write_bytes(data)
         except OSError as error:
             raise UsageError(f"cannot write {target}: {error.strerror or error}") from None
-        pages += 1
+        if path.endswith(".html"):
+            self.pages += 1
+        else:
+            self.downloads += 1
 
-    write("index.html", site.render("index.html", FileLinks(0), benchmarks=shown))
-    entries = 0
-    for benchmark in shown:
-        board = site.board(benchmark.record.name, version=benchmark.record.version)
-        write(
-            f"b/{file_name(benchmark.record.name)}.html",
-            site.render("board.html", FileLinks(1), view=board),
+    def write_all(self, shown: list[BenchmarkView]) -> Exported:
+        self.write("index.html", self.site.render("index.html", FileLinks(0), benchmarks=shown))
+        entries = 0
+        for benchmark in shown:
+            name, version = benchmark.record.name, benchmark.record.version
+            board = self.site.board(name, version=version)
+            self.write(f"b/{file_name(name)}.html", self._board_page(board))
+            for family in board.families:
+                tab = self.site.board(name, version=version, family=family)
+                self.write(f"b/{file_name(name)}--{file_name(family)}.html", self._board_page(tab))
+                self._comparisons(tab)
+            for row in board.board.rows:
+                entries += 1
+                self._entry(row.id)
+            self._comparisons(board)
+        return Exported(self.pages, len(shown), entries, self.downloads)
+
+    def _board_page(self, view: BoardView) -> str:
+        return self.site.render("board.html", FileLinks(1), view=view)
+
+    def _entry(self, submission_id: str) -> None:
+        """The entry's page, its downloads and (unless left out) its episodes' pages."""
+        site, stem = self.site, f"s/{file_name(submission_id)}"
+        entry = site.entry(submission_id)
+        self.write(
+            f"{stem}.html", site.render("entry.html", FileLinks(1), view=entry, check_error=None)
         )
-        for row in board.board.rows:
-            entries += 1
-            entry = site.entry(row.id)
-            page = site.render("entry.html", FileLinks(1), view=entry, check_error=None)
-            write(f"s/{file_name(row.id)}.html", page)
-            if not episodes:
-                continue
-            for position, scored in enumerate(entry.episodes):
-                view = site.episode(row.id, scored.episode_id)
-                html = site.render("episode.html", FileLinks(2), view=view)
-                write(f"e/{file_name(row.id)}/{position}.html", html)
-        for comparison in board.board.comparisons:
+        checked = entry.latest is not None
+        self.write(
+            f"{stem}.episodes.json", episodes_json(submission_id, entry.episodes, checked=checked)
+        )
+        self.write(f"{stem}.episodes.csv", episodes_csv(entry.episodes, checked=checked))
+        stored = site.store.get_blob(entry.submission.bundle_sha)
+        self.write(f"{stem}.bundle.tar.gz", public_bundle(stored, site.bundle_limits))
+        if not self.episodes:
+            return
+        for position, scored in enumerate(entry.episodes):
+            view = site.episode(submission_id, scored.episode_id)
+            html = site.render("episode.html", FileLinks(2), view=view)
+            self.write(f"e/{file_name(submission_id)}/{position}.html", html)
+
+    def _comparisons(self, view: BoardView) -> None:
+        """The comparison of each row with the next (each pair once, whatever its tabs)."""
+        for comparison in view.board.comparisons:
             a, b = comparison.a or "", comparison.b or ""
-            compared = site.compare(a, b)
-            page = site.render("compare.html", FileLinks(1), view=compared)
-            write(f"c/{file_name(a)}--{file_name(b)}.html", page)
-    return Exported(pages, len(shown), entries)
+            if (a, b) in self.compared:
+                continue
+            self.compared.add((a, b))
+            page = self.site.render("compare.html", FileLinks(1), view=self.site.compare(a, b))
+            self.write(f"c/{file_name(a)}--{file_name(b)}.html", page)

@@ -13,6 +13,11 @@ whole store, one indexed query away: a view is computed once per (what was asked
 version), by one thread while the others asking for it wait, and recomputed after any write
 -- by this server, another server or the command line alike.
 
+**Families.** An env id's namespace (``games/``, ``web/``, ``swe/``) is its family. A board
+shows each entry's success per family (the mean of that family's env means, with its
+interval, as the headline is over every env) and has a tab per family that ranks by it:
+the family's tab is the board computed on that family's episodes alone.
+
 **Nothing a submitter wrote is trusted to be text.** Every template is autoescaped; the
 pages carry a Content-Security-Policy that allows no script at all, so even markup that got
 through would not run.
@@ -35,6 +40,7 @@ from markupsafe import Markup
 
 from agentgym.errors import UsageError
 from agentgym.eval import (
+    HEADLINE,
     TRANSCRIPT_CSS,
     TranscriptOutcome,
     episode_transcript,
@@ -42,12 +48,13 @@ from agentgym.eval import (
 )
 
 from .bundle import Bundle, BundleLimits, read_bundle
+from .chart import ratings_chart
 from .duplicates import split_duplicates
 from .ranking import METRICS, Board, EntryStats, Metric, board, entry_stats, paired
 from .rescore import BOARD_USERS
 from .results import TIERS, Rescore, ScoredEpisode, Tier
 from .store import BenchmarkRecord, NotFoundError, RescoreRecord, Store, SubmissionRecord
-from .submission import METHODS
+from .submission import METHODS, format_parameters
 
 __all__ = [
     "CSP",
@@ -60,6 +67,7 @@ __all__ = [
     "FileLinks",
     "Links",
     "Site",
+    "family_of",
     "public_info",
 ]
 
@@ -79,9 +87,14 @@ SHOWN_CHARACTERS = 20_000
 T = TypeVar("T")
 
 
-def public_info(submission: SubmissionRecord) -> dict[str, str]:
+def public_info(submission: SubmissionRecord) -> dict[str, Any]:
     """The submitter's description without ``contact`` (an address for the maintainers)."""
     return {k: v for k, v in submission.info.to_dict().items() if k != "contact"}
+
+
+def family_of(env_id: str) -> str:
+    """An env's family: its id's namespace (``games`` of ``games/Wordle-v0``)."""
+    return env_id.split("/", 1)[0] if "/" in env_id else env_id
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,6 +109,10 @@ class Links:
 
     def board(self, name: str, **query: Any) -> str:
         return f"/b/{quote(name, safe='')}" + _query(query)
+
+    def download(self, submission_id: str, kind: str) -> str:
+        """An entry's file: ``bundle.tar.gz``, ``episodes.json`` or ``episodes.csv``."""
+        return f"{self.entry(submission_id)}/{kind}"
 
     def entry(self, submission_id: str) -> str:
         return f"/s/{quote(submission_id, safe='')}"
@@ -114,7 +131,9 @@ class Links:
 
 class FileLinks(Links):
     """Relative links between exported files, valid from a page ``depth`` folders down:
-    ``index.html``, ``b/NAME.html``, ``s/ID.html``, ``e/ID/N.html``, ``c/A--B.html``."""
+    ``index.html``, ``b/NAME.html`` (and ``b/NAME--FAMILY.html``), ``s/ID.html`` with its
+    ``s/ID.bundle.tar.gz``, ``s/ID.episodes.json`` and ``.csv``, ``e/ID/N.html``,
+    ``c/A--B.html``."""
 
     def __init__(self, depth: int) -> None:
         self.root = "../" * depth
@@ -123,7 +142,12 @@ class FileLinks(Links):
         return f"{self.root}index.html"
 
     def board(self, name: str, **query: Any) -> str:
-        return f"{self.root}b/{file_name(name)}.html"
+        family = query.get("family")
+        tab = f"--{file_name(family)}" if family else ""
+        return f"{self.root}b/{file_name(name)}{tab}.html"
+
+    def download(self, submission_id: str, kind: str) -> str:
+        return f"{self.root}s/{file_name(submission_id)}.{kind}"
 
     def entry(self, submission_id: str) -> str:
         return f"{self.root}s/{file_name(submission_id)}.html"
@@ -195,11 +219,22 @@ class BoardEntry:
     tier: Tier
     flags: tuple[str, ...]
     scorer_version: str
+    rescored_at: datetime | None = None
+    """When its latest check ran (the shown numbers' date)."""
+
+    @property
+    def parameters(self) -> str:
+        """The model's size as written on the board (``135M``, ``7B``); empty if unknown."""
+        return format_parameters(self.submission.info.parameters)
+
+    def cost(self, row: EntryStats) -> float | None:
+        """US dollars per counted episode at the submitter's prices (None: no price)."""
+        return self.submission.info.cost(row.prompt_tokens, row.completion_tokens)
 
 
 @dataclass(frozen=True)
 class BoardView:
-    """A benchmark's board as asked for (tiers, metric, method)."""
+    """A benchmark's board as asked for (tiers, metric, method, family tab)."""
 
     benchmark: BenchmarkRecord
     board: Board
@@ -207,12 +242,35 @@ class BoardView:
     tiers: tuple[Tier, ...]
     metric: Metric
     method: str | None
+    family: str | None = None
+    """The tab: None for every env, else the family the board is ranked by."""
+    families: dict[str, dict[str, EntryStats]] = field(default_factory=dict)
+    """Each family's numbers per entry id (the per-family columns), families sorted."""
     duplicates: tuple[tuple[SubmissionRecord, str], ...] = ()
     """Entries whose episodes are an earlier one's, with its id: listed, not ranked
     (:mod:`~agentgym.leaderboard.duplicates`)."""
 
+    @property
+    def family_columns(self) -> dict[str, dict[str, EntryStats]]:
+        """The families shown as columns: none on a board of one family (its column would be
+        the headline again), and not the tab's own (its number is the success column)."""
+        if len(self.families) < 2:
+            return {}
+        return {name: stats for name, stats in self.families.items() if name != self.family}
+
+    @property
+    def chart(self) -> Any:
+        """The ratings chart (:func:`~agentgym.leaderboard.chart.ratings_chart`) of the rows
+        as ranked here."""
+        labels = {key: entry.submission.info.agent for key, entry in self.entries.items()}
+        top = 1.0
+        if self.metric == "score" and self.board.rows:
+            top = max(1.0, max(row.score.high for row in self.board.rows))
+        return ratings_chart(self.board.rows, labels, self.metric, top)
+
     def to_dict(self) -> dict[str, Any]:
         data = self.board.to_dict()
+        ranked = {row.id: row for row in self.board.rows}
         for row in data["rows"]:
             entry = self.entries[row["id"]]
             row["submission"] = {
@@ -221,7 +279,13 @@ class BoardView:
                 "flags": list(entry.flags),
                 "scorer_version": entry.scorer_version,
                 "created_at": entry.submission.created_at.isoformat(),
+                "rescored_at": entry.rescored_at.isoformat() if entry.rescored_at else None,
             }
+            row["families"] = {
+                family: stats[row["id"]].success.to_dict()
+                for family, stats in self.families.items()
+            }
+            row["cost_per_episode"] = entry.cost(ranked[row["id"]])
         return {
             "benchmark": self.benchmark.name,
             "version": self.benchmark.version,
@@ -229,6 +293,9 @@ class BoardView:
             "users": list(BOARD_USERS),
             "tiers": list(self.tiers),
             "method": self.method,
+            "family": self.family,
+            "families": list(self.families),
+            "headline": HEADLINE,
             **data,
             "duplicates": [
                 {"id": sub.id, "duplicate_of": of, **public_info(sub)}
@@ -426,9 +493,13 @@ class Site:
             lstrip_blocks=True,
         )
         self.env.filters.update(
-            pct=_pct, num=_num, signed=_signed, shown=_shown, count=_count, when=_when
-        )
-        self.env.globals.update(tiers=TIERS, methods=METHODS, metrics=METRICS, bar=ci_bar)
+            pct=_pct, num=_num, signed=_signed, shown=_shown, count=_count, when=_when,
+            day=_day, usd=_usd, params=format_parameters,
+        )  # fmt: skip
+        self.env.globals.update(
+            tiers=TIERS, default_tiers=DEFAULT_TIERS, methods=METHODS, metrics=METRICS,
+            bar=ci_bar, headline=HEADLINE,
+        )  # fmt: skip
 
     # -- the store's version, and views kept per version ---------------------------------------
 
@@ -485,44 +556,78 @@ class Site:
         tiers: Sequence[str] = DEFAULT_TIERS,
         metric: str = "success",
         method: str | None = None,
+        family: str | None = None,
     ) -> BoardView:
-        """The board of a benchmark (its newest version unless ``version``)."""
+        """The board of a benchmark (its newest version unless ``version``); ``family``: the
+        tab ranked by that family's envs alone (:func:`family_of`)."""
         tiers = _check_tiers(tiers)
         if metric not in METRICS:
             raise UsageError(f"metric must be one of {METRICS}, got {metric!r}")
         if method is not None and method not in METHODS:
             raise UsageError(f"method must be one of {METHODS}, got {method!r}")
-        key = ("board", name, version, tiers, metric, method)
-        return self._memo(key, lambda: self._board(name, version, tiers, metric, method))
+        key = ("board", name, version, tiers, metric, method, family)
+        return self._memo(key, lambda: self._board(name, version, tiers, metric, method, family))
 
     def _board(
-        self, name: str, version: int | None, tiers: tuple[Tier, ...], metric: Any, method: Any
+        self,
+        name: str,
+        version: int | None,
+        tiers: tuple[Tier, ...],
+        metric: Any,
+        method: Any,
+        family: str | None,
     ) -> BoardView:
         record = self.store.benchmark(name, version)
         found = self.store.board_entries(name, version=record.version, tiers=tiers, method=method)
         found, duplicates = split_duplicates(found)  # an earlier entry's episodes: unranked
-        keys = {sub.id: (sub.id, hash(tuple(rescore.episodes))) for sub, rescore in found}
+        names = sorted({family_of(env.get("id", "?")) for env in record.spec.get("envs", [])})
+        if family is not None and family not in names:
+            raise NotFoundError(
+                f"benchmark {name!r} has no family {family!r}; its families: {names}"
+            )
+        by_family = {
+            each: self._ranked(
+                [
+                    (sub.id, [e for e in r.episodes if family_of(e.env_id) == each])
+                    for sub, r in found
+                ],
+                metric,
+            )
+            for each in names
+        }
+        if family is None:
+            ranked = self._ranked([(sub.id, rescore.episodes) for sub, rescore in found], metric)
+        else:
+            ranked = by_family[family]
+        dates = self.store.rescored_at(sub.id for sub, _ in found)
+        entries = {
+            sub.id: BoardEntry(
+                sub, rescore.tier, tuple(rescore.flags), rescore.scorer_version, dates.get(sub.id)
+            )
+            for sub, rescore in found
+        }
+        families: dict[str, dict[str, EntryStats]] = {
+            each: {row.id: row for row in by_family[each].rows} for each in names
+        }
+        return BoardView(
+            record, ranked, entries, tiers, metric, method, family, families,
+            duplicates=tuple(duplicates),
+        )  # fmt: skip
+
+    def _ranked(self, found: list[tuple[str, list[ScoredEpisode]]], metric: Metric) -> Board:
+        """:func:`~agentgym.leaderboard.ranking.board` of ``found``, reusing every entry's
+        numbers kept for the same episodes (a write reruns only new entries' bootstraps)."""
+        keys = {sub: (sub, hash(tuple(episodes))) for sub, episodes in found}
         with self._lock:
             known = {sub: self._stats[key] for sub, key in keys.items() if key in self._stats}
-        ranked = board(
-            [(sub.id, rescore.episodes) for sub, rescore in found],
-            metric=metric,
-            seed=self.seed,
-            known=known,
-        )
+        ranked = board(found, metric=metric, seed=self.seed, known=known)
         with self._lock:
             for row in ranked.rows:
                 self._stats[keys[row.id]] = row
                 self._stats.move_to_end(keys[row.id])
-            while len(self._stats) > 4 * max(len(keys), 1_000):
+            while len(self._stats) > 8 * max(len(keys), 1_000):
                 self._stats.popitem(last=False)
-        entries = {
-            sub.id: BoardEntry(sub, rescore.tier, tuple(rescore.flags), rescore.scorer_version)
-            for sub, rescore in found
-        }
-        return BoardView(
-            record, ranked, entries, tiers, metric, method, duplicates=tuple(duplicates)
-        )
+        return ranked
 
     def entry(self, submission_id: str) -> EntryView:
         return self._memo(("entry", submission_id), lambda: self._entry(submission_id))
@@ -729,6 +834,22 @@ def _count(value: float) -> str:
 
 def _when(value: datetime) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+UNKNOWN = "\u2013"
+"""What a cell shows where a value is not known (an en dash)."""
+
+
+def _day(value: datetime | None) -> str:
+    return UNKNOWN if value is None else value.strftime("%Y-%m-%d")
+
+
+def _usd(value: float | None) -> str:
+    """US dollars to three significant digits (a cost per episode may be a ten-thousandth of
+    a cent); :data:`UNKNOWN` when unknown."""
+    if value is None:
+        return UNKNOWN
+    return f"${value:,.2f}" if value >= 100 else f"${value:.3g}"
 
 
 def _shown(value: Any) -> str:

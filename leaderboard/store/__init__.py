@@ -256,6 +256,9 @@ class Store:
             benchmark_name, version=version, tiers=tiers, method=method
         )
 
+    def rescored_at(self, submission_ids: Iterable[str]) -> dict[str, datetime]:
+        return self._rescores.latest_times(submission_ids)
+
     # -- audit (:class:`~.audit.AuditLog`) -----------------------------------------------------
 
     def audit_log(self, *, target: str | None = None, limit: int = 100) -> list[AuditEntry]:

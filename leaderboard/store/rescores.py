@@ -147,6 +147,20 @@ class Rescores:
             for sub, name, version, token, rescore in rows
         ]
 
+    def latest_times(self, submission_ids: Iterable[str]) -> dict[str, datetime]:
+        """When each submission was last checked (its newest re-score), one query for all:
+        the board's "re-scored" date. A submission never checked is absent."""
+        ids = list(submission_ids)
+        found: dict[str, datetime] = {}
+        with self.database.read() as session:
+            for start in range(0, len(ids), 5_000):
+                query = select(RescoreRow.submission_id, func.max(RescoreRow.computed_at)).where(
+                    RescoreRow.submission_id.in_(ids[start : start + 5_000])
+                )
+                for submission_id, at in session.execute(query.group_by(RescoreRow.submission_id)):
+                    found[submission_id] = at
+        return found
+
 
 def _latest_rescore_id() -> ScalarSelect[int]:
     """The id of the submission's newest re-score, correlated with the outer query's

@@ -144,6 +144,12 @@ class SubmissionRow(Base):
     code_hash: Mapped[str] = mapped_column(Text)
     contact: Mapped[str] = mapped_column(Text)
     notes: Mapped[str] = mapped_column(Text)
+    organisation: Mapped[str] = mapped_column(Text, server_default="")
+    open_weights: Mapped[bool | None] = mapped_column(Boolean)
+    parameters: Mapped[int | None] = mapped_column(BigInteger)
+    link: Mapped[str] = mapped_column(Text, server_default="")
+    price_prompt: Mapped[float | None] = mapped_column(Float)
+    price_completion: Mapped[float | None] = mapped_column(Float)
     manifest: Mapped[dict[str, Any]]
     status: Mapped[str] = mapped_column(String(16))
     reject_reason: Mapped[str | None] = mapped_column(Text)

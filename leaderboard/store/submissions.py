@@ -164,6 +164,12 @@ def submission_record(
         code_hash=sub.code_hash,
         contact=sub.contact,
         notes=sub.notes,
+        organisation=sub.organisation,
+        open_weights=sub.open_weights,
+        parameters=sub.parameters,
+        link=sub.link,
+        price_prompt=sub.price_prompt,
+        price_completion=sub.price_completion,
     )
     return SubmissionRecord(
         id=sub.id,

@@ -1,6 +1,7 @@
 """The leaderboard's pages in a real Chromium (Debian's, through Playwright): the board with its
-interval bars and tie groups, an entry, the episode viewer and the paired comparison, reached
-by clicking as a reader would; what a submitter wrote shown as inert text; the static export
+interval bars and tie groups, its ratings chart, dates, downloads, model facts and costs, its
+family tabs re-ranking, an entry, the episode viewer and the paired comparison, reached by
+clicking as a reader would; what a submitter wrote shown as inert text; the static export
 browsed from disk.
 
 The pictures in docs/leaderboard.md are these tests' screenshots: they are written to
@@ -10,26 +11,36 @@ run leaves the checkout as it was).
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
-from hostile_text import ATTRIBUTE, HOSTILE, SCRIPT  # tests/: script and SQL in every field
+from hostile_text import ATTRIBUTE, HOSTILE, SCRIPT, SQL  # tests/: script and SQL in every field
 from PIL import Image
 
 from agentgym.agents import AgentReply, OracleAgent
 from agentgym.envs.web.browser import LAUNCH_ARGS, find_chromium
 from agentgym.eval import Benchmark, BenchmarkEnv, evaluate
-from agentgym.leaderboard.bundle import pack_bundle
+from agentgym.leaderboard.bundle import pack_bundle, read_bundle
+from agentgym.leaderboard.downloads import COLUMNS
 from agentgym.leaderboard.export import export_site
+from agentgym.leaderboard.results import Rescore, ScoredEpisode
 from agentgym.leaderboard.server import create_app
 from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import SubmissionInfo
 from agentgym.ledger import read_episodes
+
+HOSTILE_FACTS = replace(HOSTILE, organisation=f"{SCRIPT}{ATTRIBUTE}{SQL}")
+"""The hostile description with markup in the model's organisation too."""
+DASH = "\u2013"
+"""What a cell shows where nothing is known."""
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +51,10 @@ ENTRIES = {
         agent="half-oracle", model="(solver or random)", method="custom",
         notes="The oracle on tasks with an even seed, a random valid action on the others.",
     ),
-    "first-listed": SubmissionInfo(agent="first-listed", model="(no model)"),
+    "first-listed": SubmissionInfo(
+        agent="first-listed", model="(no model)", organisation="agentgym", open_weights=True,
+        link="https://example.org/first-listed", price_prompt=0.15, price_completion=0.6,
+    ),
     "random": SubmissionInfo(agent="random", model="(no model)", notes="The floor."),
 }  # fmt: skip
 
@@ -120,13 +134,72 @@ def hostile(tmp_path_factory, tiny, tiny_runs, live_server_type):
     lines[0] = json.dumps(first)
     (run / "episodes.jsonl").write_text("\n".join(lines) + "\n")
     bundles = [
-        pack_bundle(tiny_runs["random"], HOSTILE, folder / "info.tar.gz").read_bytes(),
+        pack_bundle(tiny_runs["random"], HOSTILE_FACTS, folder / "info.tar.gz").read_bytes(),
         pack_bundle(run, HOSTILE, folder / "action.tar.gz").read_bytes(),
     ]
     store, server = board_server(folder, tiny, live_server_type, bundles)
     yield server.url, store, first["episode_id"]
     server.close()
     store.close()
+
+
+MIXED = {
+    "name": "mixed",
+    "version": 1,
+    "description": "Two families: games and reasoning (synthetic re-scores, no env run).",
+    "envs": [{"id": "games/Wordle-v0"}, {"id": "games/Sokoban-v0"}, {"id": "reasoning/Math-v0"}],
+}
+"""A board of two families whose entries' order flips between the families' tabs."""
+MIXED_ENTRIES = {
+    # agent: (success rate per env in MIXED's order, what it says about its model)
+    "gamer": ((0.9, 0.8, 0.1), dict(organisation="Gamers", open_weights=True,
+              parameters=7_000_000_000, price_prompt=0.2, price_completion=0.6)),
+    "thinker": ((0.2, 0.1, 1.0), dict(organisation="Reasoners", open_weights=False,
+                price_prompt=3.0, price_completion=15.0, link="https://example.org/thinker")),
+    "middling": ((0.5, 0.4, 0.5), {}),
+}  # fmt: skip
+
+
+def mixed_episodes(rates: tuple[float, ...]) -> list[ScoredEpisode]:
+    """20 tasks per env, the first ``rate`` share of them passed; 900 + 100 tokens each."""
+    episodes = []
+    for env, rate in zip((e["id"] for e in MIXED["envs"]), rates, strict=True):
+        for task in range(20):
+            passed = task < rate * 20
+            episodes.append(
+                ScoredEpisode(
+                    episode_id=f"{env}|test/easy/{task}|0", env_id=env, task_id=f"test/easy/{task}",
+                    repeat=0, seed=task, outcome="ok", passed=passed, score=float(passed),
+                    steps=3, prompt_tokens=900, completion_tokens=100,
+                )
+            )  # fmt: skip
+    return episodes
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory, live_server_type):
+    """A board of :data:`MIXED` with :data:`MIXED_ENTRIES`, re-scores stored directly."""
+    folder = tmp_path_factory.mktemp("mixed")
+    store = Store(folder / "leaderboard.db")
+    store.migrate()
+    digest = "d" * 64
+    benchmark = store.add_benchmark(MIXED["name"], 1, digest, MIXED)
+    for agent, (rates, facts) in MIXED_ENTRIES.items():
+        sha = store.put_blob(agent.encode())
+        info = SubmissionInfo(agent=agent, model=f"{agent}-model", **facts)
+        sub, _ = store.add_submission(benchmark, sha, info, {}, None)
+        rescore = Rescore("mixed", 1, digest, "re-scored", mixed_episodes(rates), "test")
+        store.add_rescore(sub.id, rescore)
+        store.set_status(sub.id, "scored")
+    # replay=False: the server queues no re-score of these synthetic rows at its start
+    server = live_server_type(create_app(store, replay=False))
+    yield server.url, store
+    server.close()
+    store.close()
+
+
+def agents_in_order(page) -> list[str]:
+    return page.locator("#board a.agent").all_inner_texts()
 
 
 def keep_picture(page, tmp_path: Path, name: str) -> None:
@@ -161,7 +234,7 @@ def test_the_board_ranks_with_interval_bars_and_shades_tie_groups(page, board, t
     first = rows.nth(0)
     assert first.get_attribute("data-rank") == "1"
     assert first.locator("a.agent").inner_text() == "oracle"
-    assert first.locator("td").nth(5).inner_text().startswith("100.0%")
+    assert first.locator("td.success").inner_text().startswith("100.0%")
     assert page.locator("#board svg.ci rect.band").count() == 8  # success and score per row
     assert "points" in page.locator("#floor").inner_text()
 
@@ -178,7 +251,124 @@ def test_the_board_ranks_with_interval_bars_and_shades_tie_groups(page, board, t
             assert colours[g] != colours[str(int(g) + 1)]
     assert "separable" in first.locator("a.vs-next").inner_text()
     nothing_ran(page)
+    page.set_viewport_size({"width": 1280, "height": 1060})  # the chart too
     keep_picture(page, tmp_path, "leaderboard-board.png")
+
+
+def test_the_board_draws_a_mark_per_entry_dates_and_downloads_per_row(page, board):
+    url, store = board
+    page.goto(f"{url}/b/tiny-games")
+    rows = page.locator("#board tbody tr")
+    ranked = [rows.nth(i).get_attribute("data-id") for i in range(4)]
+    marks = page.locator("#chart g.mark")
+    assert marks.count() == 4 and page.locator("#chart circle.estimate").count() == 4
+    assert [marks.nth(i).get_attribute("data-id") for i in range(4)] == ranked
+    for i in range(4):  # each mark sits in its row's tie group, drawn as a band
+        group = marks.nth(i).get_attribute("data-tie-group")
+        assert group == rows.nth(i).get_attribute("data-tie-group")
+        assert page.locator(f"#chart rect.band[data-tie-group='{group}']").count() == 1
+    oracle = page.locator("#chart g.mark").first  # 100% [100, 100]: all at the axis's end
+    ends = {oracle.locator("line.interval").get_attribute(a) for a in ("x1",)}
+    assert ends == {oracle.locator("circle").get_attribute("cx")} == {"710.0"}
+
+    submitted = {s.id: s.created_at.strftime("%Y-%m-%d") for s in store.submissions()}
+    for i, key in enumerate(ranked):
+        dates = rows.nth(i).locator("td.dates")
+        assert dates.locator(".submitted").inner_text() == submitted[key]
+        rescored = store.rescore_history(key)[-1].computed_at.strftime("%Y-%m-%d")
+        assert dates.locator(".rescored").inner_text() == rescored
+    assert "mean of env means" in page.locator("#headline").inner_text()
+    assert page.locator("#tabs").inner_text().split() == ["All", "games"]
+
+    listed = rows.filter(has_text="first-listed")
+    facts = listed.locator(".model-facts")
+    assert facts.inner_text() == "agentgym · open weights · link"  # no size given
+    assert facts.locator("a.model-link").get_attribute("href") == "https://example.org/first-listed"
+    assert listed.locator("td.cost").inner_text() == "$0"  # priced; the agent uses no tokens
+    unpriced = rows.filter(has_text="half-oracle")
+    assert unpriced.locator("td.cost").inner_text() == DASH
+    assert unpriced.locator(".model-facts").inner_text() == DASH  # nothing said of the model
+    assert unpriced.locator("small.method").inner_text() == "custom"
+
+    # The downloads, as a reader's browser fetches them from the row's links
+    oracle_row = rows.nth(0)
+    key = ranked[0]
+    bundle = page.request.get(url + oracle_row.locator("a.dl-bundle").get_attribute("href"))
+    assert bundle.headers["content-type"] == "application/gzip"
+    assert bundle.body() == store.get_blob(store.submission(key).bundle_sha)  # no contact: as sent
+    episodes = page.request.get(url + oracle_row.locator("a.dl-json").get_attribute("href")).json()
+    latest = store.latest_rescore(key)
+    assert episodes["submission"] == key and episodes["checked"] is True
+    assert [e["episode_id"] for e in episodes["episodes"]] == [
+        e.episode_id for e in latest.episodes
+    ]
+    assert all(e["passed"] is True and e["score"] == 1.0 for e in episodes["episodes"])
+    table = page.request.get(url + oracle_row.locator("a.dl-csv").get_attribute("href"))
+    assert table.headers["content-type"].startswith("text/csv")
+    assert "attachment" in table.headers["content-disposition"]
+    lines = list(csv.DictReader(io.StringIO(table.text())))
+    assert list(lines[0]) == list(COLUMNS) and len(lines) == 8
+    assert {(r["env_id"], r["outcome"], r["passed"]) for r in lines} == {
+        ("games/Wordle-v0", "ok", "true"), ("games/TowerOfHanoi-v0", "ok", "true")
+    }  # fmt: skip
+    nothing_ran(page)
+
+
+def test_a_bundle_downloaded_leaves_out_the_contact_address(hostile):
+    url, store, _ = hostile
+    scored = next(s for s in store.submissions() if s.status == "scored")
+    sent = store.get_blob(scored.bundle_sha)
+    assert read_bundle(sent).info.contact  # the bundle as sent names it
+    answer = httpx.get(f"{url}/s/{scored.id}/bundle.tar.gz")
+    assert answer.status_code == 200
+    downloaded = read_bundle(answer.content)
+    assert downloaded.info.contact == "" and "example.org" not in json.dumps(
+        downloaded.info.to_dict()
+    )
+    assert downloaded.info.agent == HOSTILE.agent
+    assert [r.to_dict() for r in downloaded.episodes] == [
+        r.to_dict() for r in read_bundle(sent).episodes
+    ]
+    assert httpx.get(f"{url}/s/no-such-id/episodes.csv").status_code == 404
+
+
+def test_the_family_tabs_rerank_by_the_family_number(page, mixed, tmp_path):
+    url, _ = mixed
+    page.goto(f"{url}/b/mixed")
+    assert page.locator("#tabs").inner_text().split() == ["All", "games", "reasoning"]
+    assert agents_in_order(page) == ["gamer", "middling", "thinker"]  # (.6, .47, .43)
+    header = page.locator("#board thead th.family")
+    assert [header.nth(i).get_attribute("data-family") for i in range(2)] == ["games", "reasoning"]
+    gamer = page.locator("#board tbody tr").filter(has_text="gamer")
+    games = gamer.locator("td.family[data-family='games']").inner_text()
+    assert games.startswith("85.0%")  # the mean of its two games' means (.9, .8)
+    assert gamer.locator("td.family[data-family='reasoning']").inner_text().startswith("10.0%")
+    assert gamer.locator(".org").inner_text() == "Gamers"
+    assert gamer.locator(".params").inner_text() == "7B"
+    assert gamer.locator("td.tokens").inner_text().startswith("1,000")
+    assert gamer.locator("td.cost").inner_text() == "$0.00024"  # 900 x 0.2 + 100 x 0.6 per 1e6
+    thinker = page.locator("#board tbody tr").filter(has_text="thinker")
+    assert thinker.locator(".open-weights").inner_text() == "closed weights"
+    assert thinker.locator("a.model-link").get_attribute("href") == "https://example.org/thinker"
+
+    page.locator("#tabs a", has_text="reasoning").click()
+    assert page.url.endswith("/b/mixed?family=reasoning&version=1")
+    assert agents_in_order(page) == ["thinker", "middling", "gamer"]
+    assert page.locator("#tabs strong").inner_text() == "reasoning"
+    assert "reasoning/ envs alone" in page.locator("#ranked-by").inner_text()
+    first = page.locator("#board tbody tr").first
+    assert first.locator("td.success").inner_text().startswith("100.0%")
+    assert page.locator("#board thead th.family").count() == 1  # games; reasoning is Success
+    assert first.get_attribute("data-rank") == "1"
+    chart = page.locator("#chart g.mark text.label").all_text_contents()
+    assert [label.split(". ", 1)[1] for label in chart] == ["thinker", "middling", "gamer"]
+    nothing_ran(page)
+    page.set_viewport_size({"width": 1280, "height": 1060})  # the chart too
+    keep_picture(page, tmp_path, "leaderboard-board-family.png")
+
+    page.locator("#tabs a", has_text="games").click()
+    assert agents_in_order(page) == ["gamer", "middling", "thinker"]
+    assert httpx.get(f"{url}/b/mixed?family=swe").status_code == 404
 
 
 def test_an_entry_shows_its_numbers_per_env_its_episodes_and_its_checks(page, board, tmp_path):
@@ -291,6 +481,7 @@ def test_what_a_submitter_wrote_appears_literally_and_runs_nothing(page, hostile
 
     page.goto(f"{url}/b/tiny-games")
     assert page.locator("#board a.agent").inner_text() == HOSTILE.agent
+    assert page.locator("#board .org").inner_text() == HOSTILE_FACTS.organisation
     nothing_ran(page)
 
     page.goto(f"{url}/s/{scored.id}")
@@ -298,6 +489,7 @@ def test_what_a_submitter_wrote_appears_literally_and_runs_nothing(page, hostile
     assert page.locator("#model").inner_text() == HOSTILE.model
     assert page.locator("#model-revision").inner_text() == HOSTILE.model_revision
     assert page.locator("#notes").inner_text() == HOSTILE.notes
+    assert page.locator("#organisation").inner_text() == HOSTILE_FACTS.organisation
     assert "x@example.org" not in page.content()  # the contact is never shown
     nothing_ran(page)
 
@@ -326,6 +518,21 @@ def test_the_static_export_is_browsed_from_disk(page, board, tmp_path):
     assert page.locator("#transcript .tx-observation pre").inner_text().strip()
     page.go_back()
     page.get_by_role("link", name="tiny-games").click()
+    page.locator("#tabs a", has_text="games").click()
+    assert page.url.endswith("/b/tiny-games--games.html")
+    assert page.locator("#board tbody tr").count() == 4
     page.locator("#board a.vs-next").first.click()
     assert page.locator("#tasks tbody tr").count() == 8
     nothing_ran(page)
+
+    page.go_back()
+    first = page.locator("#board tbody tr").first
+    entry = first.get_attribute("data-id")
+    for kind in ("bundle.tar.gz", "episodes.json", "episodes.csv"):
+        link = first.locator(
+            ".downloads a", has_text=kind.split(".")[-1] if kind != "bundle.tar.gz" else "bundle"
+        )
+        assert link.get_attribute("href") == f"../s/{entry}.{kind}"
+        assert (tmp_path / "site" / "s" / f"{entry}.{kind}").is_file()
+    written = json.loads((tmp_path / "site" / "s" / f"{entry}.episodes.json").read_text())
+    assert len(written["episodes"]) == 8

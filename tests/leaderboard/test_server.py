@@ -487,7 +487,9 @@ def test_the_static_export_links_only_to_files_it_wrote(board, tiny_runs, tmp_pa
     written = export_site(client.app.state.store, out)
     assert (written.boards, written.entries) == (1, 3)
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.html"))
-    assert written.pages == len(files) == 1 + 1 + 3 + 3 * 8 + 2
+    # the index, the board and its one family's tab, 3 entries, their episodes, 2 comparisons
+    assert written.pages == len(files) == 1 + 2 + 3 + 3 * 8 + 2
+    assert written.downloads == 3 * 3  # each entry's bundle, episodes.json and .csv
     for name in files:
         page = (out / name).read_text()
         assert "<script" not in page
