@@ -18,6 +18,7 @@ agentgym --import my_family list    first import a family that is not installed
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import inspect
 import sys
@@ -135,7 +136,8 @@ def _parser() -> argparse.ArgumentParser:
         "play",
         help="play an env in the terminal",
         description="Play an env yourself. Type actions at the prompt; ':help' lists the "
-        "special commands (:hint asks the oracle, :actions lists valid actions, :quit leaves).",
+        "special commands (:hint asks the oracle, :actions lists valid actions, :quit leaves). "
+        "With --user you play the user of a conversation env instead, and an agent serves you.",
     )
     play.add_argument("id", help="an env id such as games/Sokoban-v0")
     play.add_argument("--seed", type=int, default=None, help="reset seed (picks the task)")
@@ -147,6 +149,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--split", help="draw the task from this split (train, dev, test)")
     play.add_argument("--difficulty", help="draw the task from this difficulty")
+    play.add_argument(
+        "--user",
+        action="store_true",
+        help="play the other side of a conversation env (usersim/*): you type the user's "
+        "turns (the customer's, the patient's) and --agent serves you (default: you play "
+        "the agent)",
+    )
+    play.add_argument(
+        "--agent",
+        default="oracle",
+        metavar="SPEC",
+        help="with --user, the agent that serves you: any agent spec, such as oracle (the "
+        "task's script), smollm2, hf:PATH or openai:MODEL@URL",
+    )
     play.set_defaults(run=_play)
 
     check = commands.add_parser(
@@ -382,13 +398,10 @@ Type an action and press Enter. Special commands:
 
 def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     stdin = stdin or sys.stdin
+    if args.user:
+        return _play_as_user(args, stdin)
     env = make(args.id)
-    options: dict[str, Any] = {}
-    if args.task_id:
-        options["task_id"] = args.task_id
-    for key in ("split", "difficulty"):
-        if getattr(args, key):
-            options[key] = getattr(args, key)
+    options = _play_options(args)
     try:
         observation, info = _first_reset(env, args, options)
         print(f"{args.id} — task {info['task_id']}\n")
@@ -426,16 +439,85 @@ def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
             steps += 1
             print(f"\n{observation}\n[reward {reward:+g}, return {total:g}, step {steps}]")
             if terminated or truncated:
-                verdict = info["verdict"]
-                ending = "finished" if terminated else "stopped (step or mistake limit)"
-                print(
-                    f"\nEpisode {ending}: score {verdict.score:g}/{verdict.max_score:g}, "
-                    f"{'passed' if verdict.passed else 'not passed'} — {verdict.details}"
-                )
+                _print_ending(info, terminated)
                 break
     finally:
         env.close()
     return 0
+
+
+def _play_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The reset options ``play``'s task id, split and difficulty ask for."""
+    options = {"task_id": args.task_id} if args.task_id else {}
+    return options | {k: getattr(args, k) for k in ("split", "difficulty") if getattr(args, k)}
+
+
+def _print_ending(info: dict[str, Any], terminated: bool) -> None:
+    verdict = info["verdict"]
+    ending = "finished" if terminated else "stopped (step or mistake limit)"
+    print(
+        f"\nEpisode {ending}: score {verdict.score:g}/{verdict.max_score:g}, "
+        f"{'passed' if verdict.passed else 'not passed'} — {verdict.details}"
+    )
+
+
+def _play_as_user(args: argparse.Namespace, stdin: TextIO) -> int:
+    """``play --user``: the person types the user's turns (:class:`~agentgym.agents.human.
+    HumanUser`) and ``--agent`` plays the agent, as under the evaluator's ``--user``."""
+    from agentgym.agents import resolve_agent
+    from agentgym.agents.human import HumanUser, NoMoreInput
+
+    if "user" not in inspect.signature(spec(args.id).load()).parameters:
+        raise UsageError(
+            f"{args.id} has no user to play: --user is for conversation envs (usersim/*); "
+            f"without it you play the agent"
+        )
+    factory, name = resolve_agent(args.agent)
+    env = make(args.id, user=HumanUser(stdin.readline))
+    agent = factory()
+    try:
+        print(f"{args.id}: you play the user, {name} plays the agent. Ctrl-D leaves.")
+        observation, info = _first_reset(env, args, _play_options(args))
+        agent.reset(_agent_context(env, args, info))
+        terminated, info = asyncio.run(_serve(env, agent, observation, info))
+        _print_ending(info, terminated)
+    except NoMoreInput:
+        print("\n(you left the conversation; it is not scored)")
+    finally:
+        agent.close()
+        env.close()
+    return 0
+
+
+def _agent_context(env: Any, args: argparse.Namespace, info: dict[str, Any]) -> Any:
+    """The agent's :class:`~agentgym.agents.EpisodeContext`, as the evaluator builds it."""
+    from agentgym.agents import EpisodeContext
+    from agentgym.eval.engine import declared_tools
+
+    return EpisodeContext(
+        env_id=args.id,
+        task_id=str(info.get("task_id", "")),
+        seed=args.seed,
+        instructions=str(info.get("instructions", "")),
+        info=info,
+        env=env,
+        tools=declared_tools(env),
+        action_style=env.metadata.get("action_style"),
+        answer_format=env.metadata.get("answer_format"),
+    )
+
+
+async def _serve(env: Any, agent: Any, observation: Any, info: dict[str, Any]) -> Any:
+    """The agent's turns until the episode ends: ``(terminated, info)`` of its last step.
+    Each step blocks on the person's answer (the env asks its user synchronously)."""
+    from agentgym.agents import AgentReply
+
+    while True:
+        reply = await agent.act(observation, info)
+        action = reply.action if isinstance(reply, AgentReply) else reply
+        observation, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return bool(terminated), info
 
 
 def _first_reset(env: Any, args: argparse.Namespace, options: dict[str, Any]) -> Any:

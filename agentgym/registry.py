@@ -8,6 +8,9 @@
 
       <TimeLimit<OrderEnforcing<PassiveEnvChecker<SokobanEnv<games/Sokoban-v0>>>>>
 
+  The step limit is :class:`TimeLimit`, Gymnasium's save that the step on which the env ends
+  the episode is never also truncated (an episode ends for one reason).
+
   Every single-agent id is also registered with Gymnasium, so ``gymnasium.make(id)`` works
   after ``import agentgym``.
 * ``make_multi(id, **kwargs)`` builds a PettingZoo env (AEC or parallel).
