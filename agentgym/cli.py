@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
-from agentgym.clihelp import HelpFormatter, plain
+from agentgym.clihelp import HelpFormatter, describe_subcommands, plain
 from agentgym.errors import (
     AgentGymError,
     ConformanceError,
@@ -237,6 +237,7 @@ def _parser() -> argparse.ArgumentParser:
     from agentgym.backends.server import add_commands as add_serve_commands
 
     add_serve_commands(commands)
+    describe_subcommands(parser)
     return parser
 
 

@@ -19,7 +19,7 @@ import argparse
 import re
 import textwrap
 
-__all__ = ["HelpFormatter", "plain"]
+__all__ = ["HelpFormatter", "describe_subcommands", "plain"]
 
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`(~?)([^`<]*?)(?:\s*<([^`>]*)>)?`")
 # An inline literal: a run of two or more backquotes, closed by the same run (````x```` holds
@@ -102,3 +102,16 @@ def _paragraph(block: str, width: int, indent: str) -> str:
         subsequent_indent=indent,
         break_on_hyphens=False,
     )
+
+
+def describe_subcommands(parser: argparse.ArgumentParser) -> None:
+    """Give every subcommand without a description its line from the command list, so that
+    each ``--help`` has the same parts: usage, what the command does, its options."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for listed in action._choices_actions:
+            sub = action.choices[listed.dest]
+            if not sub.description and listed.help:
+                sub.description = listed.help[0].upper() + listed.help[1:] + "."
+            describe_subcommands(sub)

@@ -58,6 +58,8 @@ def test_every_command_has_a_usage_line_and_plain_text(parsers):
         text = parser.format_help()
         if not text.startswith(f"usage: {parser.prog}"):
             wrong.append(f"{parser.prog}: no usage line")
+        if not re.match(r"usage: .*?\n\n(?!options:|positional arguments:)\S", text, re.DOTALL):
+            wrong.append(f"{parser.prog}: no description after the usage")
         if "%%" in text:
             wrong.append(f"{parser.prog}: a literal %%")
         wrong += [f"{parser.prog}: markup {m.group()!r}" for m in MARKUP.finditer(text)]
