@@ -298,7 +298,7 @@ def _check_users(benchmark: Benchmark) -> None:
         if "user" not in parameters:
             raise UsageError(
                 f"--user: {entry.id} has no simulated user for a model to play (conversation "
-                f"envs such as usersim/Retail-v1 have one)"
+                f"envs such as usersim/Retail-v2 have one)"
             )
 
 
