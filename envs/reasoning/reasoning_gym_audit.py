@@ -32,7 +32,11 @@ def main(argv: list[str] | None = None) -> None:
     from reasoning_gym.factory import CURRICULA
     from reasoning_gym.factory import DATASETS as registered
 
-    parser = argparse.ArgumentParser(prog=f"python -m {_MODULE}")
+    from agentgym.clihelp import HelpFormatter
+
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {_MODULE}", description=__doc__, formatter_class=HelpFormatter
+    )
     parser.add_argument("--tasks", type=int, default=10, help="items audited per split")
     parser.add_argument("--jobs", type=int, default=2, help="audits run at once")
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds per level")

@@ -167,11 +167,16 @@ def main(argv: list[str] | None = None) -> None:
     """Serve every site on an ephemeral 127.0.0.1 port until stdin closes."""
     import uvicorn
 
+    from agentgym.clihelp import HelpFormatter
     from agentgym.envs.web.sites import load_sites
 
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--state-dir", type=Path, required=True)
-    parser.add_argument("--sites", type=json.loads, default=None, help="JSON: name -> module:Class")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument(
+        "--state-dir", type=Path, required=True, help="the folder the sites keep their state in"
+    )
+    parser.add_argument(
+        "--sites", type=json.loads, help="JSON: name -> module:Class (default: the shipped sites)"
+    )
     args = parser.parse_args(argv)
     app = make_app(args.state_dir, load_sites(args.sites))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
