@@ -3,7 +3,7 @@
 ::
 
     GET  /api/v1/benchmarks                      the registered benchmarks
-    GET  /api/v1/benchmarks/{name}/board         ?tier=&metric=&method=&version=
+    GET  /api/v1/benchmarks/{name}/board         ?tier=&metric=&method=&version=&family=
 """
 
 from __future__ import annotations
@@ -35,10 +35,12 @@ def board(
     metric: str = "success",
     method: str | None = None,
     version: int | None = None,
+    family: str | None = None,
 ) -> Response:
     site = services.site
+    tiers = tier or DEFAULT_TIERS
     view = site.board(
-        name, version=version, tiers=tier or DEFAULT_TIERS, metric=metric, method=method
+        name, version=version, tiers=tiers, metric=metric, method=method, family=family
     )
     body = site.kept_output("json", view, lambda: json.dumps(view.to_dict()).encode())
     return Response(body, media_type="application/json")

@@ -172,6 +172,20 @@ def test_the_board_json_has_families_dates_costs_and_the_headline(mixed_site):
     assert family_of("games/Maze-v0") == "games" and family_of("local") == "local"
 
 
+def test_the_board_api_answers_a_family_tab(mixed_site):
+    from fastapi.testclient import TestClient
+
+    site, ids = mixed_site
+    with TestClient(create_app(site.store, replay=False)) as client:
+        answer = client.get("/api/v1/benchmarks/two/board", params={"family": "reasoning"})
+        assert answer.status_code == 200
+        assert answer.json()["family"] == "reasoning"
+        assert [row["id"] for row in answer.json()["rows"]] == [ids["plain"], ids["priced"]]
+        assert client.get("/api/v1/benchmarks/two/board?family=swe").status_code == 404
+        csv_file = client.get(f"/s/{ids['priced']}/episodes.csv")
+        assert csv_file.status_code == 200 and len(csv_file.text.splitlines()) == 1 + 4
+
+
 def test_the_episode_files_count_as_the_board_does(mixed_site):
     site, ids = mixed_site
     episodes = [
