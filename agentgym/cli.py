@@ -45,8 +45,9 @@ agentgym: a gym suite for LLM agents. Every env speaks Gymnasium (one agent) or 
 (many), every task has an oracle, and every reward comes from a verifier.
 
 Start with `agentgym list`, read one env with `agentgym info ID`, try it with
-`agentgym play ID`, check that envs keep the contract with `agentgym check`, and evaluate an
-agent with `agentgym eval --benchmark quickstart --agent random`.
+`agentgym play ID`, check that envs keep the contract with `agentgym check`, see the shipped
+suites with `agentgym benchmarks`, and evaluate an agent with `agentgym eval --benchmark
+quickstart --agent random`. Every command has --help.
 """
 
 
