@@ -96,3 +96,18 @@ def test_describe_tools_renders_enums_nested_types_and_tools_without_arguments()
         "  - ids (array of integer, required)\n"
         "done: Finish. (no arguments)"
     )
+
+
+def test_every_registered_env_with_tools_describes_them_in_its_instructions():
+    """So the prompt never carries a second copy (docs/evaluation.md says so): each env that
+    takes tool calls names every tool and argument in the instructions it writes."""
+    undescribed = []
+    for spec in agentgym.list_envs():
+        if spec.kind != "env":
+            continue
+        env = agentgym.make(spec.id)
+        tools = declared_tools(env)
+        if tools and tool_section(env.unwrapped.instructions("Do the task."), tools):
+            undescribed.append(spec.id)
+        env.close()
+    assert undescribed == []
