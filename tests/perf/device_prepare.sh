@@ -4,7 +4,7 @@
 # build/gpu-carry (git-ignored) with agentgym's wheel built from HEAD (not the working tree:
 # other work in progress stays out), the wheels of the dependencies the machine's image lacks
 # (for its Python 3.12), and the shape folder (SmolLM2-135M's config and tokenizer, no weights).
-# Then: run(command="bash tests/perf/device_run.sh", carry=["build/gpu-carry"], timeout_s=500).
+# Then: run(command="bash tests/perf/device_run.sh", carry=["build/gpu-carry"], timeout_s=540).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 carry=build/gpu-carry
