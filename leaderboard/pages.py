@@ -585,20 +585,8 @@ class Site:
             raise NotFoundError(
                 f"benchmark {name!r} has no family {family!r}; its families: {names}"
             )
-        by_family = {
-            each: self._ranked(
-                [
-                    (sub.id, [e for e in r.episodes if family_of(e.env_id) == each])
-                    for sub, r in found
-                ],
-                metric,
-            )
-            for each in names
-        }
-        if family is None:
-            ranked = self._ranked([(sub.id, rescore.episodes) for sub, rescore in found], metric)
-        else:
-            ranked = by_family[family]
+        shown = [(sub.id, _of_family(rescore.episodes, family)) for sub, rescore in found]
+        ranked = self._ranked(shown, metric)
         dates = self.store.rescored_at(sub.id for sub, _ in found)
         entries = {
             sub.id: BoardEntry(
@@ -606,13 +594,29 @@ class Site:
             )
             for sub, rescore in found
         }
-        families: dict[str, dict[str, EntryStats]] = {
-            each: {row.id: row for row in by_family[each].rows} for each in names
-        }
+        families = {each: self._family_stats(found, each) for each in names}
         return BoardView(
             record, ranked, entries, tiers, metric, method, family, families,
             duplicates=tuple(duplicates),
         )  # fmt: skip
+
+    def _family_stats(
+        self, found: Sequence[tuple[SubmissionRecord, Rescore]], family: str
+    ) -> dict[str, EntryStats]:
+        """Each entry's numbers on one family's episodes (a column; no ranking, no floor),
+        kept like a board's: on a board of one family they are the board's own."""
+        stats: dict[str, EntryStats] = {}
+        for sub, rescore in found:
+            episodes = _of_family(rescore.episodes, family)
+            key = (sub.id, hash(tuple(episodes)))
+            with self._lock:
+                kept = self._stats.get(key)
+            if kept is None:
+                kept = entry_stats(sub.id, episodes, seed=self.seed)
+                with self._lock:
+                    self._stats[key] = kept
+            stats[sub.id] = kept
+        return stats
 
     def _ranked(self, found: list[tuple[str, list[ScoredEpisode]]], metric: Metric) -> Board:
         """:func:`~agentgym.leaderboard.ranking.board` of ``found``, reusing every entry's
@@ -758,6 +762,13 @@ def _check_tiers(tiers: Sequence[str]) -> tuple[Tier, ...]:
     if unknown or not wanted:
         raise UsageError(f"tier must be among {(*TIERS, 'all')}, got {list(wanted)}")
     return tuple(t for t in TIERS if t in wanted)
+
+
+def _of_family(episodes: list[ScoredEpisode], family: str | None) -> list[ScoredEpisode]:
+    """The episodes of one family's envs (all of them for None)."""
+    if family is None:
+        return episodes
+    return [e for e in episodes if family_of(e.env_id) == family]
 
 
 def _repeat_of(episode_id: str) -> int:
