@@ -284,7 +284,7 @@ def replay_episode(
                 differed = True
             if float(reward) != float(step.reward) and exact:
                 return f"step {number}: the reward is {reward}, the record says {step.reward}"
-            if (bool(terminated), bool(truncated)) != (step.terminated, step.truncated):
+            if _ending(terminated, truncated) != _ending(step.terminated, step.truncated):
                 return f"step {number}: the episode's end differs from the record"
             ended = bool(terminated or truncated)
         if not ended:
@@ -293,6 +293,14 @@ def replay_episode(
         env.close()
     verdict = info.get("verdict")
     return ("ok" if terminated else "truncated"), verdict, oracle_like, differed
+
+
+def _ending(terminated: Any, truncated: Any) -> str:
+    """How a step ended the episode: ``terminated``, ``truncated`` or ``""`` (not at all).
+    A terminated step is not truncated too (``docs/contract.md``, "Ending an episode"); a
+    record from an agentgym before that rule, with both flags on a single-reply env's answer
+    (Gymnasium's step limit), reads as terminated, as its status did."""
+    return "terminated" if terminated else "truncated" if truncated else ""
 
 
 @functools.cache

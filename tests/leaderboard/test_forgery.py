@@ -169,6 +169,26 @@ def test_an_edited_observation_does_not_replay(runs, tmp_path):
     assert episode.outcome == "mismatch" and "initial observation" in episode.reason
 
 
+def test_a_record_with_both_ending_flags_replays_as_terminated(runs, tmp_path):
+    # Before agentgym's TimeLimit, an episode terminated on the step limit's last step was
+    # recorded truncated too (every answer of a single-reply env): still the same ending.
+    def both(lines):
+        lines[0]["steps"][-1]["truncated"] = True
+        return lines
+
+    episode = scored(forged(runs["oracle"], tmp_path, both)).episodes[0]
+    assert episode.outcome == "ok" and episode.passed
+
+
+def test_a_record_that_ends_otherwise_does_not_replay(runs, tmp_path):
+    def cut_short(lines):
+        lines[0]["steps"][-1].update(terminated=False, truncated=True)
+        return lines
+
+    episode = scored(forged(runs["oracle"], tmp_path, cut_short)).episodes[0]
+    assert episode.outcome == "mismatch" and "end differs" in episode.reason
+
+
 def test_a_record_cut_before_the_end_does_not_replay(runs, tmp_path):
     def cut(lines):
         lines[0]["steps"] = lines[0]["steps"][:-1]
