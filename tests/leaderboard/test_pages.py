@@ -383,6 +383,12 @@ def test_an_entry_shows_its_numbers_per_env_its_episodes_and_its_checks(page, bo
     assert set(replay) <= {"ok", "truncated"}
     assert page.locator("#history tbody tr").count() == 1
     assert "even seed" in page.locator("#notes").inner_text()
+    assert page.locator("#organisation").inner_text() == DASH  # given nothing of its model
+    assert page.locator("#rescored").inner_text().endswith("UTC")
+    links = page.locator("#downloads a")
+    assert links.all_inner_texts() == ["bundle", "json", "csv"]
+    episodes = page.request.get(url + links.nth(1).get_attribute("href")).json()
+    assert len(episodes["episodes"]) == 8 and episodes["checked"] is True
     nothing_ran(page)
     keep_picture(page, tmp_path, "leaderboard-entry.png")
 
