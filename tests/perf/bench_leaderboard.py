@@ -111,7 +111,8 @@ def main() -> None:
     print(f"filled {args.entries} entries ({episodes:,} episodes) in "
           f"{time.perf_counter() - started:.1f} s ({store.engine.dialect.name})")  # fmt: skip
 
-    server, url = serve(create_app(store))
+    # replay=False: no re-score at start of these synthetic rows (no bundle behind them)
+    server, url = serve(create_app(store, replay=False))
     try:
         with httpx.Client(base_url=url, timeout=300) as client:
             board = f"/b/{NAME}"
