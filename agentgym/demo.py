@@ -9,7 +9,7 @@ and the two reference agents, the oracle (the ceiling) and random (the floor), i
 env means, tasks resampled within envs, as ``agentgym report`` and the leaderboard print it),
 the paired difference between SmolLM2 and random with the sentence saying which is better,
 and writes ``runs/demo-*/report.html`` with the plots. The 135M model loses every game but
-answers about a fifth of the sums right: its interval clears random's (``docs/evaluation.md``,
+answers a fifth of the chain sums right: its interval clears random's (``docs/evaluation.md``,
 "Measured").
 Everything is offline and seeded.
 """
