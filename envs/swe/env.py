@@ -22,7 +22,7 @@ import numpy as np
 
 from agentgym.core import DataTaskSet, Task, Verdict
 from agentgym.envs.swe.grading import grade, starting_files
-from agentgym.envs.swe.instances import SWEInstance, load_instances
+from agentgym.envs.swe.instances import DEFAULT_TASKS, SWEInstance, load_instances
 from agentgym.envs.swe.patches import apply_patch, split_patch
 from agentgym.envs.swe.prepare import find_spec, prepared_repo
 from agentgym.envs.swe.repos import PreparedRepo
@@ -42,7 +42,6 @@ from agentgym.task_env import InvalidAction, TaskEnv
 
 __all__ = ["DEFAULT_TASKS", "TOOLS", "SWEEnv", "SWETask", "SWETaskSet", "SWEWorld"]
 
-DEFAULT_TASKS = Path(__file__).parent / "data" / "swe-v0.jsonl"
 OUTPUT_LIMIT = 10_000
 VIEW_LINES = 400
 SEARCH_LINES = 100

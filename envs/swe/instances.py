@@ -20,7 +20,10 @@ from typing import Any
 
 from agentgym.errors import UsageError
 
-__all__ = ["SWEInstance", "json_lines", "load_instances", "save_instances"]
+__all__ = ["DEFAULT_TASKS", "SWEInstance", "json_lines", "load_instances", "save_instances"]
+
+DEFAULT_TASKS = Path(__file__).parent / "data" / "swe-v0.jsonl"
+"""The shipped task file (``swe-v0``): what the env and ``swe prepare`` use by default."""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentgym.cache import cache_dir, exclusive
+from agentgym.envs.swe.instances import DEFAULT_TASKS, load_instances
 from agentgym.envs.swe.repos import (
     CATALOGUE,
     TEST_REQUIREMENTS,
@@ -169,9 +170,6 @@ def total_line(
     """The line ``agentgym swe prepare`` ends with: how many repositories are ready (``built``
     of them just now), in how long, the room they take, and which tasks of ``tasks`` (the
     shipped ``swe-v0`` file by default) they make runnable, by split."""
-    from agentgym.envs.swe.env import DEFAULT_TASKS  # the env imports this module
-    from agentgym.envs.swe.instances import load_instances
-
     tasks = tasks or DEFAULT_TASKS
     names = {repo.spec.name for repo in repos}
     by_split = Counter(i.split for i in load_instances(tasks) if i.repo in names)
