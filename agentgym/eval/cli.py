@@ -431,25 +431,12 @@ def format_table(runs: list[tuple[str, dict[str, Any]]]) -> str:
     rows = [header]
     notes = [convention_line()]
     for agent, summary in runs:
-        overall = _with_env_mean_pass_hats(summary)
-        for env_id, stats in [*summary["envs"].items(), (ALL_ROW, overall)]:
+        for env_id, stats in [*summary["envs"].items(), (ALL_ROW, summary["overall"])]:
             rows.append((env_id, agent, *_table_cells(stats)))
         pooled = pooled_line(summary["overall"])
         if pooled:
             notes.append(f"{agent}: {pooled}")
     return "\n".join([_aligned(rows), *notes])
-
-
-def _with_env_mean_pass_hats(summary: dict[str, Any]) -> dict[str, Any]:
-    """The summary's ``overall`` with each ``pass^k`` that every env has as the mean of the
-    envs' values, the headline's convention (``overall``'s own pools the tasks), and without
-    the ones some env lacks."""
-    envs = list(summary["envs"].values())
-    if not envs:
-        return dict(summary["overall"])
-    overall = {k: v for k, v in summary["overall"].items() if not k.startswith("pass^")}
-    shared = set.intersection(*({k for k in env if k.startswith("pass^")} for env in envs))
-    return {**overall, **{k: sum(env[k] for env in envs) / len(envs) for k in shared}}
 
 
 def _table_cells(stats: dict[str, Any]) -> tuple[str, ...]:

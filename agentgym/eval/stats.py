@@ -219,9 +219,10 @@ errored episode as a failure, a run leaves it out and counts it on its own)."""
 def summarize(records: Iterable[EpisodeRecord], *, seed: int = 0) -> dict[str, Any]:
     """Overall and per-env statistics of a run (a JSON-ready dict; ``summary.json``).
 
-    ``overall``'s success and reward are the mean of env means (:data:`HEADLINE`), with
-    ``pooled_success`` and ``pooled_reward`` (every scored episode weighing the same) beside
-    them; with one env the two agree.
+    ``overall``'s success, reward, pass@k and pass^k are the mean of env means
+    (:data:`HEADLINE`; pass@k only for a k every env has), with ``pooled_success`` and
+    ``pooled_reward`` (every scored episode weighing the same) beside them; with one env the
+    two agree.
     """
     records = list(records)
     by_env: dict[str, list[EpisodeRecord]] = defaultdict(list)
@@ -235,11 +236,21 @@ def summarize(records: Iterable[EpisodeRecord], *, seed: int = 0) -> dict[str, A
             [[[float(value(r)) for r in task] for task in env] for env in strata], seed=seed
         )
         overall[name], overall[f"{name}_ci"] = mean, [low, high]
+    envs = {env_id: _group(group, seed) for env_id, group in sorted(by_env.items())}
+    overall = {k: v for k, v in overall.items() if not k.startswith(("pass@", "pass^"))}
     return {
         "headline": HEADLINE,
-        "overall": {**overall, **pooled},
-        "envs": {env_id: _group(group, seed) for env_id, group in sorted(by_env.items())},
+        "overall": {**overall, **_env_mean_passes(envs), **pooled},
+        "envs": envs,
     }
+
+
+def _env_mean_passes(envs: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Each pass@k and pass^k that every env has, as the mean of the envs' values (the
+    headline's convention; the board's too)."""
+    keys = [{k for k in stats if k.startswith(("pass@", "pass^"))} for stats in envs.values()]
+    shared = set.intersection(*keys) if keys else set()
+    return {k: sum(stats[k] for stats in envs.values()) / len(envs) for k in sorted(shared)}
 
 
 def _strata(records: Iterable[EpisodeRecord]) -> list[list[list[EpisodeRecord]]]:

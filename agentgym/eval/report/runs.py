@@ -175,7 +175,7 @@ def results_frame(runs: list[Run]) -> Any:
     for run in runs:
         summary = run.summary
         for env_id, stats in [*summary["envs"].items(), (ALL, summary["overall"])]:
-            passes = _passes(stats) if env_id != ALL else _env_mean_passes(summary["envs"])
+            passes = _passes(stats)
             rows.append(
                 {
                     "env": env_id,
@@ -199,11 +199,3 @@ def results_frame(runs: list[Run]) -> Any:
 
 def _passes(stats: dict[str, Any]) -> dict[str, float]:
     return {k: v for k, v in stats.items() if k.startswith(("pass@", "pass^"))}
-
-
-def _env_mean_passes(envs: dict[str, dict[str, Any]]) -> dict[str, float]:
-    """Each pass@k and pass^k every env has, as the mean of the envs' values."""
-    if not envs:
-        return {}
-    shared = set.intersection(*(set(_passes(stats)) for stats in envs.values()))
-    return {k: sum(stats[k] for stats in envs.values()) / len(envs) for k in sorted(shared)}
