@@ -87,9 +87,7 @@ def keep_picture(page, tmp_path: Path, name: str, element=None) -> None:
 
 def test_the_report_answers_which_run_is_better(page, tmp_path):
     comparison = page.locator("#comparison + .pair")
-    assert comparison.locator("p.sentence").inner_text().startswith(
-        "prose-oracle beats random by"
-    )
+    assert comparison.locator("p.sentence").inner_text().startswith("prose-oracle beats random by")
     assert comparison.locator("td", has_text="ALL (mean of env means)").count() == 1
     results = page.locator("#results ~ div.table").first
     assert results.locator("td", has_text="ALL (mean of env means)").count() == 2  # per run
