@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from agentgym.agents.base import Agent, AgentReply, EpisodeContext
@@ -39,12 +39,19 @@ class ChatAgent(Agent):
         self.params = SamplingParams.from_dict(
             {**(self.prompt.default_sampling or {}), **context.sampling}
         )
-        self.conversation = Conversation.start(context.instructions, self.prompt, context.tools)
+        self.conversation = Conversation.start(
+            context.instructions, self.prompt, self.tools_as_text(context)
+        )
         self.action_style = self.prompt.style_for(context.action_style)
         flexible = self.prompt.answer_extraction == "flexible"
         self.answer_format = context.answer_format if flexible else None
         self.turn = 0
         self._episode_seed = context.seed if context.seed is not None else random.getrandbits(63)
+
+    def tools_as_text(self, context: EpisodeContext) -> Sequence[Mapping[str, Any]] | None:
+        """The env's tools to describe in the system prompt: all of them, for a model that
+        reads them nowhere else (an agent that sends them natively returns ``None``)."""
+        return context.tools
 
     def read_action(self, text: str) -> str:
         """The action in the model's reply: its action style's extraction, or, with flexible

@@ -36,6 +36,7 @@ episode seed and the turn, which vLLM and most servers honour.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentgym.agents.base import AgentReply, EpisodeContext
@@ -66,6 +67,10 @@ class OpenAIAgent(ChatAgent):
         self.client = client
         self.native_tools = native_tools
         self.token_ids = token_ids
+
+    def tools_as_text(self, context: EpisodeContext) -> Sequence[Mapping[str, Any]] | None:
+        """None when the tools go in the request's ``tools`` field: one description each."""
+        return None if self.native_tools else context.tools
 
     def reset(self, context: EpisodeContext) -> None:
         super().reset(context)

@@ -514,7 +514,7 @@ def test_a_long_unary_chain_is_a_tool_error_not_a_crash(domain):
     # agent's expression crashed the step (airline had no length limit; retail had one).
     import agentgym
 
-    env = agentgym.make(f"usersim/{domain}-v1")
+    env = agentgym.make(f"usersim/{domain}-v2")
     env.reset(seed=0, options={"task_id": "test/easy/0"})
     observation = env.step({"name": "calculate", "arguments": {"expression": "-" * 8000 + "1"}})[0]
     assert observation.startswith("Tool calculate failed") and "too long" in observation
