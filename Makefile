@@ -23,12 +23,13 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v bwrap >/dev/null \
 		&& command -v dockerd >/dev/null && command -v debootstrap >/dev/null \
 		&& command -v chromium >/dev/null && command -v ip >/dev/null \
+		&& test -x /usr/games/stockfish && test -x /usr/games/gnugo \
 		&& (command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1) \
 		&& $(PYTHON) -c 'import ensurepip' 2>/dev/null \
 		&& /usr/bin/python3 -c 'import seccomp' 2>/dev/null); then \
 		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
 		bubblewrap util-linux iproute2 docker.io debootstrap chromium fonts-liberation \
-		python3-seccomp postgresql; fi
+		python3-seccomp postgresql stockfish gnugo; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
