@@ -19,11 +19,13 @@ from __future__ import annotations
 import itertools
 import re
 import tomllib
+import warnings
 from pathlib import Path
 from typing import Any
 
 from setuptools import setup
 from setuptools.command.editable_wheel import editable_wheel
+from setuptools.warnings import InformationOnly
 
 HERE = Path(__file__).parent
 SKIPPED = {"__pycache__"}
@@ -105,7 +107,12 @@ class _FinderFirst:
         return self
 
     def __exit__(self, *exc: object) -> Any:
-        return self.strategy.__exit__(*exc)
+        # setuptools then advises against folders named like the package in the working
+        # directory (pip prints it as a BuildBackendWarning): the finder put first is what
+        # makes such a folder harmless, so the advice would only alarm.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InformationOnly)
+            return self.strategy.__exit__(*exc)
 
     def __call__(self, wheel: Any, files: list[str], mapping: Any) -> Any:
         return self.strategy(_PthRewriter(wheel), files, mapping)
