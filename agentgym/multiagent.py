@@ -23,8 +23,8 @@ envs do. Subclasses write the rules: see :class:`TurnBasedEnv` and
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import pettingzoo
@@ -35,9 +35,26 @@ from agentgym.errors import ResetNeeded, UsageError
 from agentgym.spaces import Text, TextObservation
 from agentgym.task_env import InvalidAction
 
-__all__ = ["SimultaneousEnv", "TurnBasedEnv"]
+__all__ = ["ReferencePlayer", "SimultaneousEnv", "TurnBasedEnv"]
 
 WorldT = TypeVar("WorldT")
+
+
+class ReferencePlayer(Protocol):
+    """A non-LLM player for a seat at a set strength: an engine (Stockfish, GNU Go), a solver
+    (perfect play, a CFR policy) or a rule-based bot. The arena seats them beside agents, and
+    a game's tests measure them (the strongest must beat random by a stated margin).
+
+    ``act`` reads the env's current state (it may keep its own, e.g. an engine process) and
+    returns a legal action text for ``agent``, the one to move; ``close`` frees what it holds.
+    A player is made per game by the factory of :meth:`_TextAgents.reference_players`.
+    """
+
+    name: str
+
+    def act(self, env: Any, agent: str) -> str: ...
+
+    def close(self) -> None: ...
 
 
 class _TextAgents(Generic[WorldT]):
@@ -96,6 +113,12 @@ class _TextAgents(Generic[WorldT]):
     @abstractmethod
     def oracle_action(self, agent: str) -> str | None:
         """A non-LLM policy's action for ``agent`` in the current state."""
+
+    def reference_players(self) -> dict[str, Callable[[], ReferencePlayer]]:
+        """The game's reference players by name (e.g. ``"stockfish-skill-5"``, ``"random"``),
+        each a factory of a fresh :class:`ReferencePlayer`; names are stable ids the arena and
+        the docs use. Default: none beyond :meth:`oracle_action`."""
+        return {}
 
     # ------------------------------------------------------------------ shared machinery
 
