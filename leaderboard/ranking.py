@@ -76,6 +76,7 @@ from agentgym.eval import (
     CONFIDENCE,
     pass_at_k,
     pass_hat_k,
+    rank_by_intervals,
     stratified_bootstrap_rows,
 )
 from agentgym.leaderboard.results import ScoredEpisode
@@ -546,20 +547,6 @@ def _entry_fields(entry: _Entry, intervals: list[Interval], seed: int) -> EntryS
 
 def _mean(values: list[int]) -> float:
     return sum(values) / len(values) if values else 0.0
-
-
-# ---------------------------------------------------------------------------------------------
-# Ranking
-
-
-def rank_by_intervals(intervals: Sequence[Interval]) -> list[int]:
-    """Each interval's rank: 1 + the number of intervals whose lower bound is strictly above
-    its upper bound (FastChat's ``recompute_final_ranking``, sorted once instead of compared
-    pairwise: n log n for n entries)."""
-    lows = np.sort([i.low for i in intervals])
-    highs = np.array([i.high for i in intervals])
-    above = len(lows) - np.searchsorted(lows, highs, side="right")
-    return [1 + int(n) for n in above]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from math import comb
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -40,6 +40,7 @@ __all__ = [
     "iteration_curve",
     "pass_at_k",
     "pass_hat_k",
+    "rank_by_intervals",
     "stratified_bootstrap_ci",
     "stratified_bootstrap_rows",
     "summarize",
@@ -204,6 +205,27 @@ def _draw_counts(rng: np.random.Generator, clusters: int, samples: int) -> np.nd
     offsets = (np.arange(samples) * clusters)[:, None]
     flat = np.bincount((draws + offsets).ravel(), minlength=samples * clusters)
     return flat.reshape(samples, clusters).astype(float)
+
+
+class Bounds(Protocol):
+    """Anything with an interval's bounds (the leaderboard's and the arena's intervals)."""
+
+    @property
+    def low(self) -> float: ...
+
+    @property
+    def high(self) -> float: ...
+
+
+def rank_by_intervals(intervals: Sequence[Bounds]) -> list[int]:
+    """Each interval's rank: 1 + the number of intervals whose lower bound is strictly above
+    its upper bound (FastChat's ``recompute_final_ranking``, sorted once instead of compared
+    pairwise: n log n for n entries). The leaderboard's board and the arena's ratings rank
+    with this one rule."""
+    lows = np.sort([i.low for i in intervals])
+    highs = np.array([i.high for i in intervals])
+    above = len(lows) - np.searchsorted(lows, highs, side="right")
+    return [1 + int(n) for n in above]
 
 
 HEADLINE = (
