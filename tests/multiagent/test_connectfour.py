@@ -1,0 +1,157 @@
+"""Connect four: rules on OpenSpiel, move parsing, the solver's values and strength."""
+
+import random
+
+import pyspiel
+import pytest
+from open_spiel.python.algorithms.minimax import alpha_beta_search
+
+import agentgym
+from agentgym.envs.multiagent.connectfour_solver import Position, Solver, best_move
+
+ENV_ID = "multiagent/ConnectFour-v0"
+
+
+def fresh(task_id="dev/empty/0", seed=0):
+    env = agentgym.make_multi(ENV_ID)
+    env.reset(seed=seed, options={"task_id": task_id})
+    return env
+
+
+def play_out(env, seats):
+    """Play to the end with ``seats[agent]`` (a ReferencePlayer) choosing every move; return
+    each agent's verdict score (forfeits included)."""
+    scores = {}
+    for agent in env.agent_iter():
+        _, _, terminated, truncated, info = env.last()
+        if terminated or truncated:
+            scores[agent] = info["verdict"].score
+        env.step(None if terminated or truncated else seats[agent].act(env, agent))
+    return scores
+
+
+def test_four_up_wins_and_the_board_shows_columns():
+    env = fresh()
+    for move in ["column 4", "drop in 5", "4", "5", "4", "5", "4"]:
+        env.step(move)
+    assert env.rewards == {"player_0": 1.0, "player_1": -1.0}
+    assert env.infos["player_0"]["verdict"].passed
+    assert env.unwrapped.render().splitlines()[0] == " 1 2 3 4 5 6 7"
+
+
+def test_a_full_column_is_feedback_listing_the_legal_columns():
+    env = fresh()
+    for _ in range(6):
+        env.step("1")
+    env.step("column 1")
+    assert env.agent_selection == "player_0"
+    assert env.observe("player_0").startswith(
+        "Invalid action: column 1 is full; legal columns: 2 3 4 5 6 7"
+    )
+
+
+@pytest.mark.parametrize("text", ["column 8", "left", "3 or 4"])
+def test_unreadable_moves_are_invalid(text):
+    env = fresh()
+    env.step(text)
+    assert env.infos["player_0"]["invalid_action"] is True
+    assert "could not read a column" in env.observe("player_0")
+
+
+def random_position(rng, plies):
+    """A position after ``plies`` random moves, none of them winning, the mover unable to win."""
+    while True:
+        position, columns = Position(), []
+        for _ in range(plies):
+            quiet = [
+                c for c in range(7) if position.can_play(c) and not position.is_winning_move(c)
+            ]
+            if not quiet:
+                break
+            column = rng.choice(quiet)
+            position, columns = position.play(column), [*columns, column]
+        if len(columns) == plies and not position.can_win_next():
+            return columns, position
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_solver_agrees_with_openspiel_minimax(seed):
+    """Known values: OpenSpiel's own exhaustive alpha-beta (an independent implementation)
+    gives the game-theoretic result of late positions; our score's sign must match it."""
+    columns, position = random_position(random.Random(seed), 30)
+    state = pyspiel.load_game("connect_four").new_initial_state()
+    for column in columns:
+        state.apply_action(column)
+    value, _ = alpha_beta_search(
+        state.get_game(), state, maximizing_player_id=state.current_player()
+    )
+    score = Solver().solve(position)
+    assert (score > 0) - (score < 0) == int(value), "".join(str(c + 1) for c in columns)
+
+
+def test_the_solver_takes_a_win_blocks_a_threat_and_makes_a_double_threat():
+    assert best_move([3, 0, 3, 0, 3, 1]) == 3  # X completes four up column 4
+    assert best_move([0, 6, 1, 6, 2]) == 3  # O must block X's three across columns 1-3
+    # X holds columns 2-3 on the bottom row: column 4 makes two threats (1 and 5) at once
+    position = Position.from_columns([1, 6, 2, 6])
+    assert Solver().solve(position) == (42 + 1 - 6) // 2  # Pons: X wins with its 4th stone
+    assert best_move([1, 6, 2, 6]) == 3
+
+
+def test_the_solver_wins_from_a_won_position():
+    """A position the solver proves won is converted against a random defender."""
+    rng = random.Random(11)
+    columns, position = random_position(rng, 20)
+    while Solver().solve(position) <= 0:
+        columns, position = random_position(rng, 20)
+    env = agentgym.make_multi(ENV_ID)
+    env.reset(seed=0, options={"task_id": "dev/empty/0"})
+    for column in columns:
+        env.step(str(column + 1))
+    mover = env.agent_selection
+    other = "player_1" if mover == "player_0" else "player_0"
+    players = env.unwrapped.reference_players()
+    outcome = play_out(env, {mover: players["solver"](), other: players["random"]()})
+    assert outcome[mover] == 1.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_solver_never_loses_to_random(seed):
+    env = fresh(task_id=f"dev/opening/{seed}", seed=seed)
+    players = env.unwrapped.reference_players()
+    solver_seat = ("player_0", "player_1")[seed % 2]
+    other = "player_1" if solver_seat == "player_0" else "player_0"
+    outcome = play_out(env, {solver_seat: players["solver"](), other: players["random"]()})
+    assert outcome[solver_seat] == 1.0
+
+
+class FixedPolicy:
+    """A policy that ignores the game: always the same text, or always the first legal column."""
+
+    def __init__(self, same_text):
+        self.same_text = same_text
+
+    def act(self, env, agent):
+        return "column 1" if self.same_text else f"column {env.unwrapped.world.legal()[0] + 1}"
+
+
+@pytest.mark.parametrize("same_text", [True, False])
+@pytest.mark.parametrize("seat", ["player_0", "player_1"])
+def test_a_fixed_policy_earns_nothing_against_the_solver(seat, same_text):
+    env = fresh()
+    other = "player_1" if seat == "player_0" else "player_0"
+    solver = env.unwrapped.reference_players()["solver"]()
+    outcome = play_out(env, {seat: FixedPolicy(same_text), other: solver})
+    assert outcome[seat] == 0.0
+
+
+def test_reference_players_include_random_solver_and_graded_depths():
+    env = fresh()
+    assert set(env.unwrapped.reference_players()) == {
+        "random",
+        "solver",
+        "solver-depth-2",
+        "solver-depth-4",
+        "solver-depth-6",
+    }
+    assert env.unwrapped.oracle_action("player_0") == "column 4"  # the book's opening
