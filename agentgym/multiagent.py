@@ -7,12 +7,18 @@ single-agent contract where it carries over:
 * observations and actions are text (:class:`~agentgym.spaces.Text`), one space object per
   agent, so PettingZoo's space seeding works;
 * episodes come from a :class:`~agentgym.core.TaskSet` (``reset(seed=, options={"task_id":})``);
-* a malformed or illegal action is feedback in that agent's next observation, counted in its
-  ``info["invalid_actions"]``; after ``max_invalid_actions`` mistakes the agent forfeits;
+* a malformed or illegal action is feedback in that agent's next observation (naming the legal
+  moves where the game lists them: :meth:`~_TextAgents.legal_actions`), counted in its
+  ``info["invalid_actions"]``; after ``max_invalid_actions`` mistakes (a class attribute a game
+  may set) the agent forfeits;
 * every agent's ``info`` carries ``state_key``, ``invalid_action``, and at reset
   ``instructions``; when the game ends, each agent's ``info["verdict"]`` says how it did;
 * ``oracle_action(agent)`` is a non-LLM policy for the agent (perfect play where the game is
-  small enough, else a strong heuristic).
+  small enough, else a strong heuristic), and ``reference_players()`` names the players a seat
+  can be given (engines, solvers, bots; :class:`RandomPlayer` at least).
+
+:func:`play_game` plays one whole game with a player in every seat: the one place the games'
+tests ("Stockfish beats random") and the arena play games.
 
 PettingZoo's ``api_test`` passes arbitrary keys in ``reset(options=...)``, so these envs read
 the keys they know (``task_id``, ``split``, ``difficulty``) and ignore others, as PettingZoo
@@ -24,7 +30,8 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 import numpy as np
 import pettingzoo
@@ -35,11 +42,20 @@ from agentgym.errors import ResetNeeded, UsageError
 from agentgym.spaces import Text, TextObservation
 from agentgym.task_env import InvalidAction
 
-__all__ = ["ReferencePlayer", "SimultaneousEnv", "TurnBasedEnv"]
+__all__ = [
+    "GameResult",
+    "RandomPlayer",
+    "ReferencePlayer",
+    "Seat",
+    "SimultaneousEnv",
+    "TurnBasedEnv",
+    "play_game",
+]
 
 WorldT = TypeVar("WorldT")
 
 
+@runtime_checkable
 class ReferencePlayer(Protocol):
     """A non-LLM player for a seat at a set strength: an engine (Stockfish, GNU Go), a solver
     (perfect play, a CFR policy) or a rule-based bot. The arena seats them beside agents, and
@@ -78,6 +94,7 @@ class _TextAgents(Generic[WorldT]):
         self.action_spaces = {a: Text(self.max_action_length) for a in self.possible_agents}
         self.world: WorldT | None = None
         self.task: Any = None
+        self.episode_seed: int | None = None  # the seed of the last reset, None when unseeded
         self.np_random, _ = seeding.np_random(None)
 
     def observation_space(self, agent: str) -> Text:
@@ -114,11 +131,23 @@ class _TextAgents(Generic[WorldT]):
     def oracle_action(self, agent: str) -> str | None:
         """A non-LLM policy's action for ``agent`` in the current state."""
 
+    def legal_actions(self, world: WorldT, agent: str) -> list[str] | None:
+        """The actions ``agent`` may take now, each a text :meth:`act` accepts (an empty list
+        when it is not the agent's turn or the game is over), or ``None`` where the game cannot
+        list them (free text: a negotiation's offers). Default ``None``.
+
+        A game that lists them gets, from the base: ``info["legal_actions"]`` for every agent
+        at every step (the text form of PettingZoo's ``action_mask``), the list in the feedback
+        of an invalid action, and :class:`RandomPlayer` as its ``"random"`` reference player.
+        """
+        return None
+
     def reference_players(self) -> dict[str, Callable[[], ReferencePlayer]]:
         """The game's reference players by name (e.g. ``"stockfish-skill-5"``, ``"random"``),
         each a factory of a fresh :class:`ReferencePlayer`; names are stable ids the arena and
-        the docs use. Default: none beyond :meth:`oracle_action`."""
-        return {}
+        the docs use. Default: ``"random"`` (:class:`RandomPlayer`, which needs
+        :meth:`legal_actions`); a game that overrides this keeps ``"random"`` in its dict."""
+        return {"random": RandomPlayer}
 
     # ------------------------------------------------------------------ shared machinery
 
@@ -132,6 +161,7 @@ class _TextAgents(Generic[WorldT]):
         options = dict(options or {})
         if seed is not None:
             self.np_random, _ = seeding.np_random(int(seed))
+        self.episode_seed = None if seed is None else int(seed)
         if isinstance(options.get("task_id"), str):
             self.task = self.tasks.get(options["task_id"])
         else:
@@ -151,12 +181,16 @@ class _TextAgents(Generic[WorldT]):
 
     def _agent_info(self, agent: str, invalid: bool = False) -> dict[str, Any]:
         assert self.world is not None
-        return {
+        info: dict[str, Any] = {
             "task_id": self.task.id,
             "state_key": self.state_key(self.world),
             "invalid_action": invalid,
             "invalid_actions": self._invalid[agent],
         }
+        legal = self.legal_actions(self.world, agent)
+        if legal is not None:
+            info["legal_actions"] = list(legal)
+        return info
 
     def _text(self, agent: str) -> str:
         assert self.world is not None
@@ -186,8 +220,11 @@ class _TextAgents(Generic[WorldT]):
         except InvalidAction as mistake:
             self._invalid[agent] += 1
             left = self.max_invalid_actions - self._invalid[agent]
+            assert self.world is not None
+            legal = self.legal_actions(self.world, agent)
+            listed = f" Legal moves: {', '.join(legal)}." if legal else ""
             self._feedback[agent] = (
-                f"Invalid action: {mistake} ({left} mistakes left before you forfeit)"
+                f"Invalid action: {mistake} ({left} mistakes left before you forfeit).{listed}"
             )
             return True
 
@@ -338,3 +375,161 @@ class SimultaneousEnv(_TextAgents[WorldT], pettingzoo.ParallelEnv):
         if done:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
+
+
+class RandomPlayer:
+    """The ``"random"`` reference player: a uniformly random legal move, from the game's
+    :meth:`~_TextAgents.legal_actions`. The baseline every game's strongest player is
+    measured against.
+
+    Its draws are seeded by ``seed``, the env's reset seed and the seat together (new streams
+    at each new game; the env's own generator is left alone), so the same seeds replay the
+    same game, different games' seeds give different games, and two random seats differ.
+    """
+
+    name = "random"
+
+    def __init__(
+        self, legal_moves: Callable[[Any, str], list[str]] | None = None, seed: int | None = None
+    ) -> None:
+        """``legal_moves(game, agent)`` lists the moves where the game's own
+        ``legal_actions`` does not; ``seed`` (default 0) varies the player itself."""
+        self.seed = seed or 0
+        self._legal_moves = legal_moves
+        self._world: object = None
+        self._rngs: dict[str, np.random.Generator] = {}
+
+    def act(self, env: Any, agent: str) -> str:
+        game = env.unwrapped
+        if game.world is not self._world:  # a new game: new streams
+            self._world, self._rngs = game.world, {}
+        if agent not in self._rngs:  # one stream per seat: two random seats differ
+            seat = game.possible_agents.index(agent)
+            self._rngs[agent] = np.random.default_rng([self.seed, game.episode_seed or 0, seat])
+        if self._legal_moves is not None:
+            legal: list[str] | None = self._legal_moves(game, agent)
+        else:
+            legal = game.legal_actions(game.world, agent)
+        if legal is None:
+            raise UsageError(
+                f"{type(game).__name__} lists no legal actions (legal_actions() is None), so "
+                f"RandomPlayer cannot play it; the game must define its own 'random' player"
+            )
+        if not legal:
+            raise UsageError(f"{agent} has no legal action now: it is not its turn to move")
+        return str(legal[int(self._rngs[agent].integers(len(legal)))])
+
+    def close(self) -> None:
+        """Nothing to free."""
+
+
+Seat: TypeAlias = Callable[[Any, str], str] | ReferencePlayer
+"""Who plays a seat in :func:`play_game`: a :class:`ReferencePlayer`, or a function
+``(env, agent) -> action text`` (an agent's policy, a scripted line)."""
+
+
+@dataclass
+class GameResult:
+    """One whole game played by :func:`play_game`.
+
+    Attributes:
+        seed, task_id: the reset that started it (replaying ``moves`` from it plays it again).
+        moves: every turn in order, each ``{agent: action}`` (one agent in a turn-based game,
+            every live agent in a simultaneous one), as the seats wrote them.
+        outcome: each agent's final score, its ``verdict.score`` (1 win, 0.5 draw, 0 loss for
+            two-player games); empty when the game did not finish within ``max_turns``.
+        verdicts: each agent's final :class:`~agentgym.core.Verdict`.
+        returns: each agent's sum of rewards.
+        invalid_actions: each agent's count of invalid actions.
+    """
+
+    seed: int
+    task_id: str
+    moves: list[dict[str, str]] = field(default_factory=list)
+    outcome: dict[str, float] = field(default_factory=dict)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    returns: dict[str, float] = field(default_factory=dict)
+    invalid_actions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the game ended (every agent has a verdict)."""
+        return bool(self.outcome)
+
+
+def play_game(
+    env: Any,
+    seats: Mapping[str, Seat],
+    seed: int,
+    *,
+    task_id: str | None = None,
+    max_turns: int = 10_000,
+) -> GameResult:
+    """Play one whole game of ``env`` (an AEC or parallel env, e.g. from
+    :func:`~agentgym.registry.make_multi`) with ``seats[agent]`` moving for each agent.
+
+    ``reset(seed=seed)`` starts it (``task_id`` picks the task; else the seed does). A seat is
+    asked for an action only on its agent's turn, and is handed the env itself (a reference
+    player reads its state there). Players are the caller's: this function closes none of them.
+    A game still going after ``max_turns`` turns stops unfinished (``result.outcome`` empty).
+    Errors a seat raises propagate: an agent's bad move is feedback inside the game, but a
+    player that crashes is the caller's to handle.
+
+    >>> import agentgym
+    >>> env = agentgym.make_multi("multiagent/TicTacToe-v0")
+    >>> players = env.unwrapped.reference_players()
+    >>> seats = {agent: players["random"]() for agent in env.possible_agents}
+    >>> result = play_game(env, seats, seed=3)
+    >>> result.finished, sorted(result.outcome.values()) in ([0.0, 1.0], [0.5, 0.5])
+    (True, True)
+    """
+    missing = sorted(set(env.possible_agents) - set(seats))
+    unknown = sorted(set(seats) - set(env.possible_agents))
+    if missing or unknown:
+        raise UsageError(
+            f"play_game() needs one seat per agent {env.possible_agents}; "
+            f"missing {missing}, unknown {unknown}"
+        )
+    env.reset(seed=seed, options=None if task_id is None else {"task_id": task_id})
+    result = GameResult(seed, env.unwrapped.task.id)
+    result.returns = dict.fromkeys(env.possible_agents, 0.0)
+    parallel = isinstance(env.unwrapped, pettingzoo.ParallelEnv)
+    (_play_rounds if parallel else _play_turns)(env, seats, result, max_turns)
+    if all(agent in result.verdicts for agent in env.possible_agents):
+        result.outcome = {agent: result.verdicts[agent].score for agent in env.possible_agents}
+    return result
+
+
+def _move(seat: Seat, env: Any, agent: str) -> str:
+    return seat.act(env, agent) if isinstance(seat, ReferencePlayer) else seat(env, agent)
+
+
+def _play_turns(env: Any, seats: Mapping[str, Seat], result: GameResult, max_turns: int) -> None:
+    """The turns of an AEC game, into ``result``."""
+    for agent in env.agent_iter():
+        _, reward, terminated, truncated, info = env.last()
+        result.returns[agent] += float(reward)
+        result.invalid_actions[agent] = int(info.get("invalid_actions", 0))
+        if isinstance(info.get("verdict"), Verdict):
+            result.verdicts[agent] = info["verdict"]
+        if terminated or truncated:
+            env.step(None)
+            continue
+        if len(result.moves) >= max_turns:
+            break
+        action = _move(seats[agent], env, agent)
+        result.moves.append({agent: action})
+        env.step(action)
+
+
+def _play_rounds(env: Any, seats: Mapping[str, Seat], result: GameResult, max_turns: int) -> None:
+    """The rounds of a parallel game, into ``result``."""
+    while env.agents and len(result.moves) < max_turns:
+        actions = {agent: _move(seats[agent], env, agent) for agent in env.agents}
+        result.moves.append(actions)
+        _, rewards, _, _, infos = env.step(actions)
+        for agent, info in infos.items():
+            result.returns[agent] += float(rewards[agent])
+            result.invalid_actions[agent] = int(info.get("invalid_actions", 0))
+            if isinstance(info.get("verdict"), Verdict):
+                result.verdicts[agent] = info["verdict"]

@@ -8,20 +8,26 @@ own ``api_test`` first, then the agentgym contract, each check raising its own
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
+import itertools
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from gymnasium.utils.env_checker import data_equivalence
 
-from agentgym.checker import (
+from agentgym.checker import (  # the determinism check's shared parts, private there
+    _LIKELY_CAUSE,
     BLIND_TASKS,
     BLIND_TASKS_AT_CHANCE,
     WORDLESS_ACTIONS,
     CheckReport,
     EnvFactory,
+    _globals_drawn_apart,
     chance_bound,
     check_close,
     check_leaks,
@@ -39,8 +45,14 @@ from agentgym.errors import (
     TaskBlindError,
     UsageError,
 )
+from agentgym.multiagent import RandomPlayer, play_game
 
-__all__ = ["MULTIAGENT_CHECKS", "TEXT_ENV_WARNINGS", "check_multiagent_env"]
+__all__ = [
+    "MULTIAGENT_CHECKS",
+    "TEXT_ENV_WARNINGS",
+    "check_multiagent_env",
+    "check_pettingzoo",
+]
 
 MULTIAGENT_CHECKS = (
     "pettingzoo",
@@ -48,6 +60,7 @@ MULTIAGENT_CHECKS = (
     "oracle",
     "determinism",
     "task_blind",
+    "legal_actions",
     "bad_actions",
     "close",
     "leaks",
@@ -112,16 +125,22 @@ def check_multiagent_env(
             _check_oracle_game(factory, env_id, task_id, seed)
         report.oracle_mean_score = 1.0
 
-    run("pettingzoo", lambda: _check_pettingzoo(factory, env_id))
+    run("pettingzoo", lambda: check_pettingzoo(factory, env_id))
     run("info_contract", lambda: _check_multi_info(factory, env_id, seed))
     run("oracle", oracle)
-    run("determinism", lambda: _check_multi_determinism(factory, env_id, tasks[0], seed))
+    run("determinism", lambda: check_multi_determinism(factory, env_id, tasks[0], seed))
 
     def task_blind() -> None:
         report.blind_scores = check_multi_task_blind(factory, env_id, tasks, seed)
 
     run("task_blind", task_blind)
-    run("bad_actions", lambda: _check_multi_bad_actions(factory, env_id, seed))
+    run("legal_actions", lambda: check_multi_legal_actions(factory, env_id, seed))
+
+    def bad_actions() -> None:
+        _check_multi_bad_actions(factory, env_id, seed)
+        _check_multi_forfeit(factory, env_id, seed)
+
+    run("bad_actions", bad_actions)
     run("close", lambda: check_close(factory, env_id))
     run(
         "leaks",
@@ -144,24 +163,33 @@ def _is_parallel(env: Any) -> bool:
     return isinstance(env.unwrapped, pettingzoo.ParallelEnv)
 
 
-def _check_pettingzoo(factory: Callable[[], Any], env_id: str) -> None:
-    from pettingzoo.test import api_test, parallel_api_test
+def check_pettingzoo(factory: Callable[[], Any], env_id: str, cycles: int = 200) -> None:
+    """PettingZoo's own tests: ``api_test`` (AEC) or ``parallel_api_test``, then ``seed_test``
+    or ``parallel_seed_test`` (two envs from ``factory``, one seed, the same sampled actions:
+    the same game), ``cycles`` cycles each; a failure or a warning beyond
+    :data:`TEXT_ENV_WARNINGS` raises :class:`~agentgym.errors.PettingZooCheckError`."""
+    from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
     with made(factory) as env, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                if _is_parallel(env):
-                    parallel_api_test(env, num_cycles=200)
-                else:
-                    api_test(env, num_cycles=200)
-        except InfrastructureError:  # no breach: CheckReport.run retries it
-            raise
-        except Exception as error:
-            test = "parallel_api_test" if _is_parallel(env) else "api_test"
-            raise PettingZooCheckError(
-                f"{env_id}: PettingZoo's {test} failed: {type(error).__name__}: {error}"
-            ) from error
+        parallel = _is_parallel(env)
+        tests = (
+            [("parallel_api_test", lambda: parallel_api_test(env, num_cycles=cycles))]
+            if parallel
+            else [("api_test", lambda: api_test(env, num_cycles=cycles))]
+        )
+        seeded = parallel_seed_test if parallel else seed_test
+        tests.append((seeded.__name__, lambda: seeded(factory, num_cycles=cycles)))
+        for test, run in tests:
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    run()
+            except InfrastructureError:  # no breach: CheckReport.run retries it
+                raise
+            except Exception as error:
+                raise PettingZooCheckError(
+                    f"{env_id}: PettingZoo's {test} failed: {type(error).__name__}: {error}"
+                ) from error
     messages = sorted(
         {str(w.message) for w in caught if "pettingzoo" in (w.filename or "")}
         - set(TEXT_ENV_WARNINGS)
@@ -192,6 +220,52 @@ def _random_policy(rng: np.random.Generator) -> PolicyFn:
 
 def _oracle_policy(env: Any, agent: str) -> Any:
     return env.unwrapped.oracle_action(agent)
+
+
+def _legal_moves(env: Any, agent: str) -> list[str] | None:
+    """The game's legal moves for ``agent`` now, or ``None`` where it lists none."""
+    game = env.unwrapped
+    listing = getattr(game, "legal_actions", None)
+    return None if listing is None else listing(game.world, agent)
+
+
+def _random_text(env: Any, agent: str, rng: np.random.Generator) -> str:
+    space = env.action_space(agent)
+    space.seed(int(rng.integers(2**31)))
+    return str(space.sample())
+
+
+def _oracle_or_legal(rng: np.random.Generator) -> PolicyFn:
+    """The oracle's move; a random legal one (random text where none is listed) if it has
+    none for the agent to move."""
+
+    def act(env: Any, agent: str) -> Any:
+        move = _oracle_policy(env, agent)
+        if move is not None:
+            return move
+        legal = _legal_moves(env, agent)
+        return legal[int(rng.integers(len(legal)))] if legal else _random_text(env, agent, rng)
+
+    return act
+
+
+def _mixed_policy(rng: np.random.Generator) -> PolicyFn:
+    """A quarter invalid text (one mistake short of a forfeit at most, per agent), a third
+    random legal moves where the game lists them, the oracle's moves otherwise."""
+    mistakes: Counter[str] = Counter()
+    fallback = _oracle_or_legal(rng)
+
+    def act(env: Any, agent: str) -> Any:
+        draw = rng.random()
+        if draw < 0.25 and mistakes[agent] < env.unwrapped.max_invalid_actions - 1:
+            mistakes[agent] += 1
+            return _random_text(env, agent, rng)
+        legal = _legal_moves(env, agent)
+        if draw < 0.6 and legal:
+            return legal[int(rng.integers(len(legal)))]
+        return fallback(env, agent)
+
+    return act
 
 
 def _play_game(
@@ -261,30 +335,128 @@ def _check_oracle_game(factory: Callable[[], Any], env_id: str, task_id: str, se
             )
 
 
-def _check_multi_determinism(
+def check_multi_determinism(
     factory: Callable[[], Any], env_id: str, task_id: str, seed: int
 ) -> None:
-    runs = []
-    for _ in range(2):
-        with made(factory) as env:
-            runs.append(
-                _play_game(
-                    env, task_id, seed, _random_policy(np.random.default_rng(seed)), limit=60
-                )[0]
-            )
-    if not data_equivalence(runs[0], runs[1], exact=True):
-        index = next(
-            (
-                i
-                for i, (a, b) in enumerate(zip(*runs, strict=False))
-                if not data_equivalence(a, b, exact=True)
-            ),
-            min(len(runs[0]), len(runs[1])),
+    """Two fresh envs, the same seed, task and actions: the same game, turn by turn.
+
+    The first env plays real games (:func:`_record_games`): oracle self-play, a game of mixed
+    moves (the oracle's, random legal ones where the env lists them, and invalid text, short
+    of a forfeit), and the mixed game again from a reset by the seed alone (the seed must pick
+    the task too), :data:`DETERMINISM_TURNS` turns each at most. The second env replays the
+    same actions; after the reset and every step, every live agent's observation, reward,
+    termination, truncation and info (``state_key`` first) must be what they were, and in an
+    AEC env the agent to move too. The two replays run with the global random generators and
+    the clock drawn apart, as the single-agent check's do
+    (:func:`agentgym.checker.check_determinism`).
+    """
+    with _globals_drawn_apart(0), made(factory) as env:
+        recorded = _record_games(env, task_id, seed)
+    with _globals_drawn_apart(1), made(factory) as env:
+        for game in recorded:
+            _replay_game(env, game, env_id, seed)
+
+
+DETERMINISM_TURNS = 60
+"""Turns each game of the determinism check plays at most."""
+
+
+@dataclass
+class _Game:
+    """One game of the determinism check's first run: how it was reset, the actions played
+    (one per AEC step, a dict per parallel step) and what every agent saw after each."""
+
+    name: str
+    task_id: str | None
+    actions: list[Any] = field(default_factory=list)
+    views: list[list[tuple[str, Any]]] = field(default_factory=list)
+
+
+def _record_games(env: Any, task_id: str, seed: int) -> list[_Game]:
+    rng = np.random.default_rng(seed)
+    return [
+        _record(env, _Game("oracle self-play", task_id), seed, _oracle_or_legal(rng)),
+        _record(env, _Game("mixed moves", task_id), seed, _mixed_policy(rng)),
+        _record(env, _Game("mixed moves, reset by the seed alone", None), seed, _mixed_policy(rng)),
+    ]
+
+
+def _record(env: Any, game: _Game, seed: int, policy: PolicyFn) -> _Game:
+    """Play ``game`` with ``policy``, recording each action and the view after it."""
+    options = None if game.task_id is None else {"task_id": game.task_id}
+    game.views.append(_view(env, env.reset(seed=seed, options=options)))
+    while len(game.actions) < DETERMINISM_TURNS and env.agents:
+        if _is_parallel(env):
+            action: Any = {agent: policy(env, agent) for agent in env.agents}
+        else:
+            agent = env.agent_selection
+            done = env.terminations[agent] or env.truncations[agent]
+            action = None if done else policy(env, agent)
+        game.actions.append(action)
+        game.views.append(_view(env, env.step(action)))
+    return game
+
+
+_RESET_FIELDS = ("observation", "info")
+_STEP_FIELDS = ("observation", "reward", "terminated", "truncated", "info")
+
+
+def _view(env: Any, returned: Any) -> list[tuple[str, Any]]:
+    """What every live agent sees now, as ``(name, value)`` pairs, ``state_key`` first."""
+    if _is_parallel(env):
+        names = _RESET_FIELDS if len(returned) == 2 else _STEP_FIELDS
+        fields: dict[str, Any] = dict(zip(names, returned, strict=True))
+    else:
+        fields = {
+            "agent to move": env.agent_selection if env.agents else None,
+            "observation": {a: str(env.observe(a)) for a in env.agents},
+            "reward": dict(env.rewards),
+            "terminated": dict(env.terminations),
+            "truncated": dict(env.truncations),
+            "info": env.infos,
+        }
+    infos = fields.pop("info")
+    pairs = [(f"{a}'s info['state_key']", info.get("state_key")) for a, info in infos.items()]
+    pairs += [(name, copy.deepcopy(value)) for name, value in fields.items()]
+    for agent, info in infos.items():
+        pairs += [(f"{agent}'s info[{key!r}]", copy.deepcopy(info[key])) for key in sorted(info)]
+    return pairs
+
+
+def _replay_game(env: Any, game: _Game, env_id: str, seed: int) -> None:
+    """Play ``game``'s actions again; raise at the first view that differs."""
+    options = None if game.task_id is None else {"task_id": game.task_id}
+    views = itertools.chain(
+        [_view(env, env.reset(seed=seed, options=options))],
+        (_view(env, env.step(action)) for action in game.actions),
+    )
+    for index, (first, again) in enumerate(zip(game.views, views, strict=True)):
+        difference = _first_difference(first, again)
+        if difference is None:
+            continue
+        name, x, y = difference
+        where = "reset" if index == 0 else f"step {index} ({game.actions[index - 1]!r:.80})"
+        episode = (
+            f"the same seed {seed} and task {game.task_id!r}"
+            if game.task_id is not None
+            else f"the same seed {seed} (no task id: the seed picks the task)"
         )
         raise DeterminismError(
-            f"{env_id}: the same seed {seed}, task {task_id!r} and actions gave different games "
-            f"at turn {index}"
+            f"{env_id}: {episode} gave different games playing {game.name}, first at {where}: "
+            f"{name} differs: {x!r:.200} vs {y!r:.200}. {_LIKELY_CAUSE}"
         )
+
+
+def _first_difference(
+    first: list[tuple[str, Any]], again: list[tuple[str, Any]]
+) -> tuple[str, Any, Any] | None:
+    missing = "(missing)"
+    seen, other = dict(first), dict(again)
+    for name in [*seen, *(n for n in other if n not in seen)]:
+        x, y = seen.get(name, missing), other.get(name, missing)
+        if x is missing or y is missing or not data_equivalence(x, y, exact=True):
+            return name, x, y
+    return None
 
 
 def check_multi_task_blind(
@@ -385,6 +557,80 @@ def _check_multi_bad_actions(factory: Callable[[], Any], env_id: str, seed: int)
                     f"{env_id}: {agent}'s action {action!r:.40} was accepted; expected "
                     f"info['invalid_action'] = True and feedback in its next observation"
                 )
+
+
+def _check_multi_forfeit(factory: Callable[[], Any], env_id: str, seed: int) -> None:
+    """An agent whose every action is invalid (the others playing the oracle) has them
+    counted in ``info["invalid_actions"]`` and loses (score 0) by its ``max_invalid_actions``-th
+    mistake at the latest."""
+    with made(factory) as env:
+        limit = env.unwrapped.max_invalid_actions
+        action = WORDLESS_ACTIONS[0]
+        if _is_parallel(env):
+            env.reset(seed=seed)
+            agent, rounds, infos = env.agents[0], 0, {}
+            while env.agents and rounds < limit:
+                others = {a: _oracle_policy(env, a) for a in env.agents if a != agent}
+                infos = env.step({agent: action, **others})[4]
+                rounds += 1
+            info = infos.get(agent, {})
+        else:
+            env.reset(seed=seed)
+            agent, rounds = env.agent_selection, 0
+            while rounds < limit and not env.terminations[agent]:
+                env.step(action)
+                rounds += 1
+            info = env.infos[agent]
+        verdict = info.get("verdict")
+        if info.get("invalid_actions") != rounds:
+            raise BadActionError(
+                f"{env_id}: {agent} made {rounds} invalid action(s) ({action!r}) but its "
+                f"info['invalid_actions'] is {info.get('invalid_actions')!r}"
+            )
+        if not isinstance(verdict, Verdict) or verdict.score > 0:
+            raise BadActionError(
+                f"{env_id}: {agent} made {rounds} invalid action(s) ({action!r}; the limit is "
+                f"max_invalid_actions = {limit}) and was given {verdict!r:.120}; it must have "
+                f"lost (a verdict with score 0): a limit of mistakes forfeits the game"
+            )
+
+
+def check_multi_legal_actions(factory: Callable[[], Any], env_id: str, seed: int) -> None:
+    """Where the game lists legal moves (``info["legal_actions"]``), they are legal: a game of
+    :class:`~agentgym.multiagent.RandomPlayer` in every seat, which plays only listed moves,
+    has none of them refused, and the agent to move always has one listed. A game that lists
+    none passes."""
+    with made(factory) as env:
+        if _is_parallel(env):
+            infos = env.reset(seed=seed)[1]
+        else:
+            env.reset(seed=seed)
+            infos = env.infos
+        if not any("legal_actions" in info for info in infos.values()):
+            return
+        for agent, info in infos.items():
+            listed = info.get("legal_actions")
+            if not isinstance(listed, list) or not all(isinstance(a, str) for a in listed):
+                raise InfoContractError(
+                    f"{env_id}: info['legal_actions'] must be a list of str for every agent; "
+                    f"{agent} has {listed!r:.80}"
+                )
+        seats = {agent: RandomPlayer(seed=seed) for agent in env.possible_agents}
+        try:
+            result = play_game(env, seats, seed, max_turns=LEGAL_GAME_TURNS)
+        except UsageError as error:  # RandomPlayer found no legal move for the agent to move
+            raise InfoContractError(f"{env_id}: {error} (seed {seed})") from error
+    refused = {a: n for a, n in result.invalid_actions.items() if n}
+    if refused:
+        raise InfoContractError(
+            f"{env_id}: moves listed in info['legal_actions'] were refused as invalid "
+            f"{refused} time(s) per agent in a game of random listed moves (seed {seed}, task "
+            f"{result.task_id!r}, moves {result.moves[:40]!r:.400})"
+        )
+
+
+LEGAL_GAME_TURNS = 1_000
+"""Turns the legal-actions check's random game plays at most (it need not finish)."""
 
 
 def _bad_action(env_id: str, action: str, error: Exception) -> BadActionError:
