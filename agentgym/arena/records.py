@@ -1,0 +1,92 @@
+"""A finished match, as the arena records it and its ratings read it.
+
+A match seats named players (agents or reference players) in an env's seats and ends with a
+score per seat: the game's verdict (a win 1, a draw 0.5, a loss 0), or a utility where the
+game has one. The ratings read only the order of the scores: the higher score placed better,
+equal scores tied.
+
+``group`` is the unit the bootstrap resamples: the matches that share a seed or pairing
+(a game and its seat-swapped twin, one round of a Swiss pairing) are not independent draws,
+so they are drawn together or not at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MatchRecord"]
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """One finished match: who sat where and how each seat scored."""
+
+    match_id: str
+    env_id: str
+    seats: Mapping[str, str]
+    """Seat (the env's agent name, e.g. ``player_0``) -> the player seated there."""
+    scores: Mapping[str, float]
+    """Seat -> its outcome; higher is better, equal scores are a tie."""
+    group: str = ""
+    """The bootstrap's cluster (the seed or pairing the match shares); the match id if empty."""
+    seats_order: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        seats = tuple(self.seats)
+        if len(seats) < 2:
+            raise ValueError(f"match {self.match_id!r}: {len(seats)} seat(s); a match needs two")
+        if set(self.scores) != set(seats):
+            raise ValueError(
+                f"match {self.match_id!r}: scores for seats {sorted(self.scores)} but the seats "
+                f"are {sorted(seats)}; every seat needs exactly one score"
+            )
+        players = list(self.seats.values())
+        if len(set(players)) != len(players):
+            raise ValueError(
+                f"match {self.match_id!r}: a player holds several seats ({players}); a match "
+                "against oneself says nothing about strength, so ratings cannot use it"
+            )
+        for seat, score in self.scores.items():
+            if not math.isfinite(score):
+                raise ValueError(f"match {self.match_id!r}: seat {seat!r} scored {score!r}")
+        object.__setattr__(self, "seats_order", seats)
+        object.__setattr__(self, "seats", dict(self.seats))
+        object.__setattr__(self, "scores", {s: float(self.scores[s]) for s in seats})
+
+    @property
+    def cluster(self) -> str:
+        """What the bootstrap resamples this match with: its group, else the match alone."""
+        return self.group or self.match_id
+
+    @property
+    def players(self) -> list[str]:
+        return [self.seats[seat] for seat in self.seats_order]
+
+    def placings(self) -> list[list[str]]:
+        """The players from best to worst, those with equal scores in one block."""
+        by_score: dict[float, list[str]] = {}
+        for seat in self.seats_order:
+            by_score.setdefault(self.scores[seat], []).append(self.seats[seat])
+        return [sorted(by_score[score]) for score in sorted(by_score, reverse=True)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "match_id": self.match_id,
+            "env_id": self.env_id,
+            "seats": dict(self.seats),
+            "scores": dict(self.scores),
+            "group": self.group,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MatchRecord:
+        return cls(
+            match_id=str(data["match_id"]),
+            env_id=str(data["env_id"]),
+            seats={str(k): str(v) for k, v in data["seats"].items()},
+            scores={str(k): float(v) for k, v in data["scores"].items()},
+            group=str(data.get("group", "")),
+        )
