@@ -19,3 +19,19 @@ register(
     kind="parallel",
     description="two players throw at once; first to win a majority of rounds",
 )
+
+# Poker over OpenSpiel's games, with CFR+ reference policies (envs/multiagent/poker.py).
+register(
+    "multiagent/KuhnPoker-v0",
+    entry_point="agentgym.envs.multiagent.poker:PokerEnv",
+    kind="aec",
+    kwargs={"game": "kuhn"},
+    description="one card each from J, Q, K; one betting round; the higher card wins the pot",
+)
+register(
+    "multiagent/LeducHoldem-v0",
+    entry_point="agentgym.envs.multiagent.poker:PokerEnv",
+    kind="aec",
+    kwargs={"game": "leduc"},
+    description="a private card, a public card, two betting rounds; a pair or the high card wins",
+)

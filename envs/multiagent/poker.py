@@ -1,0 +1,482 @@
+"""Kuhn poker and Leduc hold'em for two text agents (PettingZoo AEC over OpenSpiel's games).
+
+OpenSpiel (``pyspiel``) keeps the rules: who acts, what is legal, the pot and the payoffs. This
+module deals the cards, writes each agent's private view in words and reads the actions a model
+writes.
+
+**Games.** *Kuhn poker*: a deck of J, Q, K; each player antes 1 chip and gets one card; one
+betting round with bets of 1 chip and no raises; at a showdown the higher card wins the pot.
+*Leduc hold'em*: a deck of two J, two Q and two K; each player antes 1 and gets one private
+card; two betting rounds (bets of 2 chips in the first, 4 in the second, at most two bets or
+raises a round); a public card is dealt between them; at a showdown a pair with the public card
+wins, else the higher card, and equal ranks split the pot.
+
+**What each agent sees.** Its own card, the public card once dealt, the betting so far in words
+(``you check, the opponent bets``), the pot and what each player has put in, and the actions it
+may take now. Never the opponent's card: a showdown is reported as the result in chips.
+
+**What it may do.** ``fold``, ``check``, ``call``, ``bet`` or ``raise``, whichever are legal now;
+the last such word in the reply's last line is read, so ``I call`` and ``Raise.`` work. Poker's
+synonyms are read by the situation: with no bet to face, ``call`` checks, ``raise`` bets and
+``pass`` checks; facing a bet, ``bet`` raises and ``pass`` folds. Anything else (``check`` facing a
+bet, a raise when the round's raises are used up) is an invalid action with the legal actions
+listed; three mistakes forfeit.
+
+**Scoring.** The hand's chip result (OpenSpiel's returns) maps into ``[0, 1]`` as
+``(payoff + M) / (2 M)`` with ``M`` the most a hand can win (Kuhn 2, Leduc 13), so breaking even
+is 0.5; the env's reward is ``payoff / M`` and ``info["payoff"]`` is the raw chip result.
+``verdict.passed`` means the agent won chips (``payoff > 0``). A forfeit scores 0 (and 1 for the
+other player) without a payoff.
+
+**Tasks.** A task is one deal: its seed shuffles the deck, and the cards are dealt from the top
+(player_0's card, player_1's card, then the public card), so a task id fixes every card whatever
+the betting, and ``reset(seed=)`` picks a task, so the same seed gives the same deal. One hand
+says little: measure a player over many tasks, in both seats on each (duplicate poker, which
+cancels the luck of the cards). Tasks have one difficulty, ``hand``.
+
+**Reference players.** ``random`` (uniform over the legal actions) and ``cfr``, OpenSpiel's CFR+
+average policy: for Kuhn it is solved on first use (200 iterations, well under a second), for
+Leduc it is read from ``data/leduc_cfr.json``, written by ``python -m
+agentgym.envs.multiagent.poker leduc``. Both sample with their own seeded generator.
+The oracle is the CFR policy's most likely action.
+
+**Version history.** v0: first release.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyspiel
+from open_spiel.python import policy as spiel_policy
+from open_spiel.python.algorithms import cfr, exploitability
+
+from agentgym.core import GeneratedTaskSet, Task, Verdict
+from agentgym.multiagent import ReferencePlayer, TurnBasedEnv
+from agentgym.task_env import InvalidAction
+
+PLAYERS = ("player_0", "player_1")
+DATA = Path(__file__).parent / "data"
+RANKS = "JQK"
+Table = dict[str, dict[int, float]]
+"""A policy: information-state string -> {OpenSpiel action id: probability}."""
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: one object per game
+class PokerGame:
+    """What differs between the poker games: OpenSpiel's game and how its actions read."""
+
+    spiel_name: str
+    title: str
+    max_payoff: float
+    open_words: Mapping[str, int]  # action ids with no bet to face
+    facing_words: Mapping[str, int]  # action ids facing a bet
+    rules: str
+
+    @functools.cached_property
+    def game(self) -> Any:
+        return pyspiel.load_game(self.spiel_name)
+
+
+KUHN = PokerGame(
+    "kuhn_poker",
+    "Kuhn poker",
+    2.0,
+    {"check": 0, "bet": 1},
+    {"fold": 0, "call": 1},
+    "Kuhn poker, two players. The deck is J, Q, K (K highest). Each player antes 1 chip and "
+    "gets one card. player_0 acts first: check or bet 1 chip. Facing a bet, fold (the bettor "
+    "takes the pot) or call. If both check or a bet is called, the higher card wins the pot. "
+    "No raises.",
+)
+LEDUC = PokerGame(
+    "leduc_poker",
+    "Leduc hold'em",
+    13.0,
+    {"check": 1, "bet": 2},
+    {"fold": 0, "call": 1, "raise": 2},
+    "Leduc hold'em, two players. The deck is two each of J, Q, K (K highest). Each player "
+    "antes 1 chip and gets one private card. Round 1: player_0 acts first; bets and raises "
+    "are 2 chips, at most two a round. Then one public card is dealt and round 2 is played "
+    "the same way with 4-chip bets and raises. Facing a bet you fold, call or raise. At the "
+    "showdown a private card that pairs the public card wins; otherwise the higher private "
+    "card wins; equal ranks split the pot.",
+)
+GAMES = {"kuhn": KUHN, "leduc": LEDUC}
+
+
+# ---------------------------------------------------------------------------- the hand
+
+
+class DealTask(Task["Hand"]):
+    """One deal: the task seed orders the deck; cards are dealt from the top."""
+
+    def deck(self, game: PokerGame) -> list[int]:
+        outcomes = [card for card, _ in game.game.new_initial_state().chance_outcomes()]
+        order = np.random.default_rng(self.seed).permutation(len(outcomes))
+        return [outcomes[i] for i in order]
+
+    def setup(self, rng: np.random.Generator) -> tuple[Hand, str]:
+        raise NotImplementedError("a deal needs its game; PokerEnv.new_world builds the hand")
+
+    def validate(self, world: Hand) -> Verdict:
+        raise NotImplementedError("multi-agent verdicts are per agent; see PokerEnv")
+
+    def solve(self, world: Hand) -> str | None:
+        raise NotImplementedError("multi-agent oracles are per agent; see oracle_action")
+
+
+class Hand:
+    """The game in play: OpenSpiel's state, the deck order and the betting in words."""
+
+    def __init__(self, game: PokerGame, deck: list[int]) -> None:
+        self.game, self.deck = game, deck
+        self.state = game.game.new_initial_state()
+        self.dealt: list[int] = []
+        self.events: list[tuple[str, str]] = []  # (agent, action word) or ("", public card)
+        self._final = (0.0, 0.0)
+        self._deal()
+
+    def _deal(self) -> None:
+        """Deal the top cards of the deck while the game waits on chance."""
+        while self.state.is_chance_node():
+            legal = set(self.state.legal_actions())
+            card = next(c for c in self.deck if c in legal and c not in self.dealt)
+            if len(self.dealt) >= 2:
+                self.events.append(("", card_name(self.game, card)))
+            self.dealt.append(card)
+            self.state.apply_action(card)
+
+    def words(self) -> dict[str, int]:
+        """The legal actions now, as words -> OpenSpiel action ids."""
+        legal = set(self.state.legal_actions())
+        table = self.game.facing_words if facing_bet(self) else self.game.open_words
+        return {word: a for word, a in table.items() if a in legal}
+
+    def play(self, agent: str, word: str) -> None:
+        before = self.contributions()
+        self.state.apply_action(self.words()[word])
+        self.events.append((agent, word))
+        if self.state.is_terminal():  # Leduc's money is paid out by now: keep the last pot
+            self._final = (max(before), max(before)) if word == "call" else before
+        self._deal()
+
+    def contributions(self) -> tuple[float, float]:
+        """Chips each player has put in the pot."""
+        if self.game is KUHN:
+            bets = [0, 0]
+            for i, action in enumerate(self.state.history()[2:]):
+                bets[i % 2] += action
+            return 1.0 + bets[0], 1.0 + bets[1]
+        if self.state.is_terminal():
+            return self._final
+        money = re.search(r"\[Money: (\d+) (\d+)\]", self.state.information_state_string(0))
+        assert money, "OpenSpiel's Leduc information state names each player's money"
+        return 100.0 - float(money[1]), 100.0 - float(money[2])
+
+    def payoffs(self) -> dict[str, float]:
+        returns = self.state.returns()
+        return {a: float(returns[i]) for i, a in enumerate(PLAYERS)}
+
+
+def facing_bet(hand: Hand) -> bool:
+    mine, theirs = hand.contributions()
+    return hand.state.current_player() in (0, 1) and (
+        (mine, theirs)[hand.state.current_player()] < max(mine, theirs)
+    )
+
+
+def card_name(game: PokerGame, card: int) -> str:
+    """Kuhn's cards are 0-2 (J, Q, K); Leduc's 0-5, two suits of each rank."""
+    return RANKS[card if game is KUHN else card // 2]
+
+
+# ---------------------------------------------------------------------------- policies
+
+
+def table_from(game: PokerGame, choose: Callable[[Any], Mapping[int, float]]) -> Table:
+    """A policy table over every information state of ``game``; ``choose(state)`` gives the
+    probabilities at a state (the same for all states of one information state)."""
+    states = spiel_policy.TabularPolicy(game.game).states
+    return {s.information_state_string(): dict(choose(s)) for s in states}
+
+
+def uniform(state: Any) -> dict[int, float]:
+    legal = state.legal_actions()
+    return {a: 1.0 / len(legal) for a in legal}
+
+
+def to_tabular(game: PokerGame, table: Table) -> spiel_policy.TabularPolicy:
+    """``table`` as OpenSpiel's policy object (for exploitability and exact expected values)."""
+    tabular = spiel_policy.TabularPolicy(game.game)
+    for key, probs in table.items():
+        row = tabular.policy_for_key(key)
+        row[:] = 0.0
+        for action, p in probs.items():
+            row[action] = p
+        row /= row.sum()
+    return tabular
+
+
+def solve_cfr(game: PokerGame, iterations: int) -> Table:
+    """CFR+'s average policy after ``iterations``: OpenSpiel's C++ solver (Leduc's tree takes
+    seconds per hundred iterations in Python), its Python one for Kuhn."""
+    if game is KUHN:
+        solver = cfr.CFRPlusSolver(game.game)
+        for _ in range(iterations):
+            solver.evaluate_and_update_policy()
+        average = solver.average_policy()
+        return table_from(game, lambda s: average.action_probabilities(s))
+    native = pyspiel.CFRPlusSolver(game.game)
+    for _ in range(iterations):
+        native.evaluate_and_update_policy()
+    policy = native.average_policy()
+    return table_from(game, lambda s: policy.action_probabilities(s))
+
+
+def exploitability_of(game: PokerGame, table: Table) -> float:
+    """OpenSpiel's exploitability (mean gain of a best response over both seats, in chips)."""
+    return float(exploitability.exploitability(game.game, to_tabular(game, table)))
+
+
+@functools.cache
+def cfr_table(game: PokerGame) -> Table:
+    """The CFR reference policy: Kuhn solved now, Leduc read from the shipped table."""
+    if game is KUHN:
+        return solve_cfr(KUHN, 200)
+    data = json.loads((DATA / "leduc_cfr.json").read_text())
+    return {k: {int(a): p for a, p in v.items()} for k, v in data["policy"].items()}
+
+
+class PolicyPlayer:
+    """Samples a policy table's action with its own generator.
+
+    With no ``seed`` it draws one from the env's ``np_random`` at its first move, so a seeded
+    reset gives the same game and different seeds different ones.
+    """
+
+    def __init__(self, name: str, table: Callable[[], Table], seed: int | None = None) -> None:
+        self.name, self._table = name, table
+        self._rng = None if seed is None else np.random.default_rng(seed)
+
+    def act(self, env: Any, agent: str) -> str:
+        poker: PokerEnv = getattr(env, "unwrapped", env)
+        if self._rng is None:
+            self._rng = np.random.default_rng(int(poker.np_random.integers(2**32)))
+        hand = poker.hand()
+        probs = self._table()[hand.state.information_state_string()]
+        actions = sorted(probs)
+        action = actions[int(self._rng.choice(len(actions), p=_normal(probs, actions)))]
+        return next(w for w, a in hand.words().items() if a == action)
+
+    def close(self) -> None:
+        """Nothing to free."""
+
+
+def _normal(probs: Mapping[int, float], actions: list[int]) -> list[float]:
+    total = sum(probs[a] for a in actions)
+    return [probs[a] / total for a in actions]
+
+
+# ---------------------------------------------------------------------------- the env
+
+
+class PokerEnv(TurnBasedEnv[Hand]):
+    __doc__ = __doc__
+    metadata = {**TurnBasedEnv.metadata, "name": "poker_v0"}
+    possible_agents = list(PLAYERS)
+
+    def __init__(self, game: str = "kuhn", **kwargs: Any) -> None:
+        self.poker = GAMES[game]
+        self.metadata = {**self.metadata, "name": f"{self.poker.spiel_name}_v0"}
+        self.tasks = GeneratedTaskSet(
+            self.poker.spiel_name,
+            DealTask,
+            ("hand",),
+            sizes={"train": 100_000, "dev": 1_000, "test": 1_000},
+        )
+        super().__init__(**kwargs)
+
+    def hand(self) -> Hand:
+        assert self.world is not None, "call reset() first"
+        return self.world
+
+    def new_world(self, task: Any, rng: np.random.Generator) -> Hand:
+        return Hand(self.poker, task.deck(self.poker))
+
+    def to_move(self, world: Hand) -> str:
+        player = world.state.current_player()
+        return PLAYERS[player if player in (0, 1) else 0]
+
+    def describe(self, world: Hand, agent: str) -> str:
+        seat = PLAYERS.index(agent)
+        card = card_name(self.poker, world.dealt[seat])
+        lines = [f"{self.poker.title}. You are {agent}. Your card: {card}."]
+        if len(world.dealt) > 2:
+            lines.append(f"Public card: {card_name(self.poker, world.dealt[2])}.")
+        lines.append("Betting so far: " + (_history(world, agent) or "none."))
+        put = world.contributions()
+        lines.append(
+            f"Pot: {sum(put):g} chips (you put in {put[seat]:g}, the opponent {put[1 - seat]:g})."
+        )
+        if world.state.is_terminal():
+            payoff = world.payoffs()[agent]
+            result = "broke even" if payoff == 0 else f"{_won(payoff)} {_chips(abs(payoff))}"
+            lines.append(f"The hand is over: you {result}.")
+        elif self.to_move(world) == agent:
+            lines.append(f"Your turn. Legal actions: {', '.join(world.words())}.")
+        else:
+            lines.append("The opponent's turn.")
+        return "\n".join(lines)
+
+    def act(self, world: Hand, agent: str, action: str) -> str:
+        word = _parse_action(action, world.words(), facing_bet(world))
+        world.play(agent, word)
+        return f"You {_verb(word, 'you')}."
+
+    def state_key(self, world: Hand) -> str:
+        return str(world.state.history())
+
+    def outcome(self, world: Hand) -> dict[str, float] | None:
+        if not world.state.is_terminal():
+            return None
+        m = self.poker.max_payoff
+        return {a: (p + m) / (2 * m) for a, p in world.payoffs().items()}
+
+    def _agent_info(self, agent: str, invalid: bool = False) -> dict[str, Any]:
+        info = super()._agent_info(agent, invalid)
+        if self.world is not None and self.world.state.is_terminal():
+            info["payoff"] = self.world.payoffs()[agent]
+        return info
+
+    def _verdict(self, score: float) -> Verdict:
+        payoff = round(score * 2 * self.poker.max_payoff - self.poker.max_payoff, 9)
+        return Verdict(
+            score=score,
+            passed=payoff > 0,
+            components={"result": score},
+            details=f"{_won(payoff)} {_chips(abs(payoff))}" if payoff else "broke even",
+        )
+
+    def rules(self) -> str:
+        return (
+            f"{self.poker.rules}\nActions: one word on the last line: fold, check, call, bet or "
+            "raise (the legal ones are listed each turn), e.g. 'call'."
+        )
+
+    def oracle_action(self, agent: str) -> str | None:
+        if (
+            self.world is None
+            or self.world.state.is_terminal()
+            or self.to_move(self.world) != agent
+        ):
+            return None
+        probs = cfr_table(self.poker)[self.world.state.information_state_string()]
+        best = max(sorted(probs), key=lambda a: probs[a])
+        return next(w for w, a in self.world.words().items() if a == best)
+
+    def reference_players(self) -> dict[str, Callable[[], ReferencePlayer]]:
+        game = self.poker
+        return {
+            "random": lambda: PolicyPlayer("random", lambda: random_table(game)),
+            "cfr": lambda: PolicyPlayer("cfr", lambda: cfr_table(game)),
+        }
+
+
+@functools.cache
+def random_table(game: PokerGame) -> Table:
+    return table_from(game, uniform)
+
+
+def _history(world: Hand, agent: str) -> str:
+    """The betting in words, e.g. ``Round 1: you check, the opponent bets, you call. The
+    public card is K. Round 2: ...`` (Kuhn has one round and no round names)."""
+    rounds: list[list[str]] = [[]]
+    for who, what in world.events:
+        if not who:
+            rounds.append([f"The public card is {what}."])
+            continue
+        subject = "you" if who == agent else "the opponent"
+        rounds[-1].append(f"{subject} {_verb(what, subject)}")
+    if world.game is KUHN:
+        return ", ".join(rounds[0]) + "." if rounds[0] else ""
+    text = []
+    for number, actions in enumerate(rounds, 1):
+        card = [actions.pop(0)] if number > 1 else []
+        text += [*card, f"Round {number}: " + (", ".join(actions) or "no action yet") + "."]
+    return " ".join(text)
+
+
+def _won(payoff: float) -> str:
+    return "won" if payoff > 0 else "lost"
+
+
+def _chips(n: float) -> str:
+    return f"{n:g} chip" + ("" if n == 1 else "s")
+
+
+def _verb(word: str, subject: str) -> str:
+    return word if subject == "you" else word + ("es" if word.endswith("h") else "s")
+
+
+ALIASES = {"pass": ("check", "fold"), "call": ("check", "call"), "raise": ("bet", "raise")}
+ALIASES["bet"] = ("bet", "raise")
+
+
+def _parse_action(action: str, legal: Mapping[str, int], facing: bool) -> str:
+    """The last action word of the reply's last line, read for the situation."""
+    lines = [line for line in action.strip().splitlines() if line.strip()]
+    found = re.findall(r"\b(fold|check|call|bet|raise|pass)\b", lines[-1].lower() if lines else "")
+    options = ", ".join(legal)
+    if not found:
+        raise InvalidAction(
+            f"could not read an action from {action.strip()[:60]!r}: write one of {options}"
+        )
+    word = found[-1]
+    word = ALIASES[word][facing] if word in ALIASES else word
+    if word not in legal:
+        why = "there is a bet to face" if facing else "there is no bet to face"
+        raise InvalidAction(f"you cannot {word} now ({why}); legal actions: {options}")
+    return word
+
+
+# ---------------------------------------------------------------------------- the Leduc table
+
+
+def write_leduc_table(iterations: int = 2000) -> float:
+    """Solve Leduc with CFR+ and write ``data/leduc_cfr.json``; returns its exploitability."""
+    table = solve_cfr(LEDUC, iterations)
+    rounded = {k: {str(a): round(p, 6) for a, p in v.items()} for k, v in sorted(table.items())}
+    value = exploitability_of(
+        LEDUC, {k: {int(a): p for a, p in v.items()} for k, v in rounded.items()}
+    )
+    DATA.mkdir(exist_ok=True)
+    (DATA / "leduc_cfr.json").write_text(
+        json.dumps(
+            {
+                "game": LEDUC.spiel_name,
+                "solver": "open_spiel pyspiel.CFRPlusSolver, average policy",
+                "iterations": iterations,
+                "exploitability": value,
+                "command": "python -m agentgym.envs.multiagent.poker leduc",
+                "policy": rounded,
+            },
+            indent=0,
+        )
+        + "\n"
+    )
+    return value
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["leduc"]:
+        sys.exit("usage: python -m agentgym.envs.multiagent.poker leduc")
+    print(f"Leduc CFR+ table written; exploitability {write_leduc_table():.6f} chips")
