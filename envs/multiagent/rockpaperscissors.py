@@ -17,7 +17,11 @@ rounds or the rounds run out; ``verdict.score`` is 1 for the match winner, 0 for
 at first). Against a uniform random player no strategy does better than even, which is why
 this oracle is a sparring partner, not a proof of optimality.
 
-**Version history.** v0: first release.
+**Reference players.** ``random`` (a uniformly random throw: no strategy beats it on
+average) and the oracle.
+
+**Version history.** v0: first release; the throws listed in ``info["legal_actions"]`` and in
+invalid-action feedback since issue 30 (before any published v0 score).
 """
 
 from __future__ import annotations
@@ -114,6 +118,9 @@ class RockPaperScissorsEnv(SimultaneousEnv[Match]):
         winner = PLAYERS[0] if first_wins else PLAYERS[1]
         world.wins[winner] += 1
         return {a: 1.0 if a == winner else -1.0 for a in PLAYERS}
+
+    def legal_actions(self, world: Match, agent: str) -> list[str]:
+        return [] if self.outcome(world) is not None else list(THROWS)
 
     def state_key(self, world: Match) -> str:
         return f"{world.rounds}:" + "|".join(

@@ -11,7 +11,8 @@ is::
 
 **What it may do.** ``place R C`` marks row ``R``, column ``C`` (1-3); ``R C`` and a cell number
 ``1``-``9`` (row by row) are read too. An occupied cell or unreadable text is an invalid action:
-the same agent moves again, told why; three mistakes forfeit the game.
+the same agent moves again, told why and given the free cells (also in
+``info["legal_actions"]`` every turn); three mistakes forfeit the game.
 
 **Scoring.** +1 to the winner and -1 to the loser when the game ends, 0 each for a draw
 (``verdict.score`` 1, 0 and 0.5).
@@ -21,20 +22,22 @@ the same agent moves again, told why; three mistakes forfeit the game.
 
 **Oracle.** Perfect play by minimax over the whole game tree.
 
-**Version history.** v0: first release.
+**Version history.** v0: first release; the legal moves listed in ``info["legal_actions"]``
+and in invalid-action feedback since issue 30 (before any published v0 score).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from agentgym.core import GeneratedTaskSet, Task, Verdict
-from agentgym.multiagent import TurnBasedEnv
+from agentgym.envs.multiagent.players import PolicyPlayer
+from agentgym.multiagent import ReferencePlayer, TurnBasedEnv
 from agentgym.task_env import InvalidAction
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
@@ -134,11 +137,15 @@ class TicTacToeEnv(TurnBasedEnv[Board]):
         cell = _parse_cell(action)
         if world.cells[cell] != ".":
             raise InvalidAction(
-                f"row {cell // 3 + 1}, column {cell % 3 + 1} is taken by {world.cells[cell]}; "
-                f"free cells: {', '.join(_name(i) for i, c in enumerate(world.cells) if c == '.')}"
+                f"row {cell // 3 + 1}, column {cell % 3 + 1} is taken by {world.cells[cell]}"
             )
         world.cells = world.cells[:cell] + MARKS[agent] + world.cells[cell + 1 :]
         return f"You placed {MARKS[agent]} at row {cell // 3 + 1}, column {cell % 3 + 1}."
+
+    def legal_actions(self, world: Board, agent: str) -> list[str]:
+        if self.outcome(world) is not None or self.to_move(world) != agent:
+            return []
+        return [f"place {_name(i)}" for i, c in enumerate(world.cells) if c == "."]
 
     def state_key(self, world: Board) -> str:
         return world.cells
@@ -164,6 +171,17 @@ class TicTacToeEnv(TurnBasedEnv[Board]):
         if self.to_move(self.world) != agent:
             return None
         return f"place {_name(minimax(self.world.cells)[1])}"
+
+    def reference_players(self) -> dict[str, Callable[[], ReferencePlayer]]:
+        return {
+            **super().reference_players(),
+            "solver": lambda: PolicyPlayer("solver", _perfect_move),
+        }
+
+
+def _perfect_move(env: TicTacToeEnv, agent: str) -> str:
+    assert env.world is not None
+    return f"place {_name(minimax(env.world.cells)[1])}"
 
 
 def _name(cell: int) -> str:

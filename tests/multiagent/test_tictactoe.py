@@ -30,7 +30,8 @@ def test_an_occupied_cell_is_feedback_and_the_same_player_moves_again():
     assert env.agent_selection == "player_1"
     assert env.infos["player_1"]["invalid_action"] is True
     assert env.observe("player_1").startswith(
-        "Invalid action: row 2, column 2 is taken by X; free cells: 1 1, 1 2"
+        "Invalid action: row 2, column 2 is taken by X (2 mistakes left before you forfeit). "
+        "Legal moves: place 1 1, place 1 2, place 1 3, place 2 1, place 2 3,"
     )
 
 
@@ -71,3 +72,35 @@ def test_non_text_actions_are_usage_errors():
     env.reset(seed=0)
     with pytest.raises(UsageError, match="takes the agent's action as a str, got int 5"):
         env.step(5)
+
+
+def play_reference_players(env, seats):
+    scores = {}
+    for agent in env.agent_iter():
+        _, _, terminated, truncated, info = env.last()
+        if terminated or truncated:
+            scores[agent] = info["verdict"].score
+        env.step(None if terminated or truncated else seats[agent].act(env, agent))
+    return scores
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_solver_reference_player_never_loses_to_random(seed):
+    env = agentgym.make_multi("multiagent/TicTacToe-v0")
+    env.reset(seed=seed, options={"task_id": "dev/empty/0"})
+    players = env.unwrapped.reference_players()
+    assert set(players) == {"random", "solver"}
+    solver_seat, random_seat = ("player_0", "player_1")[:: 1 if seed % 2 else -1]
+    seats = {solver_seat: players["solver"](), random_seat: players["random"]()}
+    assert play_reference_players(env, seats)[solver_seat] >= 0.5
+
+
+def test_the_random_reference_player_is_seeded_by_the_env():
+    games = []
+    for seed in (3, 3, 4):
+        env = agentgym.make_multi("multiagent/TicTacToe-v0")
+        env.reset(seed=seed, options={"task_id": "dev/empty/0"})
+        players = env.unwrapped.reference_players()
+        play_reference_players(env, {a: players["random"]() for a in env.possible_agents})
+        games.append(env.unwrapped.world.cells)
+    assert games[0] == games[1] != games[2]
