@@ -46,6 +46,7 @@ import numpy as np
 from agentgym.arena.records import MatchRecord
 
 __all__ = [
+    "DECIMALS",
     "DEFAULT_PRIOR",
     "ELO_PER_LOGIT",
     "MAX_TIED",
@@ -66,6 +67,10 @@ MAX_TIED = 10
 
 TOLERANCE = 1e-10
 """The fit stops when no log-strength moves by more than this in one MM step."""
+
+DECIMALS = 9
+"""Ratings are rounded, so equal ratings reached by different sums compare equal (and no
+rating prints as -0.0)."""
 
 MAX_STEPS = 200
 """Newton steps before the fit gives up (it takes about ten)."""
@@ -271,4 +276,6 @@ def fit(
     comparisons = Comparisons.of(records)
     theta = fit_strengths(comparisons, comparisons.weights, prior)
     elo = to_elo(theta, comparisons.players, anchor)[0]
-    return {p: float(r) for p, r in zip(comparisons.players, elo, strict=True)}
+    return {
+        p: round(float(r), DECIMALS) + 0.0 for p, r in zip(comparisons.players, elo, strict=True)
+    }

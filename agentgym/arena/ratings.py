@@ -23,14 +23,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from agentgym.arena.fit import DEFAULT_PRIOR, Comparisons, fit_strengths, to_elo
+from agentgym.arena.fit import DECIMALS, DEFAULT_PRIOR, Comparisons, fit_strengths, to_elo
 from agentgym.arena.records import MatchRecord
 from agentgym.eval import BOOTSTRAP_SAMPLES, CONFIDENCE, rank_by_intervals
 
 __all__ = ["Rating", "Ratings", "rate"]
-
-DECIMALS = 9
-"""Ratings are rounded so that equal ratings reached by different sums compare equal."""
 
 Method = Literal["bradley-terry", "plackett-luce"]
 

@@ -1,0 +1,51 @@
+"""Match records: JSON round trip, placings with ties, and one clear line for bad input."""
+
+import json
+import math
+
+import pytest
+
+from agentgym.arena import MatchRecord
+
+
+def test_a_record_round_trips_through_json():
+    record = MatchRecord(
+        "m1",
+        "multiagent/TicTacToe-v0",
+        {"player_0": "a", "player_1": "b"},
+        {"player_0": 1, "player_1": 0},
+        "seed3",
+    )
+    again = MatchRecord.from_dict(json.loads(json.dumps(record.to_dict())))
+    assert again == record
+    assert again.scores == {"player_0": 1.0, "player_1": 0.0}
+    assert (again.cluster, again.players) == ("seed3", ["a", "b"])
+
+
+def test_the_cluster_is_the_match_when_no_group_is_given():
+    record = MatchRecord("m2", "g", {"x": "a", "y": "b"}, {"x": 0.5, "y": 0.5})
+    assert record.cluster == "m2"
+
+
+def test_placings_put_equal_scores_in_one_block_best_first():
+    record = MatchRecord(
+        "m3",
+        "g",
+        {"s0": "d", "s1": "b", "s2": "c", "s3": "a"},
+        {"s0": 2, "s1": 5, "s2": 2, "s3": -1},
+    )
+    assert record.placings() == [["b"], ["c", "d"], ["a"]]
+
+
+@pytest.mark.parametrize(
+    ("seats", "scores", "message"),
+    [
+        ({"x": "a"}, {"x": 1}, "1 seat\\(s\\); a match needs two"),
+        ({"x": "a", "y": "b"}, {"x": 1}, "scores for seats \\['x'\\] but the seats are"),
+        ({"x": "a", "y": "a"}, {"x": 1, "y": 0}, "a player holds several seats"),
+        ({"x": "a", "y": "b"}, {"x": math.nan, "y": 0}, "seat 'x' scored nan"),
+    ],
+)
+def test_a_bad_record_is_one_clear_line(seats, scores, message):
+    with pytest.raises(ValueError, match=f"match 'bad': {message}"):
+        MatchRecord("bad", "g", seats, scores)
