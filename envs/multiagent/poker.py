@@ -34,11 +34,12 @@ the betting, and ``reset(seed=)`` picks a task, so the same seed gives the same 
 says little: measure a player over many tasks, in both seats on each (duplicate poker, which
 cancels the luck of the cards). Tasks have one difficulty, ``hand``.
 
-**Reference players.** ``random`` (uniform over the legal actions) and ``cfr``, OpenSpiel's CFR+
-average policy: for Kuhn it is solved on first use (200 iterations, well under a second), for
-Leduc it is read from ``data/leduc_cfr.json``, written by ``python -m
-agentgym.envs.multiagent.poker leduc``. Both sample with their own seeded generator.
-The oracle is the CFR policy's most likely action.
+**Reference players.** ``random`` (the base's: uniform over the legal actions) and ``cfr``,
+OpenSpiel's CFR+ average policy: for Kuhn it is solved on first use (200 iterations, well under
+a second), for Leduc it is read from ``data/leduc_cfr.json``, written by ``python -m
+agentgym.envs.multiagent.poker leduc``. Both sample with their own seeded generators.
+The oracle samples the CFR policy too, from the task seed and
+what the seat knows, so the same situation gets the same action.
 
 **Version history.** v0: first release.
 """
@@ -49,6 +50,7 @@ import functools
 import json
 import re
 import sys
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -257,33 +259,37 @@ def cfr_table(game: PokerGame) -> Table:
 
 
 class PolicyPlayer:
-    """Samples a policy table's action with its own generator.
-
-    With no ``seed`` it draws one from the env's ``np_random`` at its first move, so a seeded
-    reset gives the same game and different seeds different ones.
-    """
+    """Samples a policy table's action, as :class:`~agentgym.multiagent.RandomPlayer` draws
+    its moves: a stream per game and seat, seeded by ``seed``, the env's reset seed, the deal
+    and the seat (the env's own generator is left alone), so the same seeds replay a game."""
 
     def __init__(self, name: str, table: Callable[[], Table], seed: int | None = None) -> None:
-        self.name, self._table = name, table
-        self._rng = None if seed is None else np.random.default_rng(seed)
+        self.name, self._table, self.seed = name, table, seed or 0
+        self._world: object = None
+        self._rngs: dict[str, np.random.Generator] = {}
 
     def act(self, env: Any, agent: str) -> str:
-        poker: PokerEnv = getattr(env, "unwrapped", env)
-        if self._rng is None:
-            self._rng = np.random.default_rng(int(poker.np_random.integers(2**32)))
+        poker: PokerEnv = env.unwrapped
         hand = poker.hand()
+        if hand is not self._world:  # a new game: new streams
+            self._world, self._rngs = hand, {}
+        if agent not in self._rngs:
+            seat = PLAYERS.index(agent)
+            seeds = [self.seed, poker.episode_seed or 0, poker.task.seed, seat]
+            self._rngs[agent] = np.random.default_rng(seeds)
         probs = self._table()[hand.state.information_state_string()]
-        actions = sorted(probs)
-        action = actions[int(self._rng.choice(len(actions), p=_normal(probs, actions)))]
-        return next(w for w, a in hand.words().items() if a == action)
+        return _sample(hand, probs, self._rngs[agent])
 
     def close(self) -> None:
         """Nothing to free."""
 
 
-def _normal(probs: Mapping[int, float], actions: list[int]) -> list[float]:
-    total = sum(probs[a] for a in actions)
-    return [probs[a] / total for a in actions]
+def _sample(hand: Hand, probs: Mapping[int, float], rng: np.random.Generator) -> str:
+    """A policy's action at ``hand``'s state, as its word."""
+    actions = sorted(probs)
+    weights = np.array([probs[a] for a in actions])
+    action = actions[int(rng.choice(len(actions), p=weights / weights.sum()))]
+    return next(w for w, a in hand.words().items() if a == action)
 
 
 # ---------------------------------------------------------------------------- the env
@@ -291,7 +297,9 @@ def _normal(probs: Mapping[int, float], actions: list[int]) -> list[float]:
 
 class PokerEnv(TurnBasedEnv[Hand]):
     __doc__ = __doc__
-    metadata = {**TurnBasedEnv.metadata, "name": "poker_v0"}
+    # Breaking even scores 0.5, and against an equilibrium no play, blind or not, expects more
+    # than that over both seats: the checker's bound for a seat that ignores its cards.
+    metadata = {**TurnBasedEnv.metadata, "name": "poker_v0", "chance_score": 0.5}
     possible_agents = list(PLAYERS)
 
     def __init__(self, game: str = "kuhn", **kwargs: Any) -> None:
@@ -373,26 +381,35 @@ class PokerEnv(TurnBasedEnv[Hand]):
         )
 
     def oracle_action(self, agent: str) -> str | None:
-        if (
-            self.world is None
-            or self.world.state.is_terminal()
-            or self.to_move(self.world) != agent
-        ):
+        """A sample of the CFR policy, drawn from the task seed and what ``agent`` knows, so
+        the same situation gets the same action (a pure "most likely action" would be
+        exploitable: it never bluffs)."""
+        if self.world is None or self.world.state.is_terminal():
             return None
-        probs = cfr_table(self.poker)[self.world.state.information_state_string()]
-        best = max(sorted(probs), key=lambda a: probs[a])
-        return next(w for w, a in self.world.words().items() if a == best)
+        if self.to_move(self.world) != agent:
+            return None
+        seen = self.world.state.information_state_string()
+        probs = cfr_table(self.poker)[seen]
+        rng = np.random.default_rng([self.task.seed, zlib.crc32(seen.encode())])
+        return _sample(self.world, probs, rng)
+
+    def legal_actions(self, world: Hand, agent: str) -> list[str]:
+        if world.state.is_terminal() or self.to_move(world) != agent:
+            return []
+        return list(world.words())
 
     def reference_players(self) -> dict[str, Callable[[], ReferencePlayer]]:
         game = self.poker
         return {
-            "random": lambda: PolicyPlayer("random", lambda: random_table(game)),
+            **super().reference_players(),
             "cfr": lambda: PolicyPlayer("cfr", lambda: cfr_table(game)),
         }
 
 
 @functools.cache
 def random_table(game: PokerGame) -> Table:
+    """The ``random`` player's policy as a table (uniform over the legal actions), for exact
+    expected values."""
     return table_from(game, uniform)
 
 
@@ -435,16 +452,16 @@ def _parse_action(action: str, legal: Mapping[str, int], facing: bool) -> str:
     """The last action word of the reply's last line, read for the situation."""
     lines = [line for line in action.strip().splitlines() if line.strip()]
     found = re.findall(r"\b(fold|check|call|bet|raise|pass)\b", lines[-1].lower() if lines else "")
-    options = ", ".join(legal)
     if not found:
         raise InvalidAction(
-            f"could not read an action from {action.strip()[:60]!r}: write one of {options}"
+            f"could not read an action from {action.strip()[:60]!r}: write one word, "
+            "fold, check, call, bet or raise, on the last line"
         )
     word = found[-1]
     word = ALIASES[word][facing] if word in ALIASES else word
     if word not in legal:
         why = "there is a bet to face" if facing else "there is no bet to face"
-        raise InvalidAction(f"you cannot {word} now ({why}); legal actions: {options}")
+        raise InvalidAction(f"you cannot {word} now ({why})")
     return word
 
 

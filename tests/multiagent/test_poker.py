@@ -25,6 +25,7 @@ from agentgym.envs.multiagent.poker import (
     table_from,
     to_tabular,
 )
+from agentgym.multiagent import play_game
 from agentgym.task_env import InvalidAction
 
 IDS = {KUHN: "multiagent/KuhnPoker-v0", LEDUC: "multiagent/LeducHoldem-v0"}
@@ -103,8 +104,8 @@ def test_actions_are_read_as_a_model_writes_them(text, legal, facing, word):
 @pytest.mark.parametrize(
     ("text", "legal", "facing", "message"),
     [
-        ("check", FACING, True, "you cannot check now (there is a bet to face); legal"),
-        ("banana", OPEN, False, "could not read an action from 'banana': write one of check"),
+        ("check", FACING, True, "you cannot check now (there is a bet to face)"),
+        ("banana", OPEN, False, "could not read an action from 'banana': write one word, fold"),
         ("raise", {"fold": 0, "call": 1}, True, "you cannot raise now"),
         ("", OPEN, False, "could not read an action"),
     ],
@@ -121,8 +122,12 @@ def test_an_illegal_action_is_feedback_and_the_same_player_acts_again():
     env.step("check")  # player_1 faces a bet
     assert env.agent_selection == "player_1"
     assert env.infos["player_1"]["invalid_action"] is True
-    assert env.observe("player_1").startswith("Invalid action: you cannot check now")
-    assert "Legal actions: fold, call." in env.observe("player_1")
+    assert env.observe("player_1").startswith(
+        "Invalid action: you cannot check now (there is a bet to face) (2 mistakes left before "
+        "you forfeit). Legal moves: fold, call."
+    )
+    assert env.infos["player_1"]["legal_actions"] == ["fold", "call"]
+    assert env.infos["player_0"]["legal_actions"] == []
 
 
 def test_three_illegal_actions_forfeit_whatever_the_cards():
@@ -212,25 +217,17 @@ def test_fixed_strategies_lose_chips_to_cfr_exactly(game, name, pick):
 def duplicate_match(game, players, deals):
     """``players[0]``'s chips over ``deals`` tasks, each played from both seats: the verdict's
     score mapped back to chips, so a forfeit counts as losing the most a hand can lose."""
+    env = agentgym.make_multi(IDS[game])
+    made = env.unwrapped.reference_players()
+    seated = [made[p]() if isinstance(p, str) else p for p in players]
     payoffs = []
     for index in range(deals):
         for seat in (0, 1):
-            env = agentgym.make_multi(IDS[game])
-            env.reset(seed=index, options={"task_id": f"dev/hand/{index}"})
-            made = env.unwrapped.reference_players()
             order = env.possible_agents[seat:] + env.possible_agents[:seat]
-            seats = dict(zip(order, players, strict=True))
-            seated = {a: made[p]() if isinstance(p, str) else p for a, p in seats.items()}
-            for agent in env.agent_iter():
-                _, _, terminated, _, info = env.last()
-                if terminated and agent == order[0]:
-                    payoffs.append(game.max_payoff * (2 * info["verdict"].score - 1))
-                env.step(None if terminated else _act(seated[agent], env, agent))
+            seats = dict(zip(order, seated, strict=True))
+            result = play_game(env, seats, seed=index, task_id=f"dev/hand/{index}")
+            payoffs.append(game.max_payoff * (2 * result.outcome[order[0]] - 1))
     return payoffs
-
-
-def _act(player, env, agent):
-    return player(env, agent) if callable(player) else player.act(env, agent)
 
 
 def mean_and_error(values):
@@ -259,14 +256,21 @@ def test_the_same_text_every_turn_does_not_beat_cfr(game, text):
     assert mean + 2 * error < 0
 
 
-def test_the_oracle_takes_the_cfr_policys_most_likely_action():
+def test_the_oracle_samples_the_cfr_policy_the_same_way_each_time():
     env = agentgym.make_multi("multiagent/KuhnPoker-v0")
-    env.reset(options={"task_id": "dev/hand/3"})
-    hand = env.unwrapped.world
-    probs = cfr_table(KUHN)[hand.state.information_state_string()]
-    best = max(probs, key=probs.get)
-    assert hand.words()[env.unwrapped.oracle_action("player_0")] == best
-    assert env.unwrapped.oracle_action("player_1") is None  # not its turn
+    seen: dict[str, list[int]] = {}
+    for index in range(300):
+        env.reset(options={"task_id": f"dev/hand/{index}"})
+        hand = env.unwrapped.world
+        action = env.unwrapped.oracle_action("player_0")
+        assert action == env.unwrapped.oracle_action("player_0")
+        assert env.unwrapped.oracle_action("player_1") is None  # not its turn
+        seen.setdefault(hand.state.information_state_string(), []).append(hand.words()[action])
+    for key, actions in seen.items():
+        bet = cfr_table(KUHN)[key][1]
+        error = math.sqrt(max(bet * (1 - bet), 0.01) / len(actions))
+        print(f"{key}: bets {sum(actions) / len(actions):.3f}, CFR {bet:.3f}")
+        assert abs(sum(actions) / len(actions) - bet) < 4 * error
 
 
 def test_a_task_orders_the_whole_deck():
