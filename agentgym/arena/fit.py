@@ -116,8 +116,8 @@ class Comparisons:
                     )
                 )
         members = np.zeros((len(rows), len(players)))
-        for s, (_, unplaced, _, _) in enumerate(rows):
-            members[s, unplaced] = 1.0
+        for s, (_, columns, _, _) in enumerate(rows):
+            members[s, columns] = 1.0
         return cls(
             players=players,
             clusters=clusters,

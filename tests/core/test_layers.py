@@ -41,6 +41,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     # a verifier judges what it is given; an LLM judge's model comes in as a function
     "agentgym.verifiers": ("agentgym.agents", "agentgym.eval", *ABOVE_THE_CORE),
     "agentgym.agents": ("agentgym.eval", *ABOVE_THE_CORE),
+    # the arena plays matches through the evaluator's engine: it stands above the evaluator
+    "agentgym.eval": ("agentgym.arena", *ABOVE_THE_CORE),
     "agentgym.benchmarks": ("agentgym.envs", "agentgym.baselines", "agentgym.leaderboard"),
     "agentgym.baselines": ("agentgym.envs", "agentgym.benchmarks", "agentgym.leaderboard"),
     "agentgym.leaderboard": ("agentgym.envs", "agentgym.baselines", "agentgym.benchmarks"),
@@ -309,3 +311,11 @@ def test_the_inner_core_rows_are_caught(tmp_path):
     for room in ("agentgym.agents", "agentgym.sandbox"):
         found = [entry.split(": ", 1)[1] for entry in violations({f"{room}.fixture": fixture})]
         assert found == [f"{room}.fixture imports agentgym.eval"]
+
+
+def test_the_evaluator_importing_the_arena_is_caught(tmp_path):
+    """The rule can fail: the arena stands above the evaluator, never below it."""
+    fixture = tmp_path / "fixture.py"
+    fixture.write_text("def rated():\n    from agentgym.arena import rate\n")
+    found = [entry.split(": ", 1)[1] for entry in violations({"agentgym.eval.fixture": fixture})]
+    assert found == ["agentgym.eval.fixture imports agentgym.arena"]
