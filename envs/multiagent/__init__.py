@@ -35,3 +35,12 @@ register(
     kwargs={"game": "leduc"},
     description="a private card, a public card, two betting rounds; a pair or the high card wins",
 )
+
+# Chess over python-chess, with Stockfish reference players (envs/multiagent/chess.py).
+register(
+    "multiagent/Chess-v0",
+    entry_point="agentgym.envs.multiagent.chess:ChessEnv",
+    kind="aec",
+    extra="multiagent",
+    description="chess from the standard start or a named opening; Stockfish as opponent",
+)

@@ -1,0 +1,126 @@
+"""A small, robust client of a UCI chess engine (Stockfish), over python-chess's ``chess.engine``.
+
+Why a wrapper at all: python-chess speaks UCI and is maintained, but three things a gym needs
+are the project's to decide.
+
+* **Where the engine is.** Debian installs Stockfish as ``/usr/games/stockfish``, and
+  ``/usr/games`` is not on every shell's ``PATH``; :func:`find_stockfish` looks there
+  explicitly and raises :class:`~agentgym.errors.MissingExtraError` naming the package when it
+  is absent.
+* **Reproducible moves.** Each search starts with ``ucinewgame`` (hash and history tables
+  cleared) on one thread with a node limit, so a move is a function of the game's move history
+  alone, whatever searches came before or which process runs it. (Below skill level 20,
+  Stockfish picks among its best moves with a generator seeded from the clock: those players
+  are not reproducible, by Stockfish's design.)
+* **No leaked processes, typed failures.** ``close`` is idempotent and also runs when the
+  client is garbage-collected; an engine that dies or stalls is an
+  :class:`~agentgym.errors.EnvCrashedError` (infrastructure, never the agent's loss).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import shutil
+import weakref
+
+import chess
+import chess.engine
+
+from agentgym.errors import EnvCrashedError, MissingExtraError
+
+__all__ = ["UciEngine", "find_stockfish"]
+
+ENGINE_DIRS = ("/usr/games", "/usr/local/games", "/usr/bin", "/usr/local/bin")
+"""Where Debian and local installs put engines, searched after ``PATH``."""
+
+QUIT_SECONDS = 5.0
+"""How long ``close`` waits for the engine process to be gone."""
+
+SEARCH_SECONDS_CAP = 5.0
+"""A stall guard on every search: node-limited searches end long before it (milliseconds)."""
+
+
+def find_stockfish() -> str:
+    """The path of the Stockfish binary, or a :class:`MissingExtraError` saying how to get it."""
+    path = os.pathsep.join([os.environ.get("PATH", ""), *ENGINE_DIRS])
+    found = shutil.which("stockfish", path=path)
+    if found is None:
+        raise MissingExtraError(
+            "Stockfish is not installed: no 'stockfish' on PATH or in "
+            f"{', '.join(ENGINE_DIRS)}. Install Debian's package: apt-get install stockfish"
+        )
+    return found
+
+
+class UciEngine:
+    """One Stockfish process at a set skill level; started at the first search."""
+
+    def __init__(self, skill: int = 20, nodes: int = 5_000) -> None:
+        if not 0 <= skill <= 20:
+            raise ValueError(f"Stockfish's skill level runs from 0 to 20, got {skill}")
+        if nodes < 1:
+            raise ValueError(f"a search needs at least 1 node, got {nodes}")
+        self.skill, self.nodes = skill, nodes
+        self._engine: chess.engine.SimpleEngine | None = None
+        self._finalizer: weakref.finalize[[chess.engine.SimpleEngine], UciEngine] | None = None
+
+    def best_move(self, board: chess.Board) -> chess.Move:
+        """The engine's move in ``board`` (which must have a legal move)."""
+        engine = self._started()
+        limit = chess.engine.Limit(nodes=self.nodes, time=SEARCH_SECONDS_CAP)
+        try:
+            result = engine.play(board, limit, game=object())  # a new game: ucinewgame
+        except (chess.engine.EngineError, concurrent.futures.TimeoutError, OSError) as error:
+            self.close()
+            raise EnvCrashedError(
+                f"Stockfish failed to move in {board.fen()!r}: {error}"
+            ) from error
+        if result.move is None or result.move not in board.legal_moves:
+            self.close()
+            raise EnvCrashedError(
+                f"Stockfish answered {result.move} in {board.fen()!r}, not a legal move"
+            )
+        return result.move
+
+    def _started(self) -> chess.engine.SimpleEngine:
+        if self._engine is not None:
+            return self._engine
+        path = find_stockfish()
+        try:
+            engine = chess.engine.SimpleEngine.popen_uci(path, timeout=10.0)
+        except (chess.engine.EngineError, concurrent.futures.TimeoutError, OSError) as error:
+            raise EnvCrashedError(f"Stockfish ({path}) did not start: {error}") from error
+        self._engine = engine
+        self._finalizer = weakref.finalize(self, _quit, engine)
+        try:
+            engine.configure({"Threads": 1, "Hash": 1, "Skill Level": self.skill})
+        except (chess.engine.EngineError, concurrent.futures.TimeoutError, OSError) as error:
+            self.close()
+            raise EnvCrashedError(f"Stockfish ({path}) refused its options: {error}") from error
+        return engine
+
+    @property
+    def running(self) -> bool:
+        """Whether an engine process is held now."""
+        return self._engine is not None
+
+    def close(self) -> None:
+        """Stop the engine process; idempotent."""
+        if self._finalizer is not None:
+            self._finalizer()  # runs _quit once, then detaches
+        self._engine = self._finalizer = None
+
+
+def _quit(engine: chess.engine.SimpleEngine) -> None:
+    """Ask the engine to quit, kill it if it will not, and wait until it is reaped: a process
+    still exiting after ``close`` would be a child left behind."""
+    try:
+        engine.quit()
+    except (chess.engine.EngineError, concurrent.futures.TimeoutError, OSError):
+        pass  # dead or stalled: close() below kills it
+    finally:
+        engine.close()
+    with contextlib.suppress(concurrent.futures.TimeoutError):
+        engine.returncode.result(timeout=QUIT_SECONDS)
