@@ -36,6 +36,20 @@ register(
     description="a private card, a public card, two betting rounds; a pair or the high card wins",
 )
 
+# Language games with rule-based reference bots (envs/multiagent/negotiation.py, taboo.py).
+register(
+    "multiagent/Negotiation-v0",
+    entry_point="agentgym.envs.multiagent.negotiation:NegotiationEnv",
+    kind="aec",
+    description="divide books, hats and balls whose values are private; deal or no deal",
+)
+register(
+    "multiagent/Taboo-v0",
+    entry_point="agentgym.envs.multiagent.taboo:TabooEnv",
+    kind="aec",
+    description="the attacker steers the defender into saying a hidden word, which it may guess",
+)
+
 # Chess over python-chess, with Stockfish reference players (envs/multiagent/chess.py).
 register(
     "multiagent/Chess-v0",
