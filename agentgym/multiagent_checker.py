@@ -150,7 +150,11 @@ def check_multiagent_env(
             leak_cycles,
             seed,
             touch=lambda e, i: _play_game(
-                e, None, seed + i % 3, _random_policy(np.random.default_rng(i)), limit=4
+                e,
+                None,
+                seed + i % 3,
+                _leak_policy(np.random.default_rng(i), oracle=i % LEAK_ORACLE_EVERY == 0),
+                limit=4,
             ),
         ),
     )
@@ -173,13 +177,15 @@ def check_pettingzoo(factory: Callable[[], Any], env_id: str, cycles: int = 200)
     with made(factory) as env, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         parallel = _is_parallel(env)
-        tests = (
+        tests: list[tuple[str, Callable[[], object]]] = (
             [("parallel_api_test", lambda: parallel_api_test(env, num_cycles=cycles))]
             if parallel
             else [("api_test", lambda: api_test(env, num_cycles=cycles))]
         )
-        seeded = parallel_seed_test if parallel else seed_test
-        tests.append((seeded.__name__, lambda: seeded(factory, num_cycles=cycles)))
+        # PettingZoo's seed tests are unannotated; this is their signature.
+        seeded: Callable[..., None] = parallel_seed_test if parallel else seed_test
+        name = "parallel_seed_test" if parallel else "seed_test"
+        tests.append((name, lambda: seeded(factory, num_cycles=cycles)))
         for test, run in tests:
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
@@ -203,19 +209,30 @@ def check_pettingzoo(factory: Callable[[], Any], env_id: str, cycles: int = 200)
 PolicyFn = Callable[[Any, str], Any]
 
 
-def _random_policy(rng: np.random.Generator) -> PolicyFn:
-    """Oracle moves half the time (so games advance), random text otherwise."""
+def _leak_policy(rng: np.random.Generator, oracle: bool) -> PolicyFn:
+    """The leak check's moves: the oracle's first move where ``oracle`` (it may hold an
+    engine, whose process must not leak), then random legal moves where the game lists them
+    and random text half the time, so an expensive oracle is not paid for on every cycle."""
+    asked = False
 
     def act(env: Any, agent: str) -> Any:
-        if rng.random() < 0.5:
-            move = env.unwrapped.oracle_action(agent)
+        nonlocal asked
+        if oracle and not asked:
+            asked = True
+            move = _oracle_policy(env, agent)
             if move is not None:
                 return move
-        space = env.action_space(agent)
-        space.seed(int(rng.integers(2**31)))
-        return space.sample()
+        legal = _legal_moves(env, agent)
+        if legal and rng.random() < 0.5:
+            return legal[int(rng.integers(len(legal)))]
+        return _random_text(env, agent, rng)
 
     return act
+
+
+LEAK_ORACLE_EVERY = 10
+"""The leak check asks the oracle for a move in one cycle of this many: an oracle that leaks
+an engine process per call still grows the count, which is all the check needs."""
 
 
 def _oracle_policy(env: Any, agent: str) -> Any:
@@ -250,18 +267,19 @@ def _oracle_or_legal(rng: np.random.Generator) -> PolicyFn:
 
 
 def _mixed_policy(rng: np.random.Generator) -> PolicyFn:
-    """A quarter invalid text (one mistake short of a forfeit at most, per agent), a third
-    random legal moves where the game lists them, the oracle's moves otherwise."""
+    """A fifth invalid text (one mistake short of a forfeit at most, per agent), three
+    fifths random legal moves where the game lists them, the oracle's moves otherwise (an
+    engine's moves cost time)."""
     mistakes: Counter[str] = Counter()
     fallback = _oracle_or_legal(rng)
 
     def act(env: Any, agent: str) -> Any:
         draw = rng.random()
-        if draw < 0.25 and mistakes[agent] < env.unwrapped.max_invalid_actions - 1:
+        if draw < 0.2 and mistakes[agent] < env.unwrapped.max_invalid_actions - 1:
             mistakes[agent] += 1
             return _random_text(env, agent, rng)
         legal = _legal_moves(env, agent)
-        if draw < 0.6 and legal:
+        if draw < 0.8 and legal:
             return legal[int(rng.integers(len(legal)))]
         return fallback(env, agent)
 
@@ -565,6 +583,12 @@ def _check_multi_forfeit(factory: Callable[[], Any], env_id: str, seed: int) -> 
     mistake at the latest."""
     with made(factory) as env:
         limit = env.unwrapped.max_invalid_actions
+        if not 1 <= limit <= MAX_INVALID_LIMIT:
+            raise BadActionError(
+                f"{env_id}: max_invalid_actions = {limit!r}; it must be 1 to "
+                f"{MAX_INVALID_LIMIT}: an agent whose every action is invalid may not stall a "
+                f"game longer"
+            )
         action = WORDLESS_ACTIONS[0]
         if _is_parallel(env):
             env.reset(seed=seed)
@@ -593,6 +617,10 @@ def _check_multi_forfeit(factory: Callable[[], Any], env_id: str, seed: int) -> 
                 f"max_invalid_actions = {limit}) and was given {verdict!r:.120}; it must have "
                 f"lost (a verdict with score 0): a limit of mistakes forfeits the game"
             )
+
+
+MAX_INVALID_LIMIT = 100
+"""The largest ``max_invalid_actions`` a game may set."""
 
 
 def check_multi_legal_actions(factory: Callable[[], Any], env_id: str, seed: int) -> None:
