@@ -66,7 +66,7 @@ MAX_TIED = 10
 """The largest block of tied players a match may have (it expands to k * 2**(k-1) stages)."""
 
 TOLERANCE = 1e-10
-"""The fit stops when no log-strength moves by more than this in one MM step."""
+"""The fit stops when no log-strength moves by more than this in one Newton step."""
 
 DECIMALS = 9
 """Ratings are rounded, so equal ratings reached by different sums compare equal (and no
@@ -76,16 +76,18 @@ MAX_STEPS = 200
 """Newton steps before the fit gives up (it takes about ten)."""
 
 MAX_HALVINGS = 50
+"""Step halvings per Newton step before a step that lowers the likelihood is taken anyway."""
 
 CHUNK = 256
-"""Bootstrap draws fitted in one array operation (bounds the memory: chunk x stages x players)."""
+"""Bootstrap draws fitted in one array operation (bounds the memory: chunk x sets x players)."""
 
 
 @dataclass(frozen=True)
 class Comparisons:
     """Matches unrolled into Plackett-Luce stages, in arrays: a stage is a set of players
     still unplaced (``members``), the one placed next (``winners``), and the weight the tie
-    convention gives it. ``cluster_of`` maps each stage to its match's bootstrap group."""
+    convention gives it. ``cluster_of`` maps each stage to its match's bootstrap group, and
+    ``set_of`` to one of the distinct member ``sets``, on which the fit runs."""
 
     players: tuple[str, ...]
     clusters: tuple[str, ...]
@@ -94,6 +96,8 @@ class Comparisons:
     weights: np.ndarray  # (stages,)
     cluster_of: np.ndarray  # (stages,) cluster index
     matches: dict[str, int]  # player -> matches played
+    sets: np.ndarray  # (sets, players) 0/1: the distinct member sets of the stages
+    set_of: np.ndarray  # (stages,) the index of each stage's member set
 
     @classmethod
     def of(cls, records: Iterable[MatchRecord]) -> Comparisons:
@@ -118,6 +122,7 @@ class Comparisons:
         members = np.zeros((len(rows), len(players)))
         for s, (_, columns, _, _) in enumerate(rows):
             members[s, columns] = 1.0
+        sets, set_of = np.unique(members, axis=0, return_inverse=True)
         return cls(
             players=players,
             clusters=clusters,
@@ -126,7 +131,21 @@ class Comparisons:
             weights=np.array([r[2] for r in rows]),
             cluster_of=np.array([r[3] for r in rows], dtype=np.int64),
             matches={p: sum(p in r.players for r in listed) for p in players},
+            sets=sets.reshape(-1, len(players)),
+            set_of=np.asarray(set_of).reshape(-1),
         )
+
+    def group_wins(self) -> np.ndarray:
+        """(clusters, players): each group's weighted count of each player placed next."""
+        summed = np.zeros((len(self.clusters), len(self.players)))
+        np.add.at(summed, (self.cluster_of, self.winners), self.weights)
+        return summed
+
+    def group_totals(self) -> np.ndarray:
+        """(clusters, sets): each group's total stage weight on each member set."""
+        summed = np.zeros((len(self.clusters), len(self.sets)))
+        np.add.at(summed, (self.cluster_of, self.set_of), self.weights)
+        return summed
 
     @property
     def two_player(self) -> bool:
@@ -157,87 +176,89 @@ def _stages(record: MatchRecord) -> list[tuple[str, list[str], float]]:
 
 
 def fit_strengths(
-    comparisons: Comparisons, weights: np.ndarray, prior: float = DEFAULT_PRIOR
+    comparisons: Comparisons, draws: np.ndarray | None = None, prior: float = DEFAULT_PRIOR
 ) -> np.ndarray:
-    """Log-strengths maximizing the weighted likelihood, one row per row of ``weights``
-    (shape (stages,) or (fits, stages): the bootstrap fits all its draws at once). With
-    ``prior > 0`` they are relative to the virtual reference (theta 0); with ``prior == 0``
-    they sum to 0."""
+    """Log-strengths maximizing the likelihood, one row per row of ``draws``: how many times
+    each group counts (shape (fits, groups); the bootstrap fits all its draws at once), or
+    every group once when None. With ``prior > 0`` they are relative to the virtual reference
+    (theta 0); with ``prior == 0`` they sum to 0.
+
+    The likelihood depends on the matches only through each player's weighted wins and each
+    distinct member set's total weight, so the fit runs on those, summed per group once: a
+    round-robin of n players has n(n-1)/2 sets whatever the number of matches."""
     if prior < 0 or not math.isfinite(prior):
         raise ValueError(f"prior must be a finite number >= 0, got {prior!r}")
-    w = np.atleast_2d(np.asarray(weights, dtype=float))
+    counts = np.ones((1, len(comparisons.clusters))) if draws is None else np.atleast_2d(draws)
     if prior == 0:
-        for row in w:
-            _require_connected(comparisons, row)
-    fits = [_newton(comparisons, w[i : i + CHUNK], prior) for i in range(0, len(w), CHUNK)]
+        for row in counts:
+            _require_connected(comparisons, row[comparisons.cluster_of] * comparisons.weights)
+    wins = counts @ comparisons.group_wins()
+    totals = counts @ comparisons.group_totals()
+    fits = [
+        _newton(comparisons.sets, wins[i : i + CHUNK], totals[i : i + CHUNK], prior)
+        for i in range(0, len(counts), CHUNK)
+    ]
     return np.concatenate(fits)
 
 
-def _newton(comparisons: Comparisons, w: np.ndarray, prior: float) -> np.ndarray:
+def _newton(sets: np.ndarray, wins: np.ndarray, totals: np.ndarray, prior: float) -> np.ndarray:
     """Newton's method with step halving on the concave log-likelihood, all rows at once.
     Without a prior the likelihood is flat along "add c to every theta"; adding the all-ones
     matrix to the information fixes that direction (every step then sums to 0)."""
-    n = len(comparisons.players)
-    wins = w @ _one_hot(comparisons) + prior / 2
+    n = sets.shape[1]
     gauge = np.full((n, n), 1.0 / n) if prior == 0 else np.zeros((n, n))
-    theta = np.zeros((len(w), n))
-    current = _log_likelihood(comparisons, w, prior, theta)
+    theta = np.zeros(wins.shape)
+    current = _log_likelihood(sets, wins, totals, prior, theta)
     for _ in range(MAX_STEPS):
-        chance = _chances(comparisons, theta)  # (fits, stages, players)
-        weighted = w[:, :, None] * chance
+        chance = _chances(sets, theta)  # (fits, sets, players)
+        weighted = totals[:, :, None] * chance
         expected = weighted.sum(axis=1)
         sigma = 1 / (1 + np.exp(-theta))
-        gradient = wins - expected - prior * sigma
+        gradient = wins + prior / 2 - expected - prior * sigma
         information = (
             (expected + prior * sigma * (1 - sigma))[:, :, None] * np.eye(n)
             - weighted.transpose(0, 2, 1) @ chance
             + gauge
         )
         step = np.linalg.solve(information, gradient[..., None])[..., 0]
-        scale = np.ones(len(w))
+        scale = np.ones(len(theta))
         for _ in range(MAX_HALVINGS):
-            trial = _log_likelihood(comparisons, w, prior, theta + scale[:, None] * step)
+            trial = _log_likelihood(sets, wins, totals, prior, theta + scale[:, None] * step)
             worse = trial < current - 1e-12 * (1 + np.abs(current))
             if not worse.any():
                 break
             scale = np.where(worse, scale / 2, scale)
         theta = theta + scale[:, None] * step
-        current = trial if not worse.any() else _log_likelihood(comparisons, w, prior, theta)
+        current = trial if not worse.any() else _log_likelihood(sets, wins, totals, prior, theta)
         if np.abs(scale[:, None] * step).max() < TOLERANCE:
             return theta
     raise ArithmeticError(f"the rating fit did not converge in {MAX_STEPS} Newton steps")
 
 
-def _one_hot(comparisons: Comparisons) -> np.ndarray:
-    """(stages, players): 1 where the player is the one placed at that stage."""
-    matrix = np.zeros((len(comparisons.winners), len(comparisons.players)))
-    matrix[np.arange(len(comparisons.winners)), comparisons.winners] = 1.0
-    return matrix
-
-
-def _strengths(comparisons: Comparisons, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _strengths(sets: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``exp(theta - top)`` per player (top: the row's largest theta, for stability) and
-    each stage's sum of them over its members: (fits, players), (fits, stages)."""
+    each set's sum of them over its members: (fits, players), (fits, sets)."""
     shifted = np.exp(theta - theta.max(axis=1, keepdims=True))
-    return shifted, shifted @ comparisons.members.T
+    return shifted, shifted @ sets.T
 
 
-def _chances(comparisons: Comparisons, theta: np.ndarray) -> np.ndarray:
-    """(fits, stages, players): each member's chance to be placed next at each stage."""
-    shifted, sums = _strengths(comparisons, theta)
-    return np.asarray(shifted[:, None, :] * comparisons.members[None] / sums[:, :, None])
+def _chances(sets: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """(fits, sets, players): each member's chance to be placed next from each set."""
+    shifted, sums = _strengths(sets, theta)
+    return np.asarray(shifted[:, None, :] * sets[None] / sums[:, :, None])
 
 
 def _log_likelihood(
-    comparisons: Comparisons, w: np.ndarray, prior: float, theta: np.ndarray
+    sets: np.ndarray, wins: np.ndarray, totals: np.ndarray, prior: float, theta: np.ndarray
 ) -> np.ndarray:
     """(fits,): the weighted log-likelihood of each row, the prior's virtual games included
     (half won, half lost against theta 0: ``prior/2 * theta - prior * log(1 + e^theta)``)."""
-    _, sums = _strengths(comparisons, theta)
+    _, sums = _strengths(sets, theta)
     spread = theta.max(axis=1, keepdims=True) + np.log(sums)
-    placed = theta[:, comparisons.winners]
     virtual = prior / 2 * theta - prior * np.logaddexp(0, theta)
-    return np.asarray(((placed - spread) * w).sum(axis=1) + virtual.sum(axis=1))
+    return np.asarray(
+        (wins * theta).sum(axis=1) - (totals * spread).sum(axis=1) + virtual.sum(axis=1)
+    )
 
 
 def _require_connected(comparisons: Comparisons, weights: np.ndarray) -> None:
@@ -274,7 +295,7 @@ def fit(
     """Each player's rating on the Elo scale: the point estimate, no interval
     (:func:`agentgym.arena.rate` adds the bootstrap)."""
     comparisons = Comparisons.of(records)
-    theta = fit_strengths(comparisons, comparisons.weights, prior)
+    theta = fit_strengths(comparisons, prior=prior)
     elo = to_elo(theta, comparisons.players, anchor)[0]
     return {
         p: round(float(r), DECIMALS) + 0.0 for p, r in zip(comparisons.players, elo, strict=True)

@@ -109,8 +109,8 @@ def rate(
         )
     listed = list(records)
     comparisons = Comparisons.of(listed)
-    estimate = _elo(comparisons, comparisons.weights[None, :], prior, anchor)[0]
-    draws = _elo(comparisons, _draw_weights(comparisons, samples, seed), prior, anchor)
+    estimate = _elo(comparisons, None, prior, anchor)[0]
+    draws = _elo(comparisons, _draws(len(comparisons.clusters), samples, seed), prior, anchor)
     tail = (1 - confidence) / 2
     lows, highs = (np.round(np.quantile(draws, q, axis=0), DECIMALS) for q in (tail, 1 - tail))
     ranks = rank_by_intervals(
@@ -149,15 +149,14 @@ class _Bounds:
 
 
 def _elo(
-    comparisons: Comparisons, weights: np.ndarray, prior: float, anchor: str | None
+    comparisons: Comparisons, draws: np.ndarray | None, prior: float, anchor: str | None
 ) -> np.ndarray:
-    theta = fit_strengths(comparisons, weights, prior)
+    theta = fit_strengths(comparisons, draws, prior)
     return np.round(to_elo(theta, comparisons.players, anchor), DECIMALS) + 0.0
 
 
-def _draw_weights(comparisons: Comparisons, samples: int, seed: int) -> np.ndarray:
-    """(samples, stages): each stage's weight times how often its group was drawn."""
+def _draws(groups: int, samples: int, seed: int) -> np.ndarray:
+    """(samples, groups): how many times each group is drawn, ``groups`` draws with
+    replacement per sample."""
     rng = np.random.default_rng(seed)
-    n = len(comparisons.clusters)
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=samples)
-    return np.asarray(counts[:, comparisons.cluster_of] * comparisons.weights[None, :])
+    return np.asarray(rng.multinomial(groups, np.full(groups, 1.0 / groups), size=samples))

@@ -103,7 +103,7 @@ def test_the_fit_matches_a_brute_force_optimizer(seats, players, seed):
     an average over every order of the ties."""
     records = random_matches(seed, players, seats, 30)
     comparisons = Comparisons.of(records)
-    theta = fit_strengths(comparisons, comparisons.weights, prior=1.0)[0]
+    theta = fit_strengths(comparisons, prior=1.0)[0]
     expected = brute_force(records, list(comparisons.players), prior=1.0)
     assert theta == pytest.approx(expected, abs=1e-5)
     ratings = fit(records)
