@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["MatchRecord"]
@@ -32,7 +32,6 @@ class MatchRecord:
     """Seat -> its outcome; higher is better, equal scores are a tie."""
     group: str = ""
     """The bootstrap's cluster (the seed or pairing the match shares); the match id if empty."""
-    seats_order: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         seats = tuple(self.seats)
@@ -52,7 +51,6 @@ class MatchRecord:
         for seat, score in self.scores.items():
             if not math.isfinite(score):
                 raise ValueError(f"match {self.match_id!r}: seat {seat!r} scored {score!r}")
-        object.__setattr__(self, "seats_order", seats)
         object.__setattr__(self, "seats", dict(self.seats))
         object.__setattr__(self, "scores", {s: float(self.scores[s]) for s in seats})
 
@@ -63,12 +61,12 @@ class MatchRecord:
 
     @property
     def players(self) -> list[str]:
-        return [self.seats[seat] for seat in self.seats_order]
+        return list(self.seats.values())
 
     def placings(self) -> list[list[str]]:
         """The players from best to worst, those with equal scores in one block."""
         by_score: dict[float, list[str]] = {}
-        for seat in self.seats_order:
+        for seat in self.seats:
             by_score.setdefault(self.scores[seat], []).append(self.seats[seat])
         return [sorted(by_score[score]) for score in sorted(by_score, reverse=True)]
 
