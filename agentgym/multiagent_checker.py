@@ -87,14 +87,17 @@ def check_multiagent_env(
 ) -> CheckReport:
     """Check a PettingZoo (AEC or parallel) env against the contract.
 
-    Runs PettingZoo's ``api_test`` or ``parallel_api_test`` (warnings count as failures, but
-    for the three that text observations cannot avoid: :data:`TEXT_ENV_WARNINGS`), then:
+    Runs PettingZoo's own tests (:func:`check_pettingzoo`: ``api_test`` or
+    ``parallel_api_test``, then ``seed_test`` or ``parallel_seed_test``), then:
     ``instructions`` and ``state_key`` in every agent's info; the oracle, playing every seat,
     finishes sampled games of every split without an invalid action and every agent gets a
-    verdict; same seed and actions give the same game; a seat that repeats one move, whatever
-    the board, scores no more than chance against the oracle in the other seats
-    (:func:`check_multi_task_blind`); malformed actions are feedback;
-    ``close()`` is idempotent; nothing leaks over ``leak_cycles`` cycles.
+    verdict; real games replayed from the same seed are the same game, step by step
+    (:func:`check_multi_determinism`); a seat that repeats one move, whatever the board,
+    scores no more than chance against the oracle in the other seats
+    (:func:`check_multi_task_blind`); listed legal moves are accepted
+    (:func:`check_multi_legal_actions`); malformed actions are feedback, counted, and the
+    ``max_invalid_actions``-th forfeits; ``close()`` is idempotent; nothing leaks over
+    ``leak_cycles`` cycles.
 
     Args:
         env: a multi-agent env id or a zero-argument factory.
