@@ -35,6 +35,13 @@ register(
     kwargs={"game": "leduc"},
     description="a private card, a public card, two betting rounds; a pair or the high card wins",
 )
+register(
+    "multiagent/LimitHoldem-v0",
+    entry_point="agentgym.envs.multiagent.poker:PokerEnv",
+    kind="aec",
+    kwargs={"game": "holdem"},
+    description="heads-up limit Texas hold'em: two private cards, five public, four rounds",
+)
 
 # Language games with rule-based reference bots (envs/multiagent/negotiation.py, taboo.py).
 register(

@@ -1,4 +1,5 @@
-"""Kuhn poker and Leduc hold'em: private views, action words, deals, CFR policies.
+"""Kuhn poker, Leduc and limit hold'em: private views, action words, deals, the CFR policies
+and hold'em's equity player.
 
 Strength claims are exact where they can be: OpenSpiel's ``expected_game_score`` gives a
 policy pair's expected chips over every deal. Played hands then check that the env plays the
@@ -8,19 +9,24 @@ same game (their mean agrees with the exact value) and that the CFR player wins 
 import math
 import re
 
+import numpy as np
 import pytest
 from open_spiel.python.algorithms import expected_game_score
 
 import agentgym
 from agentgym.envs.multiagent.poker import (
+    HOLDEM,
     KUHN,
     LEDUC,
+    PLAYERS,
     DealTask,
     Hand,
     PokerEnv,
     _parse_action,
     cfr_table,
+    equity_strategy,
     exploitability_of,
+    hand_value,
     random_table,
     table_from,
     to_tabular,
@@ -28,12 +34,21 @@ from agentgym.envs.multiagent.poker import (
 from agentgym.multiagent import play_game
 from agentgym.task_env import InvalidAction
 
-IDS = {KUHN: "multiagent/KuhnPoker-v0", LEDUC: "multiagent/LeducHoldem-v0"}
+IDS = {
+    KUHN: "multiagent/KuhnPoker-v0",
+    LEDUC: "multiagent/LeducHoldem-v0",
+    HOLDEM: "multiagent/LimitHoldem-v0",
+}
+HOLDEM_PATH = ["call", "bet", "call"]  # pre-flop: player_1 completes, player_0 bets, a call
+HOLDEM_PATH += ["check", "bet", "raise", "call", "bet", "call", "check", "check"]  # to the end
+NAMES = {KUHN: "kuhn", LEDUC: "leduc", HOLDEM: "holdem"}
+CARD_NAMES = {KUHN: r"\b[JQK]\b", LEDUC: r"\b[JQK]\b", HOLDEM: r"\b[2-9TJQKA][cdhs]\b"}
 
 
-def deck_with(game, mine, theirs, public=None):
-    """A deck (OpenSpiel card ids) dealing ``mine`` to player_0, ``theirs`` to player_1."""
-    cards = [mine, theirs] + ([public] if public is not None else [])
+def deck_with(game, mine, theirs, public=()):
+    """A deck (OpenSpiel card ids) dealing ``mine`` to player_0, ``theirs`` to player_1, then
+    ``public``; the rest in order."""
+    cards = [*mine, *theirs, *public]
     full = [c for c, _ in game.game.new_initial_state().chance_outcomes()]
     return cards + [c for c in full if c not in cards]
 
@@ -41,17 +56,22 @@ def deck_with(game, mine, theirs, public=None):
 @pytest.mark.parametrize(
     ("game", "decks", "path"),
     [
-        (KUHN, [deck_with(KUHN, 1, 0), deck_with(KUHN, 1, 2)], ["check", "bet", "call"]),
+        (KUHN, [deck_with(KUHN, [1], [0]), deck_with(KUHN, [1], [2])], ["check", "bet", "call"]),
         (
             LEDUC,
-            [deck_with(LEDUC, 2, 0, 4), deck_with(LEDUC, 2, 5, 4), deck_with(LEDUC, 2, 3, 4)],
+            [deck_with(LEDUC, [2], [t], [4]) for t in (0, 5, 3)],
             ["bet", "raise", "call", "check", "bet", "call"],
+        ),
+        (
+            HOLDEM,
+            [deck_with(HOLDEM, [48, 44], t, [0, 9, 22, 31, 50]) for t in ([49, 51], [1, 2])],
+            HOLDEM_PATH,
         ),
     ],
 )
 def test_a_view_is_the_same_whatever_the_opponent_holds(game, decks, path):
-    """player_0's observations while the hand is on never depend on player_1's card."""
-    env = PokerEnv(game="kuhn" if game is KUHN else "leduc")
+    """player_0's observations while the hand is on never depend on player_1's cards."""
+    env = PokerEnv(game=NAMES[game])
     hands = [Hand(game, deck) for deck in decks]
     for step, word in enumerate(path):
         views = {env.describe(hand, "player_0") for hand in hands}
@@ -62,19 +82,17 @@ def test_a_view_is_the_same_whatever_the_opponent_holds(game, decks, path):
     assert all(hand.state.is_terminal() for hand in hands)
 
 
-@pytest.mark.parametrize("game", [KUHN, LEDUC])
+@pytest.mark.parametrize("game", [KUHN, LEDUC, HOLDEM])
 def test_no_observation_names_a_card_the_agent_cannot_see(game):
-    for seed in range(40):
+    for seed in range(30):
         env = agentgym.make_multi(IDS[game])
         env.reset(seed=seed)
         random = {a: env.unwrapped.reference_players()["random"]() for a in env.possible_agents}
         for agent in env.agent_iter():
             _, _, terminated, _, _ = env.last()
             hand = env.unwrapped.world
-            seat = env.possible_agents.index(agent)
-            visible = {hand.dealt[seat]} | set(hand.dealt[2:])
-            named = set(re.findall(r"\b[JQK]\b", env.observe(agent)))
-            assert named <= {"JQK"[c if game is KUHN else c // 2] for c in visible}
+            visible = {game.cards[c] for c in hand.hole(agent) + hand.board()}
+            assert set(re.findall(CARD_NAMES[game], env.observe(agent))) <= visible
             env.step(None if terminated else random[agent].act(env, agent))
 
 
@@ -140,7 +158,7 @@ def test_three_illegal_actions_forfeit_whatever_the_cards():
         assert env.infos["player_1"]["verdict"].score == 1.0
 
 
-@pytest.mark.parametrize("game", [KUHN, LEDUC])
+@pytest.mark.parametrize("game", [KUHN, LEDUC, HOLDEM])
 def test_a_seed_fixes_the_deal(game):
     def deal(seed, task_id=None):
         env = agentgym.make_multi(IDS[game])
@@ -276,3 +294,40 @@ def test_the_oracle_samples_the_cfr_policy_the_same_way_each_time():
 def test_a_task_orders_the_whole_deck():
     task = DealTask("dev/hand/0", "dev", "hand", seed=11)
     assert sorted(task.deck(LEDUC)) == list(range(6)) and task.deck(LEDUC) == task.deck(LEDUC)
+
+
+def test_hand_values_agree_with_openspiels_showdowns():
+    """The equity player's evaluator ranks hands as universal_poker pays them."""
+    for index in range(300):
+        hand = Hand(HOLDEM, DealTask("dev/hand/0", "dev", "hand", seed=index).deck(HOLDEM))
+        while not hand.state.is_terminal():
+            words = hand.words()
+            hand.play(PLAYERS[hand.state.current_player()], "call" if "call" in words else "check")
+        mine, theirs = (hand_value(hand.hole(a) + hand.board()) for a in PLAYERS)
+        assert (mine > theirs) - (mine < theirs) == math.copysign(1, hand.payoffs()["player_0"]) * (
+            hand.payoffs()["player_0"] != 0
+        ), (hand.hole("player_0"), hand.hole("player_1"), hand.board())
+
+
+def test_the_equity_player_reads_only_its_own_cards():
+    """Its decision, from the same generator, is the same whatever player_1 holds."""
+    hands = [Hand(HOLDEM, deck_with(HOLDEM, [48, 44], t, [0, 9, 22])) for t in ([49, 51], [1, 2])]
+    for hand in hands:
+        for word in ("call", "check"):  # to the flop; player_0 to act
+            hand.play(PLAYERS[hand.state.current_player()], word)
+    for seed in range(5):
+        actions = {equity_strategy(hand, np.random.default_rng(seed)) for hand in hands}
+        assert len(actions) == 1
+
+
+def test_the_equity_player_wins_chips_from_random_in_play():
+    mean, error = mean_and_error(duplicate_match(HOLDEM, ["equity", "random"], 60))
+    print(f"Limit hold'em: equity vs random {mean:+.2f} ± {error:.2f} chips/hand")
+    assert mean - 2 * error > 0
+
+
+@pytest.mark.parametrize("text", ["I call", "raise", "fold"])
+def test_the_same_text_every_turn_does_not_beat_the_equity_player(text):
+    mean, error = mean_and_error(duplicate_match(HOLDEM, [lambda env, a: text, "equity"], 60))
+    print(f"Limit hold'em: {text!r} every turn vs equity {mean:+.2f} ± {error:.2f} chips/hand")
+    assert mean + 2 * error < 0
