@@ -14,6 +14,7 @@ from agentgym.envs.multiagent.taboo import (
     guess_in,
     says,
 )
+from agentgym.multiagent import play_game
 
 
 def fresh(task="train/3"):  # honey
@@ -25,22 +26,12 @@ def fresh(task="train/3"):  # honey
 def play(env, seats, task, seed=0):
     """Play a whole game; ``seats`` maps each agent to a reference player's name or a fixed
     text. Returns the verdicts."""
-    game = env.unwrapped
-    env.reset(seed=seed, options={"task_id": task})
+    players = env.unwrapped.reference_players()
     made = {
-        a: game.reference_players()[s]() if s in game.reference_players() else s
+        a: players[s]() if s in players else (lambda _env, _agent, text=s: text)
         for a, s in seats.items()
     }
-    verdicts = {}
-    for agent in env.agent_iter():
-        _, _, terminated, truncated, info = env.last()
-        if terminated or truncated:
-            verdicts[agent] = info["verdict"]
-            env.step(None)
-            continue
-        player = made[agent]
-        env.step(player if isinstance(player, str) else player.act(env, agent))
-    return verdicts
+    return play_game(env, made, seed, task_id=task).verdicts
 
 
 def test_saying_the_word_is_whole_word_any_case_and_regular_inflections():
