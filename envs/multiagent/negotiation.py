@@ -11,7 +11,8 @@ limit, the standing offer read as what it would get, and the conversation so far
 **What it may do.** Any text (a message to the other player) with at most one move in it:
 
 * ``[Propose] books=1 hats=2 balls=0`` -- the share the PROPOSER keeps; the other gets the
-  rest. ``book 1, hats: 2, balls 0`` is read too; all three items must be named.
+  rest, on the tag's line (or the next, when the tag ends its line). ``book 1, hats: 2,
+  balls 0`` is read too; all three items must be named.
 * ``[Accept]`` -- accept the other player's standing offer: the game ends with that deal.
 * ``[Walk away]`` -- end the game with no deal.
 
@@ -169,7 +170,7 @@ def parse_move(text: str, pool: Bundle) -> tuple[str, Bundle | None]:
         return "accept", None
     if kind != "propose":
         return "walk", None
-    terms = text[moves[0].end() :].split("\n", 1)[0]
+    terms = text[moves[0].end() :].lstrip().split("\n", 1)[0]  # the terms' line
     counts: dict[str, int] = {}
     for item, n in _ITEM.findall(terms):
         counts.setdefault(item.lower() + "s", int(n))

@@ -36,6 +36,7 @@ def test_a_structured_move_is_read_inside_free_text():
     pool = (3, 1, 2)
     text = "I think this is fair.\n[propose]  Books = 1, hats: 0, ball 2 -- deal?\nThanks!"
     assert parse_move(text, pool) == ("propose", (1, 0, 2))
+    assert parse_move("[Propose]\n  books=3 hats=1 balls=0\nok?", pool) == ("propose", (3, 1, 0))
     assert parse_move("Sounds good to me [ACCEPT] :)", pool) == ("accept", None)
     assert parse_move("No. [Walk  away]", pool) == ("walk", None)
     assert parse_move("What do you value most? books?", pool) == ("talk", None)
