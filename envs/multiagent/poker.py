@@ -58,7 +58,7 @@ import re
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,7 @@ from open_spiel.python import policy as spiel_policy
 from open_spiel.python.algorithms import cfr, exploitability
 
 from agentgym.core import GeneratedTaskSet, Task, Verdict
-from agentgym.multiagent import ReferencePlayer, TurnBasedEnv
+from agentgym.multiagent import ReferencePlayer, Seat, TurnBasedEnv, play_game
 from agentgym.task_env import InvalidAction
 
 PLAYERS = ("player_0", "player_1")
@@ -628,6 +628,24 @@ def equity_strategy(hand: Hand, rng: np.random.Generator) -> str:
         return "raise"
     to_call = max(put) - min(put)
     return "call" if strength >= to_call / (sum(put) + to_call) else "fold"
+
+
+# ---------------------------------------------------------------------------- duplicate play
+
+
+def duplicate_chips(env: Any, seats: Sequence[Seat], task_ids: Iterable[str]) -> list[float]:
+    """``seats[0]``'s chips per hand against ``seats[1]``, each task (deal) played twice with
+    the seats swapped, so both players get the same cards: what separates them is play, not
+    luck. Chips come from the verdict's score, so a forfeit counts as losing the most a hand
+    can lose. ``env`` is a poker env from :func:`~agentgym.registry.make_multi`."""
+    poker: PokerEnv = env.unwrapped
+    chips = []
+    for index, task_id in enumerate(task_ids):
+        for first in PLAYERS:
+            order = [first, *(a for a in PLAYERS if a != first)]
+            result = play_game(env, dict(zip(order, seats, strict=True)), index, task_id=task_id)
+            chips.append(poker.poker.max_payoff * (2 * result.outcome[first] - 1))
+    return chips
 
 
 # ---------------------------------------------------------------------------- the Leduc table

@@ -24,6 +24,7 @@ from agentgym.envs.multiagent.poker import (
     PokerEnv,
     _parse_action,
     cfr_table,
+    duplicate_chips,
     equity_strategy,
     exploitability_of,
     hand_value,
@@ -31,7 +32,6 @@ from agentgym.envs.multiagent.poker import (
     table_from,
     to_tabular,
 )
-from agentgym.multiagent import play_game
 from agentgym.task_env import InvalidAction
 
 IDS = {
@@ -233,19 +233,11 @@ def test_fixed_strategies_lose_chips_to_cfr_exactly(game, name, pick):
 
 
 def duplicate_match(game, players, deals):
-    """``players[0]``'s chips over ``deals`` tasks, each played from both seats: the verdict's
-    score mapped back to chips, so a forfeit counts as losing the most a hand can lose."""
+    """``players[0]``'s chips per hand over ``deals`` dev deals, each from both seats."""
     env = agentgym.make_multi(IDS[game])
     made = env.unwrapped.reference_players()
-    seated = [made[p]() if isinstance(p, str) else p for p in players]
-    payoffs = []
-    for index in range(deals):
-        for seat in (0, 1):
-            order = env.possible_agents[seat:] + env.possible_agents[:seat]
-            seats = dict(zip(order, seated, strict=True))
-            result = play_game(env, seats, seed=index, task_id=f"dev/hand/{index}")
-            payoffs.append(game.max_payoff * (2 * result.outcome[order[0]] - 1))
-    return payoffs
+    seats = [made[p]() if isinstance(p, str) else p for p in players]
+    return duplicate_chips(env, seats, [f"dev/hand/{index}" for index in range(deals)])
 
 
 def mean_and_error(values):
