@@ -69,6 +69,7 @@ from open_spiel.python import policy as spiel_policy
 from open_spiel.python.algorithms import cfr, exploitability
 
 from agentgym.core import GeneratedTaskSet, Task, Verdict
+from agentgym.errors import UsageError
 from agentgym.multiagent import ReferencePlayer, Seat, TurnBasedEnv, play_game
 from agentgym.task_env import InvalidAction
 
@@ -380,6 +381,8 @@ class PokerEnv(TurnBasedEnv[Hand]):
     possible_agents = list(PLAYERS)
 
     def __init__(self, game: str = "kuhn", **kwargs: Any) -> None:
+        if game not in GAMES:
+            raise UsageError(f"PokerEnv(game={game!r}) is not a poker game here; use {list(GAMES)}")
         self.poker = GAMES[game]
         self.metadata = {**self.metadata, "name": f"{self.poker.spiel_name}_v0"}
         self.tasks = GeneratedTaskSet(
@@ -444,11 +447,11 @@ class PokerEnv(TurnBasedEnv[Hand]):
 
     def _verdict(self, score: float) -> Verdict:
         payoff = round(score * 2 * self.poker.max_payoff - self.poker.max_payoff, 9)
+        details = f"{_won(payoff)} {_chips(abs(payoff))}" if payoff else "broke even"
+        if self.world is not None and not self.world.state.is_terminal():  # a forfeit ended it
+            details = "won: the opponent forfeited" if payoff > 0 else "lost by forfeit"
         return Verdict(
-            score=score,
-            passed=payoff > 0,
-            components={"result": score},
-            details=f"{_won(payoff)} {_chips(abs(payoff))}" if payoff else "broke even",
+            score=score, passed=payoff > 0, components={"result": score}, details=details
         )
 
     def rules(self) -> str:

@@ -32,6 +32,7 @@ from agentgym.envs.multiagent.poker import (
     table_from,
     to_tabular,
 )
+from agentgym.errors import UsageError
 from agentgym.task_env import InvalidAction
 
 IDS = {
@@ -156,6 +157,8 @@ def test_three_illegal_actions_forfeit_whatever_the_cards():
             env.step("all in!")
         assert env.infos["player_0"]["verdict"].score == 0.0
         assert env.infos["player_1"]["verdict"].score == 1.0
+        assert env.infos["player_0"]["verdict"].details == "lost by forfeit"
+        assert "payoff" not in env.infos["player_0"]
 
 
 @pytest.mark.parametrize("game", [KUHN, LEDUC, HOLDEM])
@@ -323,3 +326,8 @@ def test_the_same_text_every_turn_does_not_beat_the_equity_player(text):
     mean, error = mean_and_error(duplicate_match(HOLDEM, [lambda env, a: text, "equity"], 60))
     print(f"Limit hold'em: {text!r} every turn vs equity {mean:+.2f} ± {error:.2f} chips/hand")
     assert mean + 2 * error < 0
+
+
+def test_an_unknown_game_is_a_usage_error():
+    with pytest.raises(UsageError, match=r"PokerEnv\(game='omaha'\) is not a poker game here"):
+        PokerEnv(game="omaha")
