@@ -298,17 +298,11 @@ def to_tabular(game: PokerGame, table: Table) -> spiel_policy.TabularPolicy:
 def solve_cfr(game: PokerGame, iterations: int) -> Table:
     """CFR+'s average policy after ``iterations``: OpenSpiel's C++ solver (Leduc's tree takes
     seconds per hundred iterations in Python), its Python one for Kuhn."""
-    if game is KUHN:
-        solver = cfr.CFRPlusSolver(game.game)
-        for _ in range(iterations):
-            solver.evaluate_and_update_policy()
-        average = solver.average_policy()
-        return table_from(game, lambda s: average.action_probabilities(s))
-    native = pyspiel.CFRPlusSolver(game.game)
+    solver = (cfr.CFRPlusSolver if game is KUHN else pyspiel.CFRPlusSolver)(game.game)
     for _ in range(iterations):
-        native.evaluate_and_update_policy()
-    policy = native.average_policy()
-    return table_from(game, lambda s: policy.action_probabilities(s))
+        solver.evaluate_and_update_policy()
+    average = solver.average_policy()
+    return table_from(game, average.action_probabilities)
 
 
 def exploitability_of(game: PokerGame, table: Table) -> float:
@@ -426,7 +420,7 @@ class PokerEnv(TurnBasedEnv[Hand]):
         return "\n".join(lines)
 
     def act(self, world: Hand, agent: str, action: str) -> str:
-        word = _parse_action(action, world.words(), facing_bet(world))
+        word = parse_action(action, world.words(), facing_bet(world))
         world.play(agent, word)
         return f"You {_verb(word, 'you')}."
 
@@ -544,7 +538,7 @@ ALIASES = {"pass": ("check", "fold"), "call": ("check", "call"), "raise": ("bet"
 ALIASES["bet"] = ("bet", "raise")
 
 
-def _parse_action(action: str, legal: Mapping[str, int], facing: bool) -> str:
+def parse_action(action: str, legal: Mapping[str, int], facing: bool) -> str:
     """The last action word of the reply's last line, read for the situation."""
     lines = [line for line in action.strip().splitlines() if line.strip()]
     found = re.findall(r"\b(fold|check|call|bet|raise|pass)\b", lines[-1].lower() if lines else "")

@@ -22,12 +22,12 @@ from agentgym.envs.multiagent.poker import (
     DealTask,
     Hand,
     PokerEnv,
-    _parse_action,
     cfr_table,
     duplicate_chips,
     equity_strategy,
     exploitability_of,
     hand_value,
+    parse_action,
     random_table,
     table_from,
     to_tabular,
@@ -117,7 +117,7 @@ FACING = {"fold": 0, "call": 1, "raise": 2}
     ],
 )
 def test_actions_are_read_as_a_model_writes_them(text, legal, facing, word):
-    assert _parse_action(text, legal, facing) == word
+    assert parse_action(text, legal, facing) == word
 
 
 @pytest.mark.parametrize(
@@ -131,7 +131,7 @@ def test_actions_are_read_as_a_model_writes_them(text, legal, facing, word):
 )
 def test_unreadable_or_illegal_actions_say_why(text, legal, facing, message):
     with pytest.raises(InvalidAction, match=re.escape(message)):
-        _parse_action(text, legal, facing)
+        parse_action(text, legal, facing)
 
 
 def test_an_illegal_action_is_feedback_and_the_same_player_acts_again():
@@ -299,9 +299,31 @@ def test_hand_values_agree_with_openspiels_showdowns():
             words = hand.words()
             hand.play(PLAYERS[hand.state.current_player()], "call" if "call" in words else "check")
         mine, theirs = (hand_value(hand.hole(a) + hand.board()) for a in PLAYERS)
-        assert (mine > theirs) - (mine < theirs) == math.copysign(1, hand.payoffs()["player_0"]) * (
-            hand.payoffs()["player_0"] != 0
-        ), (hand.hole("player_0"), hand.hole("player_1"), hand.board())
+        payoff = hand.payoffs()["player_0"]
+        assert (mine > theirs) - (mine < theirs) == (payoff > 0) - (payoff < 0), (
+            hand.hole("player_0"),
+            hand.hole("player_1"),
+            hand.board(),
+        )
+
+
+def cards(text):
+    return ["23456789TJQKA".index(c[0]) * 4 + "cdhs".index(c[1]) for c in text.split()]
+
+
+@pytest.mark.parametrize(
+    ("better", "worse"),
+    [
+        ("2c 3d 4h 5s 6c Kd Kh", "Ac 2d 3h 4s 5c Kd Kh"),  # 6-high straight over the wheel
+        ("Ac 2d 3h 4s 5c 9d 8h", "9c 9s 9d 7h Kc Qd 2h"),  # the wheel over three of a kind
+        ("2h 7h 9h Jh Kh Ac Ad", "Tc Jd Qh Ks Ac 2d 3d"),  # a flush over a straight
+        ("Kc Kd Kh 2s 2c 3d 4d", "Ac Ad Ah Qs Jc 9d 3h"),  # a full house over three aces
+        ("Qc Qd 5h 5s Ac 3d 2h", "Qh Qs 5c 5d Kc 3h 2c"),  # two pair: the kicker decides
+        ("9h Th Jh Qh Kh 2c 3d", "5c 5d 5h 5s 2c 3d 4h"),  # straight flush over four of a kind
+    ],
+)
+def test_hand_values_order_the_hands_poker_players_know(better, worse):
+    assert hand_value(cards(better)) > hand_value(cards(worse))
 
 
 def test_the_equity_player_reads_only_its_own_cards():
