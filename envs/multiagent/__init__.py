@@ -35,6 +35,20 @@ register(
     kwargs={"game": "leduc"},
     description="a private card, a public card, two betting rounds; a pair or the high card wins",
 )
+
+# Connect four and go 9x9 (OpenSpiel's rules; a solver and GNU Go as reference players).
+register(
+    "multiagent/ConnectFour-v0",
+    entry_point="agentgym.envs.multiagent.connectfour:ConnectFourEnv",
+    kind="aec",
+    description="two players drop stones into a 6x7 grid; four in a row wins",
+)
+register(
+    "multiagent/Go9x9-v0",
+    entry_point="agentgym.envs.multiagent.go:GoEnv",
+    kind="aec",
+    description="go on a 9x9 board, komi 7.5, area scoring; GNU Go as opponent",
+)
 register(
     "multiagent/LimitHoldem-v0",
     entry_point="agentgym.envs.multiagent.poker:PokerEnv",

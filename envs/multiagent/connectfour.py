@@ -15,7 +15,8 @@ the columns it may play::
 **What it may do.** Drop a stone by column number, 1 (left) to 7: ``4``, ``column 4`` and
 ``drop in 4`` are read (the last line of the text must hold exactly one number). A full
 column or unreadable text is an invalid action: the same agent moves again, told why and
-given the legal columns; three mistakes forfeit.
+given the legal columns (also in ``info["legal_actions"]`` every turn); three mistakes
+forfeit.
 
 **Scoring.** Four in a row (across, up or diagonal) wins: +1 to the winner, -1 to the loser,
 0 each for a full board (``verdict.score`` 1, 0, 0.5).
@@ -23,9 +24,10 @@ given the legal columns; three mistakes forfeit.
 **Tasks.** ``empty`` starts from an empty board; ``opening`` and ``midgame`` from 2 and 8
 random moves drawn from the task seed, none of them winning (player_0 is X and moves first).
 
-**Oracle and reference players.** ``oracle_action`` is the ``solver``: Pons-style alpha-beta
-(``connectfour_solver.py``), exact when the proof fits its budget of visited positions, else a
-depth-limited search (see that module for where the budget holds). ``reference_players()``:
+**Oracle and reference players.** The ``solver`` is Pons-style alpha-beta
+(``connectfour_solver.py``): exact when the proof fits its budget of 25,000 visited positions
+(about half a second), else a 6-ply search, and the centre column as the first move.
+``oracle_action`` is the same solver with a budget of 5,000. ``reference_players()``:
 ``random``, ``solver``, and ``solver-depth-N`` (N = 2, 4, 6: a search N plies deep, for
 graded strengths).
 
@@ -48,7 +50,7 @@ from agentgym.envs.multiagent.connectfour_solver import (
     best_move,
     searched_best,
 )
-from agentgym.envs.multiagent.players import PolicyPlayer, RandomPlayer
+from agentgym.envs.multiagent.players import PolicyPlayer
 from agentgym.multiagent import ReferencePlayer, TurnBasedEnv
 from agentgym.task_env import InvalidAction
 
@@ -56,6 +58,10 @@ PLAYERS = ("player_0", "player_1")
 MARKS = {"player_0": "X", "player_1": "O"}
 COLUMNS = 7
 DEPTHS = (2, 4, 6)
+ORACLE_BUDGET = 5_000
+"""The oracle's proof budget (positions; about 0.1 s): the solver's own fits 25,000 (about
+0.5 s), but the conformance check plays whole oracle games, and the cheaper proof plays the
+same opening moves (measured on self-play from the empty board)."""
 
 
 class OpeningTask(Task[list[int]]):
@@ -65,7 +71,7 @@ class OpeningTask(Task[list[int]]):
 
     def setup(self, rng: np.random.Generator) -> tuple[list[int], str]:
         draw = np.random.default_rng(self.seed)
-        position, columns = Position(), []
+        position, columns = Position(), list[int]()
         for _ in range(self.PREMOVES[self.difficulty]):
             quiet = [
                 c
@@ -139,11 +145,14 @@ class ConnectFourEnv(TurnBasedEnv[Game]):
     def act(self, world: Game, agent: str, action: str) -> str:
         column = _parse_column(action)
         if column not in world.legal():
-            raise InvalidAction(
-                f"column {column + 1} is full; legal columns: {_names(world.legal())}"
-            )
+            raise InvalidAction(f"column {column + 1} is full")
         world.drop(column)
         return f"You dropped {MARKS[agent]} in column {column + 1}."
+
+    def legal_actions(self, world: Game, agent: str) -> list[str]:
+        if self.to_move(world) != agent:
+            return []
+        return [f"column {c + 1}" for c in world.legal()]
 
     def state_key(self, world: Game) -> str:
         return "/".join(world.rows())
@@ -167,21 +176,16 @@ class ConnectFourEnv(TurnBasedEnv[Game]):
             return None
         if self.to_move(self.world) != agent:
             return None
-        return _solver(self, agent)
+        return f"column {best_move(self.world.columns, budget=ORACLE_BUDGET) + 1}"
 
     def reference_players(self) -> dict[str, Callable[[], ReferencePlayer]]:
         players: dict[str, Callable[[], ReferencePlayer]] = {
-            "random": lambda: RandomPlayer(_legal_actions),
+            **super().reference_players(),
             "solver": lambda: PolicyPlayer("solver", _solver),
         }
         for depth in DEPTHS:
             players[f"solver-depth-{depth}"] = _depth_player(depth)
         return players
-
-
-def _legal_actions(env: ConnectFourEnv, agent: str) -> list[str]:
-    assert env.world is not None
-    return [f"column {c + 1}" for c in env.world.legal()]
 
 
 def _solver(env: ConnectFourEnv, agent: str) -> str:

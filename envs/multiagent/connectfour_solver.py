@@ -18,7 +18,8 @@ from which ply the proof fits a budget.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Iterable, Sequence
 
 __all__ = [
     "CENTRE_FIRST",
@@ -206,9 +207,17 @@ def depth_limited(position: Position, depth: int, alpha: float, beta: float) -> 
     return best
 
 
-def best_move(columns: list[int], *, budget: int = BUDGET, fallback_depth: int = 6) -> int:
+def best_move(columns: Sequence[int], *, budget: int = BUDGET, fallback_depth: int = 6) -> int:
     """A best column (0-6) after the moves ``columns``: exact when the proof fits ``budget``
-    positions (or the book knows the position), else the depth-limited search's choice."""
+    positions (or the book knows the position), else the depth-limited search's choice.
+
+    Deterministic, so remembered: games replayed from a seed (the conformance check's, the
+    arena's seat swaps) ask again for the positions they have already seen."""
+    return _best_move(tuple(columns), budget, fallback_depth)
+
+
+@functools.lru_cache(maxsize=100_000)
+def _best_move(columns: tuple[int, ...], budget: int, fallback_depth: int) -> int:
     book = OPENING_BOOK.get("".join(str(c + 1) for c in columns))
     if book is not None:
         return book

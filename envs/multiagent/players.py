@@ -1,8 +1,9 @@
-"""Reference players every game can reuse: a seeded random player and a policy player.
+"""A reference player made of a policy function, for the games' solvers and searches.
 
-A :class:`~agentgym.multiagent.ReferencePlayer` reads the env it is handed; the env may come
-wrapped (``make_multi`` puts PettingZoo's order-enforcing wrapper around AEC envs), so players
-look through ``unwrapped``.
+(The ``"random"`` player is :class:`agentgym.multiagent.RandomPlayer`.) A
+:class:`~agentgym.multiagent.ReferencePlayer` reads the env it is handed; the env may come
+wrapped (``make_multi`` puts PettingZoo's order-enforcing wrapper around AEC envs), so the
+policy is handed the game under the wrappers.
 """
 
 from __future__ import annotations
@@ -10,41 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-__all__ = ["PolicyPlayer", "RandomPlayer", "unwrap"]
-
-
-def unwrap(env: Any) -> Any:
-    """The game itself under any PettingZoo wrappers."""
-    return getattr(env, "unwrapped", env)
-
-
-class RandomPlayer:
-    """A uniformly random legal move.
-
-    Seeded so that the same env seed gives the same game: with no ``seed``, the player draws
-    one from the env's ``np_random`` at its first move (the env's generator is seeded by
-    ``reset(seed=...)``), so different env seeds give different random games.
-    """
-
-    name = "random"
-
-    def __init__(
-        self, legal_moves: Callable[[Any, str], list[str]], seed: int | None = None
-    ) -> None:
-        self._legal_moves = legal_moves
-        self._rng = None if seed is None else np.random.default_rng(seed)
-
-    def act(self, env: Any, agent: str) -> str:
-        game = unwrap(env)
-        if self._rng is None:
-            self._rng = np.random.default_rng(int(game.np_random.integers(2**32)))
-        moves = self._legal_moves(game, agent)
-        return moves[int(self._rng.integers(len(moves)))]
-
-    def close(self) -> None:
-        """Nothing to free."""
+__all__ = ["PolicyPlayer"]
 
 
 class PolicyPlayer:
@@ -55,7 +22,7 @@ class PolicyPlayer:
         self._policy = policy
 
     def act(self, env: Any, agent: str) -> str:
-        return self._policy(unwrap(env), agent)
+        return self._policy(getattr(env, "unwrapped", env), agent)
 
     def close(self) -> None:
         """Nothing to free."""

@@ -8,6 +8,7 @@ from open_spiel.python.algorithms.minimax import alpha_beta_search
 
 import agentgym
 from agentgym.envs.multiagent.connectfour_solver import Position, Solver, best_move
+from agentgym.multiagent import play_game
 
 ENV_ID = "multiagent/ConnectFour-v0"
 
@@ -18,16 +19,9 @@ def fresh(task_id="dev/empty/0", seed=0):
     return env
 
 
-def play_out(env, seats):
-    """Play to the end with ``seats[agent]`` (a ReferencePlayer) choosing every move; return
-    each agent's verdict score (forfeits included)."""
-    scores = {}
-    for agent in env.agent_iter():
-        _, _, terminated, truncated, info = env.last()
-        if terminated or truncated:
-            scores[agent] = info["verdict"].score
-        env.step(None if terminated or truncated else seats[agent].act(env, agent))
-    return scores
+def play_out(env, seats, seed=0, task_id="dev/empty/0"):
+    """Each agent's verdict score after a whole game with ``seats`` moving."""
+    return play_game(env, seats, seed, task_id=task_id).outcome
 
 
 def test_four_up_wins_and_the_board_shows_columns():
@@ -46,7 +40,8 @@ def test_a_full_column_is_feedback_listing_the_legal_columns():
     env.step("column 1")
     assert env.agent_selection == "player_0"
     assert env.observe("player_0").startswith(
-        "Invalid action: column 1 is full; legal columns: 2 3 4 5 6 7"
+        "Invalid action: column 1 is full (2 mistakes left before you forfeit). "
+        "Legal moves: column 2, column 3, column 4, column 5, column 6, column 7."
     )
 
 
@@ -111,8 +106,14 @@ def test_the_solver_wins_from_a_won_position():
     mover = env.agent_selection
     other = "player_1" if mover == "player_0" else "player_0"
     players = env.unwrapped.reference_players()
-    outcome = play_out(env, {mover: players["solver"](), other: players["random"]()})
-    assert outcome[mover] == 1.0
+    seats = {mover: players["solver"](), other: players["random"]()}
+    scores = {}
+    for agent in env.agent_iter():  # on from the won position (play_game would reset)
+        _, _, terminated, truncated, info = env.last()
+        if terminated or truncated:
+            scores[agent] = info["verdict"].score
+        env.step(None if terminated or truncated else seats[agent].act(env, agent))
+    assert scores == {mover: 1.0, other: 0.0}
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -121,27 +122,26 @@ def test_the_solver_never_loses_to_random(seed):
     players = env.unwrapped.reference_players()
     solver_seat = ("player_0", "player_1")[seed % 2]
     other = "player_1" if solver_seat == "player_0" else "player_0"
-    outcome = play_out(env, {solver_seat: players["solver"](), other: players["random"]()})
+    seats = {solver_seat: players["solver"](), other: players["random"]()}
+    outcome = play_out(env, seats, seed=seed, task_id=f"dev/opening/{seed}")
     assert outcome[solver_seat] == 1.0
 
 
-class FixedPolicy:
-    """A policy that ignores the game: always the same text, or always the first legal column."""
-
-    def __init__(self, same_text):
-        self.same_text = same_text
-
-    def act(self, env, agent):
-        return "column 1" if self.same_text else f"column {env.unwrapped.world.legal()[0] + 1}"
+def always_column_1(env, agent):
+    return "column 1"
 
 
-@pytest.mark.parametrize("same_text", [True, False])
+def first_legal_column(env, agent):
+    return env.unwrapped.legal_actions(env.unwrapped.world, agent)[0]
+
+
+@pytest.mark.parametrize("policy", [always_column_1, first_legal_column])
 @pytest.mark.parametrize("seat", ["player_0", "player_1"])
-def test_a_fixed_policy_earns_nothing_against_the_solver(seat, same_text):
+def test_a_fixed_policy_earns_nothing_against_the_solver(seat, policy):
     env = fresh()
     other = "player_1" if seat == "player_0" else "player_0"
     solver = env.unwrapped.reference_players()["solver"]()
-    outcome = play_out(env, {seat: FixedPolicy(same_text), other: solver})
+    outcome = play_out(env, {seat: policy, other: solver})
     assert outcome[seat] == 0.0
 
 
