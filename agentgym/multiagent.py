@@ -12,7 +12,9 @@ single-agent contract where it carries over:
   ``info["invalid_actions"]``; after ``max_invalid_actions`` mistakes (a class attribute a game
   may set) the agent forfeits;
 * every agent's ``info`` carries ``state_key``, ``invalid_action``, and at reset
-  ``instructions``; when the game ends, each agent's ``info["verdict"]`` says how it did;
+  ``instructions``; the ``state_key`` there is a digest of the game's canonical state, since
+  that state holds every seat's private information (cards, values, a target word) and an
+  agent is handed its info; when the game ends, each agent's ``info["verdict"]`` says how it did;
 * ``oracle_action(agent)`` is a non-LLM policy for the agent (perfect play where the game is
   small enough, else a strong heuristic), and ``reference_players()`` names the players a seat
   can be given (engines, solvers, bots; :class:`RandomPlayer` at least).
@@ -28,6 +30,7 @@ envs do. Subclasses write the rules: see :class:`TurnBasedEnv` and
 
 from __future__ import annotations
 
+import hashlib
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -183,7 +186,7 @@ class _TextAgents(Generic[WorldT]):
         assert self.world is not None
         info: dict[str, Any] = {
             "task_id": self.task.id,
-            "state_key": self.state_key(self.world),
+            "state_key": _digest(self.state_key(self.world)),
             "invalid_action": invalid,
             "invalid_actions": self._invalid[agent],
         }
@@ -533,3 +536,9 @@ def _play_rounds(env: Any, seats: Mapping[str, Seat], result: GameResult, max_tu
             result.invalid_actions[agent] = int(info.get("invalid_actions", 0))
             if isinstance(info.get("verdict"), Verdict):
                 result.verdicts[agent] = info["verdict"]
+
+
+def _digest(state_key: str) -> str:
+    """What an agent's info shows of the canonical state: equal states give equal digests,
+    and no seat learns another's private information from it."""
+    return hashlib.sha256(state_key.encode()).hexdigest()[:32]
