@@ -28,9 +28,9 @@ random moves drawn from the task seed, none of them winning (player_0 is X and m
 (``connectfour_solver.py``): exact when the proof fits its budget of 25,000 visited positions
 (about half a second), else a 6-ply search, and the centre column as the first move. Measured
 (``tests/perf/bench_connectfour_go.py``): the proof fits every position from ply 24 on, so
-play is perfect from there, not from the opening. ``oracle_action`` is the same solver with a budget of 5,000. ``reference_players()``:
-``random``, ``solver``, and ``solver-depth-N`` (N = 2, 4, 6: a search N plies deep, for
-graded strengths).
+play is perfect from there, not from the opening. ``oracle_action`` is the same solver with a
+budget of 5,000. ``reference_players()``: ``random``, ``solver``, and ``solver-depth-N``
+(N = 2, 4, 6: a search N plies deep, for graded strengths).
 
 **Version history.** v0: first release.
 """
