@@ -13,7 +13,9 @@ are the project's to decide.
   Stockfish picks among its best moves with a generator seeded from the clock: those players
   are not reproducible, by Stockfish's design.)
 * **No leaked processes, typed failures.** ``close`` is idempotent and also runs when the
-  client is garbage-collected; an engine that dies or stalls is an
+  client is garbage-collected, and at interpreter exit for a client still open (before
+  Python joins python-chess's non-daemon I/O thread, which would otherwise wait forever on
+  the live engine); an engine that dies or stalls is an
   :class:`~agentgym.errors.EnvCrashedError` (infrastructure, never the agent's loss).
 """
 
@@ -23,6 +25,7 @@ import concurrent.futures
 import contextlib
 import os
 import shutil
+import threading
 import weakref
 
 import chess
@@ -94,6 +97,7 @@ class UciEngine:
             raise EnvCrashedError(f"Stockfish ({path}) did not start: {error}") from error
         self._engine = engine
         self._finalizer = weakref.finalize(self, _quit, engine)
+        _OPEN.add(self)
         try:
             engine.configure({"Threads": 1, "Hash": 1, "Skill Level": self.skill})
         except (chess.engine.EngineError, concurrent.futures.TimeoutError, OSError) as error:
@@ -111,6 +115,7 @@ class UciEngine:
         if self._finalizer is not None:
             self._finalizer()  # runs _quit once, then detaches
         self._engine = self._finalizer = None
+        _OPEN.discard(self)
 
 
 def _quit(engine: chess.engine.SimpleEngine) -> None:
@@ -124,3 +129,17 @@ def _quit(engine: chess.engine.SimpleEngine) -> None:
         engine.close()
     with contextlib.suppress(concurrent.futures.TimeoutError):
         engine.returncode.result(timeout=QUIT_SECONDS)
+
+
+_OPEN: weakref.WeakSet[UciEngine] = weakref.WeakSet()
+"""The clients holding an engine now."""
+
+
+def _close_all() -> None:
+    for client in list(_OPEN):
+        client.close()
+
+
+# Runs before the interpreter joins non-daemon threads, as concurrent.futures' own hook does;
+# an atexit hook would run after that join, which a live engine's I/O thread never ends.
+threading._register_atexit(_close_all)  # type: ignore[attr-defined]  # private, not in typeshed

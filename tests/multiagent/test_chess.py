@@ -1,5 +1,8 @@
 """Chess: move parsing, feedback, game ends, Stockfish players and the engines' lifetimes."""
 
+import subprocess
+import sys
+
 import chess
 import psutil
 import pytest
@@ -106,7 +109,7 @@ def test_the_observation_shows_the_board_fen_turn_and_last_move():
     assert "8 r . b q k b n r 8" in seen and "  a b c d e f g h" in seen
     assert "You are Black (player_1). Your turn." in seen
     assert "Last move: Bc4 (White). Ply 0 of at most 200." in seen
-    assert env.unwrapped.infos["player_0"]["state_key"] == env.unwrapped.world.board.fen()
+    assert env.unwrapped.state_key(env.unwrapped.world) == env.unwrapped.world.board.fen()
     env.close()
 
 
@@ -206,6 +209,21 @@ def test_an_engine_dropped_without_close_is_stopped():
     assert len(stockfish_children()) == 1
     del engine
     assert stockfish_children() == []
+
+
+def test_an_engine_left_open_at_exit_is_stopped_and_the_interpreter_exits():
+    script = (
+        "import chess\n"
+        "from agentgym.envs.multiagent.uci import UciEngine\n"
+        "kept = UciEngine(nodes=100)\n"
+        "kept.best_move(chess.Board())\n"
+        "print(kept._engine.transport.get_pid())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    pid = int(done.stdout)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
 def test_a_missing_stockfish_is_a_typed_error_naming_the_package(monkeypatch):
