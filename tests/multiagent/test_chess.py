@@ -203,6 +203,26 @@ def test_every_skill_level_plays_legal_moves_and_no_engine_outlives_close():
     assert stockfish_children() == []
 
 
+def test_an_engine_move_depends_on_the_game_alone_not_on_earlier_searches():
+    """Every search starts a new game (hash and history cleared): a kept engine that has
+    searched other positions moves as a fresh process does."""
+    board, positions = chess.Board(), []
+    for san in ["e4", "e5", "Nf3", "Nc6", "Bc4", "Bc5", "c3", "Nf6"]:
+        board.push_san(san)
+        positions.append(board.copy())
+    kept = UciEngine(nodes=2_000)
+    for position in positions:
+        kept.best_move(position)
+    again = [kept.best_move(position) for position in positions]
+    kept.close()
+    fresh = []
+    for position in positions:
+        engine = UciEngine(nodes=2_000)
+        fresh.append(engine.best_move(position))
+        engine.close()
+    assert again == fresh
+
+
 def test_an_engine_dropped_without_close_is_stopped():
     engine = UciEngine(nodes=100)
     engine.best_move(chess.Board())
