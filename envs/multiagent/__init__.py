@@ -1,8 +1,10 @@
 """Multi-agent family: PettingZoo envs with text observations and actions.
 
-Importing this module registers the ids. The family is young: TicTacToe (turn-based, AEC) and
-RockPaperScissors (simultaneous, parallel) prove the multi-agent bases and checker; board
-games, Werewolf and negotiation come with the multi-agent family's own issue.
+Importing this module registers the ids: classic games over maintained rules (python-chess,
+OpenSpiel) with real engines and solvers as reference players (Stockfish, GNU Go, CFR policies,
+a connect-four solver), language games with rule-based bots (negotiation, adversarial taboo),
+and the two small games that first proved the bases (tic-tac-toe, rock-paper-scissors). Each
+game's page section is in docs/envs/multiagent.md.
 """
 
 from agentgym.registry import register
@@ -25,6 +27,7 @@ register(
     "multiagent/KuhnPoker-v0",
     entry_point="agentgym.envs.multiagent.poker:PokerEnv",
     kind="aec",
+    extra="multiagent",
     kwargs={"game": "kuhn"},
     description="one card each from J, Q, K; one betting round; the higher card wins the pot",
 )
@@ -32,8 +35,17 @@ register(
     "multiagent/LeducHoldem-v0",
     entry_point="agentgym.envs.multiagent.poker:PokerEnv",
     kind="aec",
+    extra="multiagent",
     kwargs={"game": "leduc"},
     description="a private card, a public card, two betting rounds; a pair or the high card wins",
+)
+register(
+    "multiagent/LimitHoldem-v0",
+    entry_point="agentgym.envs.multiagent.poker:PokerEnv",
+    kind="aec",
+    extra="multiagent",
+    kwargs={"game": "holdem"},
+    description="heads-up limit Texas hold'em: two private cards, five public, four rounds",
 )
 
 # Connect four and go 9x9 (OpenSpiel's rules; a solver and GNU Go as reference players).
@@ -41,20 +53,15 @@ register(
     "multiagent/ConnectFour-v0",
     entry_point="agentgym.envs.multiagent.connectfour:ConnectFourEnv",
     kind="aec",
+    extra="multiagent",
     description="two players drop stones into a 6x7 grid; four in a row wins",
 )
 register(
     "multiagent/Go9x9-v0",
     entry_point="agentgym.envs.multiagent.go:GoEnv",
     kind="aec",
+    extra="multiagent",
     description="go on a 9x9 board, komi 7.5, area scoring; GNU Go as opponent",
-)
-register(
-    "multiagent/LimitHoldem-v0",
-    entry_point="agentgym.envs.multiagent.poker:PokerEnv",
-    kind="aec",
-    kwargs={"game": "holdem"},
-    description="heads-up limit Texas hold'em: two private cards, five public, four rounds",
 )
 
 # Language games with rule-based reference bots (envs/multiagent/negotiation.py, taboo.py).
