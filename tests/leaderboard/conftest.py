@@ -266,7 +266,12 @@ class LiveServer:
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        # log_config=None: uvicorn's own logging setup is dictConfig, which closes every
+        # handler the process ever made. absl's (imported with OpenSpiel by the multi-agent
+        # games) holds the sys.stderr of its import, under pytest a capture file that the
+        # close then shuts for every later test of the worker ("I/O operation on closed file").
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", log_config=None)
+        self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
         )
