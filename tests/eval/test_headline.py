@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from half_oracle import HalfOracle  # tests/: the oracle on even seeds, random on the others
 
-from agentgym.agents import OracleAgent, RandomAgent
 from agentgym.cli import main
 from agentgym.eval import Benchmark, evaluate, percent_interval, score_interval
 from agentgym.eval.cli import ALL_ROW
@@ -33,23 +33,6 @@ SUITE = {
          "max_steps": 6},
     ],
 }  # fmt: skip
-
-
-class HalfOracle(OracleAgent):
-    """The oracle on episodes with an even seed, random moves on the others."""
-
-    name = "half-oracle"
-
-    def reset(self, context):
-        super().reset(context)
-        self._random = RandomAgent()
-        self._random.reset(context)
-        self._solve = (context.seed or 0) % 2 == 0
-
-    async def act(self, observation, info):
-        if self._solve:
-            return await super().act(observation, info)
-        return await self._random.act(observation, info)
 
 
 @pytest.fixture(scope="module")

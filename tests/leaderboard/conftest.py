@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from half_oracle import HalfOracle  # tests/: the oracle on even seeds, random on the others
 
 from agentgym.leaderboard.store import Store
 
@@ -216,27 +217,6 @@ def _first_listed(observation, info):
     return actions[0]
 
 
-def _half_oracle():
-    """The oracle on tasks with an even seed, random on the others: between the two."""
-    from agentgym.agents import OracleAgent, RandomAgent
-
-    class HalfOracle(OracleAgent):
-        name = "half-oracle"
-
-        def reset(self, context):
-            super().reset(context)
-            self._random = RandomAgent()
-            self._random.reset(context)
-            self._solve = (context.seed or 0) % 2 == 0
-
-        async def act(self, observation, info):
-            if self._solve:
-                return await super().act(observation, info)
-            return await self._random.act(observation, info)
-
-    return HalfOracle
-
-
 TINY_AGENTS = ("oracle", "random", "first-listed", "half-oracle")
 
 
@@ -245,7 +225,7 @@ def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A run directory of the tiny benchmark for each of :data:`TINY_AGENTS` (evaluated once)."""
     from agentgym.eval import evaluate
 
-    agents = {"first-listed": _first_listed, "half-oracle": _half_oracle()}
+    agents = {"first-listed": _first_listed, "half-oracle": HalfOracle}
     folder = tmp_path_factory.mktemp("tiny-runs")
     runs = {}
     for name in TINY_AGENTS:
