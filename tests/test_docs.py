@@ -29,11 +29,16 @@ def test_the_new_family_guide_builds_a_conforming_env(capsys):
     try:
         for block in python_blocks(DOCS / "new-family.md"):
             exec(compile(block, "docs/new-family.md", "exec"), module.__dict__)
-        assert "nim/Nim-v0: 10 checks passed" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "nim/Nim-v0: 10 checks passed" in out
+        assert "nim/NimDuel-v0: 9 checks passed" in out  # the multi-agent section
+        won = re.search(r"nim-sum, moving second .*: (\d+) of 20", out)
+        assert won and int(won[1]) >= 15, out
     finally:
         sys.modules.pop(module.__name__, None)
-        registry._registry.pop("nim/Nim-v0", None)
-        gymnasium.registry.pop("nim/Nim-v0", None)
+        for env_id in ("nim/Nim-v0", "nim/NimDuel-v0"):
+            registry._registry.pop(env_id, None)
+            gymnasium.registry.pop(env_id, None)
 
 
 def test_the_readme_tour_runs(capsys, tmp_path, monkeypatch):
