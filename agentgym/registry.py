@@ -303,7 +303,8 @@ def make(id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     """Build a single-agent env with the standard wrappers.
 
     Keyword arguments go to the env's constructor, except Gymnasium's own ``max_episode_steps``,
-    ``disable_env_checker`` and ``render_mode``.
+    ``disable_env_checker`` and ``render_mode``. A multi-agent id with ``opponent=NAME`` (and
+    ``seat=``) is one seat of the game against reference players (:mod:`agentgym.seating`).
 
     >>> env = make("games/TowerOfHanoi-v0")
     >>> env
@@ -311,7 +312,9 @@ def make(id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     """
     found = spec(id)
     if found.kind != "env":
-        raise UsageError(f"{id} is a multi-agent ({found.kind}) env; build it with make_multi()")
+        from agentgym.seating import make_seated
+
+        return make_seated(id, **kwargs)
     found.load()  # surface MissingExtraError before Gymnasium wraps anything
     return make_limited(id, **kwargs)
 
