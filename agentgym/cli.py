@@ -138,7 +138,9 @@ def _parser() -> argparse.ArgumentParser:
         help="play an env in the terminal",
         description="Play an env yourself. Type actions at the prompt; ':help' lists the "
         "special commands (:hint asks the oracle, :actions lists valid actions, :quit leaves). "
-        "With --user you play the user of a conversation env instead, and an agent serves you.",
+        "With --user you play the user of a conversation env instead, and an agent serves you. "
+        "A multi-agent game (multiagent/*) needs --opponent: you play one seat, reference "
+        "players the others.",
     )
     play.add_argument("id", help="an env id such as games/Sokoban-v0")
     play.add_argument("--seed", type=int, default=None, help="reset seed (picks the task)")
@@ -150,6 +152,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--split", help="draw the task from this split (train, dev, test)")
     play.add_argument("--difficulty", help="draw the task from this difficulty")
+    play.add_argument(
+        "--opponent",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a multi-agent game's reference player in every other seat (a wrong name lists "
+        "the game's), or SEAT=NAME for each seat (repeatable)",
+    )
+    play.add_argument(
+        "--seat",
+        metavar="SEAT",
+        help="with --opponent: your seat, such as player_1 (default: alternate, the side "
+        "following the task)",
+    )
     play.add_argument(
         "--user",
         action="store_true",
@@ -402,7 +418,9 @@ def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     stdin = stdin or sys.stdin
     if args.user:
         return _play_as_user(args, stdin)
-    env = make(args.id)
+    from agentgym.seating import seat_kwargs
+
+    env = make(args.id, **seat_kwargs(args.opponent, args.seat))
     options = _play_options(args)
     try:
         observation, info = _first_reset(env, args, options)

@@ -36,9 +36,11 @@ reports, the benchmarks, ``agentgym play`` for a person, the trainers. It is bui
 **The seat** is a seat name (``"player_0"``) or ``"alternate"`` (the default): the seat is
 then chosen by the episode's task, so an evaluation plays every side equally. A task's
 position is the number its id ends with (``test/empty/3``: 3, counted within each
-difficulty), or else its place in its split's list of ids (chess's named openings), and the
-seat is ``possible_agents[position % len(possible_agents)]``: consecutive tasks of a suite
-alternate sides, and the repeats of one task (``episodes_per_task``) play the same side.
+difficulty, plus the difficulty's place among the task set's levels, so that the first tasks
+of the levels do not all take the same side), or else its place in its split's list of ids
+(chess's named openings), and the seat is ``possible_agents[position % len(possible_agents)]``:
+consecutive tasks of a suite alternate sides, and the repeats of one task
+(``episodes_per_task``) play the same side.
 
 **The opponents** are one reference player's name for every other seat, or a dict
 ``{seat: name}`` naming one for each other seat (every seat, with ``"alternate"``). The
@@ -55,7 +57,7 @@ close checks apply and pass (``tests/multiagent/test_seating.py``).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -69,7 +71,7 @@ from agentgym.multiagent import ReferencePlayer
 from agentgym.spaces import Text
 from agentgym.task_env import RESET_OPTIONS, clean_text
 
-__all__ = ["ALTERNATE", "SeatedEnv", "make_seated"]
+__all__ = ["ALTERNATE", "SeatedEnv", "make_seated", "seat_kwargs"]
 
 ALTERNATE = "alternate"
 """The seat that follows the episode's task, so that a suite plays every side equally."""
@@ -234,8 +236,11 @@ class SeatedEnv(Env[str, str]):
         if self.seat_choice != ALTERNATE:
             return self.seat_choice
         last = task.id.rsplit("/", 1)[-1]
-        if last.isdigit():
-            position = int(last)
+        levels = list(self.tasks.difficulties)
+        if last.isdigit():  # staggered by level: a suite's first task of each level differ
+            position = int(last) + (
+                levels.index(task.difficulty) if task.difficulty in levels else 0
+            )
         else:
             ids = list(self.tasks.ids(task.split))
             position = ids.index(task.id) if task.id in ids else zlib.crc32(task.id.encode())
@@ -299,6 +304,32 @@ def _check_options(options: Any) -> None:
         raise UsageError(
             f"unknown reset option(s) {unknown}; a seated game accepts {list(RESET_OPTIONS)}"
         )
+
+
+def seat_kwargs(opponents: Sequence[str], seat: str | None) -> dict[str, Any]:
+    """The env kwargs of the command line's ``--opponent`` and ``--seat`` (``agentgym eval``,
+    ``agentgym play``): ``--opponent NAME`` once for every other seat, or ``--opponent
+    SEAT=NAME`` once per seat; none at all for a single-agent env."""
+    if not opponents:
+        if seat is not None:
+            raise UsageError("--seat goes with --opponent (the players in the other seats)")
+        return {}
+    pairs = [value.partition("=") for value in opponents]
+    if not any(equals for _, equals, _ in pairs):
+        if len(opponents) > 1:
+            raise UsageError(
+                f"--opponent {' --opponent '.join(opponents)}: give one NAME for every other "
+                f"seat, or SEAT=NAME for each seat"
+            )
+        opponent: str | dict[str, str] = opponents[0]
+    elif all(equals and name and player for name, equals, player in pairs):
+        opponent = {name.strip(): player.strip() for name, _, player in pairs}
+    else:
+        raise UsageError(
+            f"--opponent {' --opponent '.join(opponents)}: write either one NAME or SEAT=NAME "
+            f"for each seat, not both"
+        )
+    return {"opponent": opponent} | ({} if seat is None else {"seat": seat})
 
 
 def make_seated(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:

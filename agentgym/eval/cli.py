@@ -117,6 +117,21 @@ def add_commands(commands: Any) -> None:
     )
     one_env.add_argument("--episodes-per-task", type=int, metavar="K", help="(default: 1)")
     one_env.add_argument(
+        "--opponent",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with a multi-agent id (multiagent/*): the agent plays one seat and this "
+        "reference player every other seat (a wrong name lists the game's), or SEAT=NAME for "
+        "each seat (repeatable); recorded in the manifest with the env",
+    )
+    one_env.add_argument(
+        "--seat",
+        metavar="SEAT",
+        help="with --opponent: the agent's seat, such as player_0 (default: alternate, the "
+        "side following the task, so that a run plays every side equally)",
+    )
+    one_env.add_argument(
         "--max-steps", type=int, metavar="N", help="the step limit (default: the env's own)"
     )
     one_env.add_argument(
@@ -170,7 +185,16 @@ def _shipped() -> list[str]:
     return list_benchmarks()
 
 
-ONE_ENV_OPTIONS = ("split", "difficulty", "tasks", "episodes_per_task", "max_steps", "sampling")
+ONE_ENV_OPTIONS = (
+    "split",
+    "difficulty",
+    "tasks",
+    "episodes_per_task",
+    "max_steps",
+    "sampling",
+    "opponent",
+    "seat",
+)
 """The options that describe an ``--env`` run's suite; a benchmark file pins its own."""
 
 
@@ -214,6 +238,7 @@ def _benchmark_of(args: argparse.Namespace) -> Any:
 
     from agentgym.eval.plan import load_benchmark
     from agentgym.eval.run import one_env_benchmark
+    from agentgym.seating import seat_kwargs
 
     if args.benchmark:
         for name in ONE_ENV_OPTIONS:
@@ -234,6 +259,7 @@ def _benchmark_of(args: argparse.Namespace) -> Any:
         seed=args.seed,
         sampling=parse_options(args.sampling, "--sampling"),
         flag="--tasks ",
+        kwargs=seat_kwargs(args.opponent, args.seat),
     )
 
 

@@ -140,10 +140,12 @@ def one_env_benchmark(
     seed: int | None = None,
     sampling: dict[str, Any] | None = None,
     flag: str = "tasks=",
+    kwargs: dict[str, Any] | None = None,
 ) -> Benchmark:
     """A suite of one env (``agentgym eval --env`` and ``evaluate(env=...)``), named after it:
-    ``tasks`` of its ``split`` (default: up to 10), ``episodes_per_task`` each. Asking for more
-    tasks than the env has there is a :class:`UsageError` naming ``flag`` and the count."""
+    ``tasks`` of its ``split`` (default: up to 10), ``episodes_per_task`` each, the env made
+    with ``kwargs`` (a seated game's ``opponent`` and ``seat``). Asking for more tasks than
+    the env has there is a :class:`UsageError` naming ``flag`` and the count."""
     from agentgym.eval.plan import BenchmarkEnv
 
     entry = BenchmarkEnv(
@@ -152,6 +154,7 @@ def one_env_benchmark(
         difficulty=difficulty,
         tasks=10 if tasks is None else tasks,
         max_steps=max_steps,
+        kwargs=dict(kwargs or {}),
     )
     if tasks is not None:
         _check_task_count(entry, flag)
