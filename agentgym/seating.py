@@ -16,6 +16,8 @@ reports, the benchmarks, ``agentgym play`` for a person, the trainers. It is bui
   opponents', until the seat's turn comes again or the game ends.
 * The observation is the seat's own view, with the opponents' moves as the game shows them
   (a board after their move, a message they sent; nothing private of theirs).
+* A game the opponents end before the seat's first turn (a midgame position they win in one
+  move) ends at the seat's first step, whatever it writes: every episode has a step.
 * An invalid action is the game's feedback, unchanged: the seat moves again, told why, and
   the game's mistake limit forfeits it.
 * ``info`` is the seat's info from the game, with ``admissible_actions`` (the game's
@@ -185,6 +187,7 @@ class SeatedEnv(Env[str, str]):
         else:
             self._play_opponents()
         observation, _, _, _, info = self._result()
+        self._done = False  # a game over already still takes the seat's one step
         info["instructions"] = self._instructions(info)
         info["game_seed"] = game_seed
         return observation, info
@@ -195,6 +198,8 @@ class SeatedEnv(Env[str, str]):
             raise ResetNeeded("call reset() before step()")
         if self._done:
             raise ResetNeeded("the game has ended (terminated or truncated); call reset()")
+        if self._over():  # the opponents ended the game before the seat's first turn
+            return self._result()
         if not isinstance(action, str):
             raise UsageError(
                 f"step() takes the agent's action as a str, got {type(action).__name__} "
@@ -264,14 +269,14 @@ class SeatedEnv(Env[str, str]):
         assert self.seat is not None
         game_info = self._infos if self.parallel else self._game.infos
         info = dict(game_info.get(self.seat, {}))
-        verdict = info.get("verdict")
+        found = info.get("verdict")
         over = self._over()
-        terminated = over and isinstance(verdict, Verdict)
+        terminated = over and isinstance(found, Verdict)
         truncated = over and not terminated
+        verdict = found if terminated and isinstance(found, Verdict) else PENDING
+        info["verdict"] = verdict
         if terminated:
             info["game_reward"] = 2.0 * verdict.score - 1.0
-        else:
-            info["verdict"] = verdict = PENDING
         self._done = over
         reward = verdict.score if over else 0.0
         task = self._game.task
