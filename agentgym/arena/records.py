@@ -8,6 +8,11 @@ equal scores tied.
 ``group`` is the unit the bootstrap resamples: the matches that share a seed or pairing
 (a game and its seat-swapped twin, one round of a Swiss pairing) are not independent draws,
 so they are drawn together or not at all.
+
+``seed``, ``task_id`` and ``moves`` are the game itself: the reset that started it and every
+turn ``{seat: action}`` in order (as :class:`~agentgym.multiagent.GameResult` has them), so a
+match replays from ``(env_id, seed, task_id, moves)`` and its scores can be checked again.
+Records written before these fields existed read back with them empty.
 """
 
 from __future__ import annotations
@@ -32,6 +37,12 @@ class MatchRecord:
     """Seat -> its outcome; higher is better, equal scores are a tie."""
     group: str = ""
     """The bootstrap's cluster (the seed or pairing the match shares); the match id if empty."""
+    seed: int | None = None
+    """The seed of the game's reset; None where the record does not say."""
+    task_id: str = ""
+    """The task the game's reset picked; empty where the record does not say."""
+    moves: tuple[dict[str, str], ...] = ()
+    """Every turn in order, each ``{seat: action}``; empty where the record does not say."""
 
     def __post_init__(self) -> None:
         seats = tuple(self.seats)
@@ -53,6 +64,7 @@ class MatchRecord:
                 raise ValueError(f"match {self.match_id!r}: seat {seat!r} scored {score!r}")
         object.__setattr__(self, "seats", dict(self.seats))
         object.__setattr__(self, "scores", {s: float(self.scores[s]) for s in seats})
+        object.__setattr__(self, "moves", tuple(dict(turn) for turn in self.moves))
 
     @property
     def cluster(self) -> str:
@@ -77,6 +89,9 @@ class MatchRecord:
             "seats": dict(self.seats),
             "scores": dict(self.scores),
             "group": self.group,
+            "seed": self.seed,
+            "task_id": self.task_id,
+            "moves": [dict(turn) for turn in self.moves],
         }
 
     @classmethod
@@ -87,4 +102,10 @@ class MatchRecord:
             seats={str(k): str(v) for k, v in data["seats"].items()},
             scores={str(k): float(v) for k, v in data["scores"].items()},
             group=str(data.get("group", "")),
+            seed=None if data.get("seed") is None else int(data["seed"]),
+            task_id=str(data.get("task_id", "")),
+            moves=tuple(
+                {str(seat): str(action) for seat, action in turn.items()}
+                for turn in data.get("moves", ())
+            ),
         )

@@ -49,3 +49,29 @@ def test_placings_put_equal_scores_in_one_block_best_first():
 def test_a_bad_record_is_one_clear_line(seats, scores, message):
     with pytest.raises(ValueError, match=f"match 'bad': {message}"):
         MatchRecord("bad", "g", seats, scores)
+
+
+def test_a_record_keeps_the_game_that_replays_it():
+    record = MatchRecord(
+        "m4",
+        "multiagent/TicTacToe-v0",
+        {"player_0": "a", "player_1": "b"},
+        {"player_0": 1, "player_1": 0},
+        seed=7,
+        task_id="t0",
+        moves=({"player_0": "4"}, {"player_1": "0"}),
+    )
+    again = MatchRecord.from_dict(json.loads(json.dumps(record.to_dict())))
+    assert again == record
+    assert (again.seed, again.task_id, again.moves) == (7, "t0", record.moves)
+
+
+def test_a_record_from_before_the_game_fields_reads_back_with_them_empty():
+    old = {
+        "match_id": "m5",
+        "env_id": "g",
+        "seats": {"x": "a", "y": "b"},
+        "scores": {"x": 1, "y": 0},
+    }
+    record = MatchRecord.from_dict(old)
+    assert (record.seed, record.task_id, record.moves) == (None, "", ())
