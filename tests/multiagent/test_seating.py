@@ -189,9 +189,8 @@ def test_the_single_agent_checks_pass_on_a_seated_game(env_id, opponent):
         skip=("oracle", "random_agent", "task_blind"),
         leak_cycles=10,
     )
-    assert {"gymnasium", "info_contract", "determinism", "bad_actions", "close"} <= set(
-        report.passed
-    )
+    checks = {"gymnasium", "info_contract", "determinism", "bad_actions", "close", "leaks"}
+    assert checks <= set(report.passed)
 
 
 def test_eval_seats_an_agent_and_the_ledger_records_the_opponent(tmp_path, capsys):
