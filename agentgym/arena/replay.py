@@ -1,0 +1,159 @@
+"""Re-score a match by playing its moves again: the arena's equivalent of the leaderboard's
+replay re-scoring of single-agent runs.
+
+A :class:`~agentgym.arena.MatchRecord` carries what started the game (``env_id``, ``seed``,
+``task_id``) and every turn's moves (``{seat: action}``, as :class:`~agentgym.multiagent.
+GameResult` records them). :func:`replay` plays those moves in a fresh env through
+:func:`~agentgym.multiagent.play_game` itself, each seat served the recorded text, so the
+scores it returns are the game's own verdicts, computed the way the arena computed them. A
+record whose moves cannot be played as written (a seat moving out of turn, moves left over
+after the game ended, the game unfinished when they run out) or whose claimed scores are not
+the game's is refused with :class:`ReplayMismatch`, naming the match and the first turn
+where the record and the game part.
+
+A move the game calls invalid is not a mismatch: an invalid action is feedback inside the
+game (counted, and a forfeit after the game's limit), so it replays the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentgym.arena.records import MatchRecord
+from agentgym.errors import AgentGymError, UsageError
+from agentgym.multiagent import GameResult, play_game
+from agentgym.registry import make_multi
+
+__all__ = ["ReplayMismatch", "replay"]
+
+
+class ReplayMismatch(AgentGymError, ValueError):
+    """A match record that its game does not bear out: ``turn`` (1-based) is the first turn
+    where record and game part, ``None`` when the record cannot start a game at all."""
+
+    def __init__(self, match_id: str, turn: int | None, reason: str) -> None:
+        where = f"turn {turn}" if turn is not None else "the start"
+        super().__init__(f"match {match_id!r} does not replay (at {where}): {reason}")
+        self.match_id = match_id
+        self.turn = turn
+        self.reason = reason
+
+
+def replay(record: MatchRecord, *, env: Any | None = None) -> MatchRecord:
+    """Play ``record``'s moves again from its seed and task; the record with the scores the
+    game gives. Raises :class:`ReplayMismatch` when the moves or the claimed scores are not
+    what the game makes of them.
+
+    ``env`` (a :func:`~agentgym.registry.make_multi` env of ``record.env_id``) is reused when
+    given, and left in the game's final state so the caller can show it (``render()``); by
+    default a fresh env is made and closed.
+    """
+    if record.seed is None:
+        raise ReplayMismatch(record.match_id, None, "the record has no seed to start the game")
+    if not record.moves:
+        raise ReplayMismatch(record.match_id, None, "the record has no moves")
+    game = make_multi(record.env_id) if env is None else env
+    try:
+        result = _play(record, game, record.seed)
+    finally:
+        if env is None:
+            game.close()
+    _compare_moves(record, result)
+    _compare_scores(record, result.outcome)
+    return dataclasses.replace(record, scores=dict(result.outcome))
+
+
+def _play(record: MatchRecord, env: Any, seed: int) -> GameResult:
+    agents = list(env.possible_agents)
+    if sorted(record.seats) != sorted(agents):
+        raise ReplayMismatch(
+            record.match_id,
+            None,
+            f"its seats {sorted(record.seats)} are not {record.env_id}'s agents {agents}",
+        )
+    script = _Script(record.match_id, record.moves)
+    try:
+        return play_game(
+            env,
+            dict.fromkeys(agents, script),
+            seed,
+            task_id=record.task_id or None,
+            max_turns=len(record.moves),
+        )
+    except _Diverged as diverged:
+        raise ReplayMismatch(record.match_id, diverged.turn, diverged.reason) from None
+    except (AgentGymError, KeyError) as error:  # an unknown task id, a move the env refuses
+        raise ReplayMismatch(record.match_id, script.turn, str(error)) from None
+
+
+def _compare_moves(record: MatchRecord, result: GameResult) -> None:
+    """The game must have played exactly the recorded turns, ending on the last one."""
+    for turn, (recorded, played) in enumerate(zip(record.moves, result.moves, strict=False), 1):
+        if dict(recorded) != played:
+            raise ReplayMismatch(
+                record.match_id,
+                turn,
+                f"the record has {sorted(recorded)} moving, the game asked {sorted(played)}",
+            )
+    if len(result.moves) < len(record.moves):
+        raise ReplayMismatch(
+            record.match_id,
+            len(result.moves) + 1,
+            f"the game ended after turn {len(result.moves)} but the record has "
+            f"{len(record.moves)} turns",
+        )
+    if not result.finished:
+        raise ReplayMismatch(
+            record.match_id,
+            len(record.moves),
+            f"the game is not over after the record's {len(record.moves)} turns",
+        )
+
+
+def _compare_scores(record: MatchRecord, outcome: Mapping[str, float]) -> None:
+    for seat in record.seats:
+        if record.scores[seat] != outcome[seat]:
+            raise ReplayMismatch(
+                record.match_id,
+                len(record.moves),
+                f"seat {seat} ({record.seats[seat]}) scores {outcome[seat]:g} in the game, "
+                f"the record claims {record.scores[seat]:g}",
+            )
+
+
+class _Diverged(Exception):
+    def __init__(self, turn: int, reason: str) -> None:
+        super().__init__(reason)
+        self.turn = turn
+        self.reason = reason
+
+
+class _Script:
+    """Every seat of the replayed game: hands the game the recorded text for the agent it
+    asks. A turn is over once each of its recorded seats has moved (one in a turn-based
+    game, every live one in a simultaneous round), or when a seat is asked twice."""
+
+    def __init__(self, match_id: str, moves: Sequence[Mapping[str, str]]) -> None:
+        self.match_id = match_id
+        self.moves = moves
+        self.turn = 1
+        self._served: set[str] = set()
+
+    def __call__(self, env: Any, agent: str) -> str:
+        current = self.moves[self.turn - 1]
+        if agent in self._served or self._served >= set(current):
+            if self.turn == len(self.moves):
+                raise _Diverged(self.turn + 1, f"the game asks {agent} to move; the record ends")
+            self.turn, self._served = self.turn + 1, set()
+            current = self.moves[self.turn - 1]
+        if agent not in current:
+            raise _Diverged(
+                self.turn, f"the game asks {agent} to move; the record has {sorted(current)}"
+            )
+        action = current[agent]
+        if not isinstance(action, str):
+            raise UsageError(f"the recorded move of {agent} is not text: {action!r:.80}")
+        self._served.add(agent)
+        return action

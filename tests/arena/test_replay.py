@@ -1,0 +1,99 @@
+"""Replay re-scoring: a match's recorded moves, played again from its seed and task, give the
+game's own scores; a record the game does not bear out is refused, naming the match and the
+first turn where the two part."""
+
+import dataclasses
+
+import pytest
+
+import agentgym
+from agentgym.arena import MatchRecord
+from agentgym.arena.replay import ReplayMismatch, replay
+from agentgym.multiagent import play_game
+
+TICTACTOE = "multiagent/TicTacToe-v0"
+
+
+def played(env_id: str = TICTACTOE, seed: int = 5) -> MatchRecord:
+    """A real game between two random players, recorded as the arena records it."""
+    env = agentgym.make_multi(env_id)
+    players = env.unwrapped.reference_players()
+    result = play_game(env, {a: players["random"]() for a in env.possible_agents}, seed=seed)
+    env.close()
+    return MatchRecord(
+        f"{env_id}-{seed}",
+        env_id,
+        {agent: f"random-{i}" for i, agent in enumerate(env.possible_agents)},
+        result.outcome,
+        seed=result.seed,
+        task_id=result.task_id,
+        moves=tuple(result.moves),
+    )
+
+
+@pytest.mark.parametrize("env_id", [TICTACTOE, "multiagent/RockPaperScissors-v0"])
+def test_a_real_game_replays_to_its_own_scores(env_id):
+    record = played(env_id)
+    assert replay(record) == record
+
+
+def test_replay_returns_the_scores_the_game_gives_and_leaves_a_given_env_at_the_end():
+    record = played(seed=11)
+    env = agentgym.make_multi(TICTACTOE)
+    again = replay(record, env=env)
+    assert again.scores == record.scores
+    assert "The game is over" in env.unwrapped.render()
+
+
+def test_a_tampered_score_is_refused_at_the_last_turn():
+    record = played()
+    flipped = {seat: 1 - score for seat, score in record.scores.items()}
+    with pytest.raises(ReplayMismatch, match=r"scores .* in the game, the record claims") as error:
+        replay(dataclasses.replace(record, scores=flipped))
+    assert (error.value.match_id, error.value.turn) == (record.match_id, len(record.moves))
+
+
+def test_a_tampered_move_is_refused_at_its_turn():
+    record = played()
+    moves = [dict(turn) for turn in record.moves]
+    (seat,) = moves[1]
+    moves[1] = {seat: moves[0][next(iter(moves[0]))]}  # the cell the first move took: invalid
+    with pytest.raises(ReplayMismatch) as error:
+        replay(dataclasses.replace(record, moves=tuple(moves)))
+    assert error.value.turn == 3  # the invalid move keeps the turn; the record moves the other
+    assert "asks" in error.value.reason
+
+
+@pytest.mark.parametrize(
+    ("cut", "turn", "reason"),
+    [(-1, "last", "not over"), (+1, "extra", "ended after turn")],
+)
+def test_moves_missing_or_left_over_are_refused(cut, turn, reason):
+    record = played()
+    moves = record.moves[:-1] if cut < 0 else record.moves + record.moves[-1:]
+    with pytest.raises(ReplayMismatch, match=reason) as error:
+        replay(dataclasses.replace(record, moves=moves))
+    assert error.value.turn == (len(record.moves) - 1 if cut < 0 else len(record.moves) + 1)
+
+
+def test_a_seat_moving_out_of_turn_is_refused_at_that_turn():
+    record = played()
+    moves = list(record.moves)
+    moves[0], moves[1] = moves[1], moves[0]
+    with pytest.raises(ReplayMismatch, match="turn 1") as error:
+        replay(dataclasses.replace(record, moves=tuple(moves)))
+    assert error.value.turn == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"seed": None}, "no seed"),
+        ({"moves": ()}, "no moves"),
+        ({"task_id": "no-such-task"}, "no-such-task"),
+        ({"seats": {"a": "x", "b": "y"}, "scores": {"a": 1, "b": 0}}, r"not .* agents"),
+    ],
+)
+def test_a_record_that_cannot_start_its_game_is_refused(change, reason):
+    with pytest.raises(ReplayMismatch, match=reason):
+        replay(dataclasses.replace(played(), **change))
