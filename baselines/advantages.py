@@ -19,6 +19,8 @@ token_whitened         ``(x_i - mean) / std`` over every completion token of the
 step_group_normalized  GiGPO's step level: discounted step returns compared within the
                        steps of a group whose states are equal (same ``state_key``)
 turn_gae               PPO's generalized advantage estimation over an episode's turns
+role_conditioned       SPIRAL's RAE for self-play: ``R_i - b_role``, ``b_role`` an
+                       exponential moving average of the role's returns across iterations
 =====================  =====================================================================
 
 :func:`episode_weights` is not an estimator but a correction applied with one: it weighs
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeAlias
 
 import numpy as np
@@ -42,6 +44,7 @@ __all__ = [
     "episode_weights",
     "group_normalized",
     "leave_one_out",
+    "role_conditioned",
     "shaped_rewards",
     "step_group_normalized",
     "token_whitened",
@@ -202,3 +205,41 @@ def turn_gae(
         running = delta + gamma * lam * running
         advantages[t] = running
     return advantages, advantages + np.asarray(values, dtype=np.float64)
+
+
+RAE_DECAY = 0.95
+"""SPIRAL's default decay ``alpha`` of the role baselines (see :func:`role_conditioned`)."""
+
+
+def role_conditioned(
+    returns: Floats,
+    roles: Sequence[Hashable],
+    baselines: Mapping[Hashable, float],
+    *,
+    decay: float = RAE_DECAY,
+) -> tuple[np.ndarray, dict[Hashable, float]]:
+    """SPIRAL's role-conditioned advantage estimation (RAE; Liu et al. 2025, arXiv
+    2506.24119, Eq. 2 and Algorithm 1): ``(advantages, baselines after the batch)``.
+
+    In self-play on a zero-sum game the two seats' returns cancel, so a batch mean is about 0
+    whatever the policy does, and a seat's edge (the first move, the last word) would be
+    credited to the moves. RAE keeps one baseline per role (a game and a seat), starting at
+    0 (a role not in ``baselines``), and for each episode ``i`` in order::
+
+        b[role_i] <- decay * b[role_i] + (1 - decay) * R_i
+        A_i = R_i - b[role_i]
+
+    (the baseline is updated *before* the advantage is taken, as in the paper's algorithm).
+    ``baselines`` is not changed: the trainer keeps the returned dict for its next batch.
+    """
+    if not 0.0 <= decay <= 1.0:
+        raise ValueError(f"the RAE decay must be in [0, 1], got {decay!r}")
+    values = np.asarray(returns, dtype=np.float64)
+    if len(values) != len(roles):
+        raise ValueError(f"{len(values)} returns for {len(roles)} roles")
+    state = dict(baselines)
+    out = np.zeros_like(values)
+    for index, (value, role) in enumerate(zip(values, roles, strict=True)):
+        state[role] = decay * state.get(role, 0.0) + (1.0 - decay) * float(value)
+        out[index] = value - state[role]
+    return out, state

@@ -33,6 +33,7 @@ ALGORITHMS: dict[str, str] = {
     "reinforce_pp": "REINFORCE++ (batch-whitened advantages, clipped loss)",
     "gigpo": "GiGPO: episode-level plus anchor-state step-level advantages",
     "expert_iteration": "rejection-sampling fine-tuning, or SFT on oracle/random demos",
+    "selfplay": "self-play on a two-player game (itself or a pool), SPIRAL's RAE",
 }
 """The baselines, by the name ``agentgym train`` takes."""
 
