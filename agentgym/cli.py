@@ -365,7 +365,15 @@ def _benchmark_row(env: Any, no_counts: bool) -> tuple[int, str]:
             count, note = env.tasks, f" (at most; agentgym[{spec(env.id).extra}] counts them)"
     where = env.split + (f", {env.difficulty}" if env.difficulty else "")
     limit = f", at most {env.max_steps} steps" if env.max_steps else ""
-    return count, f"{count} {where} tasks{note}{limit}"
+    seated = f", against {_opponents(env.kwargs['opponent'])}" if "opponent" in env.kwargs else ""
+    return count, f"{count} {where} tasks{note}{limit}{seated}"
+
+
+def _opponents(opponent: Any) -> str:
+    """A seated game's opponents (agentgym.seating), as a suite's line names them."""
+    if isinstance(opponent, dict):
+        return ", ".join(f"{name} ({seat})" for seat, name in opponent.items())
+    return str(opponent)
 
 
 # --------------------------------------------------------------------------- info

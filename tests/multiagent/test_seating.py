@@ -244,3 +244,9 @@ def test_a_task_blind_policy_does_not_pass_against_the_benchmark_opponent(env_id
             (_, _, terminated, _, last), _ = finish(env, info, policy)
             assert terminated and not last["verdict"].passed, (task_id, name, last["verdict"])
     env.close()
+
+
+def test_agentgym_benchmarks_names_the_opponents_of_multiagent_v0(capsys):
+    assert cli.main(["benchmarks", "multiagent-v0", "--no-counts"]) == 0
+    shown = capsys.readouterr().out
+    assert "multiagent/ConnectFour-v0  6 test tasks (at most), against solver-depth-4" in shown
