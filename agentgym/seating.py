@@ -20,9 +20,9 @@ reports, the benchmarks, ``agentgym play`` for a person, the trainers. It is bui
   move) ends at the seat's first step, whatever it writes: every episode has a step.
 * An invalid action is the game's feedback, unchanged: the seat moves again, told why, and
   the game's mistake limit forfeits it.
-* ``info`` is the seat's info from the game, with ``admissible_actions`` (the game's
-  ``legal_actions`` for the seat, where it lists them), ``seat``, ``opponents`` and, every
-  step, a ``verdict``: the game's verdict for the seat once the game is over, and before
+* ``info`` is the seat's info from the game, its ``legal_actions`` (where the game lists
+  them) under the single-agent name ``admissible_actions``, with ``seat``, ``opponents``
+  and, every step, a ``verdict``: the game's verdict for the seat once the game is over, and before
   that a provisional one (score 0, not passed). Pass or fail is the game's own verdict:
   a win in the board games, chips won in poker, a deal worth half the agent's maximum in
   negotiation, a win of the attacker's or the defender's side in taboo.
@@ -282,8 +282,8 @@ class SeatedEnv(Env[str, str]):
         task = self._game.task
         info.update(split=task.split, difficulty=task.difficulty, seat=self.seat)
         info["opponents"] = {s: self.opponents[s] for s in self._players}
-        if "legal_actions" in info:
-            info["admissible_actions"] = list(info["legal_actions"])
+        if "legal_actions" in info:  # the single-agent name for the same list
+            info["admissible_actions"] = list(info.pop("legal_actions"))
         return str(self._observation), float(reward), terminated, truncated, info
 
     def _instructions(self, info: Mapping[str, Any]) -> str:
