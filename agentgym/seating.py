@@ -22,9 +22,9 @@ reports, the benchmarks, ``agentgym play`` for a person, the trainers. It is bui
   the game's mistake limit forfeits it.
 * ``info`` is the seat's info from the game, its ``legal_actions`` (where the game lists
   them) under the single-agent name ``admissible_actions``, with ``seat``, ``opponents``
-  and, every step, a ``verdict``: the game's verdict for the seat once the game is over, and before
-  that a provisional one (score 0, not passed). Pass or fail is the game's own verdict:
-  a win in the board games, chips won in poker, a deal worth half the agent's maximum in
+  and, every step, a ``verdict``: the game's verdict for the seat once the game is over,
+  and before that a provisional one (score 0, not passed). Pass or fail is the game's own
+  verdict: a win in the board games, chips won in poker, a deal worth half the agent's maximum in
   negotiation, a win of the attacker's or the defender's side in taboo.
 * The reward is the change in the verdict's score, as in every single-agent env (0 until
   the end, then the seat's score in ``[0, 1]``), so an episode's return equals its score;
