@@ -64,6 +64,7 @@ __all__ = [
     "episodes_frame",
     "find_episode",
     "natural_key",
+    "page",
     "read_run",
     "results_frame",
     "write_html",
@@ -113,11 +114,19 @@ def write_html(runs: list[Run], path: str | Path) -> Path:
         body = f'<p class="warning">Warning: {html.escape(warning)}</p>\n{body}'
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    page = _PAGE.format(
-        when=time.strftime("%Y-%m-%d %H:%M:%S"), body=body, transcript_css=TRANSCRIPT_CSS
-    )
-    target.write_text(page, encoding="utf-8")
+    target.write_text(page("agentgym report", body), encoding="utf-8")
     return target
+
+
+def page(title: str, body: str, *, css: str = "") -> str:
+    """A self-contained report page: ``body`` (HTML) under ``title``, in the report's styles
+    (the transcripts' included) and ``css`` after them; the arena's report uses it too."""
+    return _PAGE.format(
+        title=html.escape(title),
+        when=time.strftime("%Y-%m-%d %H:%M:%S"),
+        body=body,
+        css=TRANSCRIPT_CSS + css,
+    )
 
 
 def _pyplot() -> Any:
@@ -138,7 +147,7 @@ def _anchor(title: str) -> str:
 
 
 _PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>agentgym report</title>
+<html><head><meta charset="utf-8"><title>{title}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }}
 table {{ border-collapse: collapse; font-size: 0.9em; margin-bottom: 1em; }}
@@ -153,9 +162,9 @@ details.episode summary {{ cursor: pointer; }}
 p.warning {{ background: #fff3cd; padding: 0.6em; border-left: 4px solid #e0a800; }}
 p.convention, p.note {{ color: #555; font-size: 0.9em; }}
 p.sentence {{ font-weight: bold; margin-bottom: 0.2em; }}
-{transcript_css}
+{css}
 </style></head>
-<body><h1>agentgym report</h1><p>written {when}</p>
+<body><h1>{title}</h1><p>written {when}</p>
 {body}
 </body></html>
 """
