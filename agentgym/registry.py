@@ -14,6 +14,8 @@
   Every single-agent id is also registered with Gymnasium, so ``gymnasium.make(id)`` works
   after ``import agentgym``.
 * ``make_multi(id, **kwargs)`` builds a PettingZoo env (AEC or parallel).
+* A family may register its ids on demand (:func:`register_resolver`): ``textarena/<Game>-v0``
+  names any of TextArena's offline games without registering each in advance.
 * Every family, ours and third-party ones alike, registers through the Python entry-point
   group ``agentgym.envs``: the entry point names a module whose import calls
   :func:`register` and imports nothing heavy. ``import agentgym`` loads them all
@@ -33,6 +35,7 @@ import importlib.metadata
 import re
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, SupportsFloat
@@ -58,6 +61,7 @@ __all__ = [
     "make_limited",
     "make_multi",
     "register",
+    "register_resolver",
     "spec",
 ]
 
@@ -131,6 +135,7 @@ class EnvSpec:
 
 
 _registry: dict[str, EnvSpec] = {}
+_resolvers: dict[str, Callable[[str], None]] = {}
 _loaded = False
 _loading = False
 _load_lock = threading.RLock()
@@ -276,9 +281,21 @@ def spec(id: str) -> EnvSpec:
     if not isinstance(id, str):
         raise UsageError(f"env ids are strings like 'games/Sokoban-v0', got {type(id).__name__}")
     found = _registry.get(id)
+    resolver = _resolvers.get(id.split("/", 1)[0])
+    if found is None and resolver is not None and ID_PATTERN.match(id):
+        resolver(id)  # registers the id, or raises why it is not one
+        found = _registry.get(id)
     if found is None:
         raise UnknownEnvError(_unknown_message(id))
     return found
+
+
+def register_resolver(family: str, resolver: Callable[[str], None]) -> None:
+    """Let ``family`` register its ids on demand: :func:`spec` calls ``resolver(id)`` for an
+    id of the family that is not registered, and the resolver registers it (or raises a
+    :class:`UsageError` saying why it cannot be). For a family that wraps a catalogue too
+    large to register in advance (TextArena's games: ``textarena/<Game>-v0``)."""
+    _resolvers[family] = resolver
 
 
 def _unknown_message(id: str) -> str:

@@ -86,3 +86,23 @@ register(
     extra="multiagent",
     description="chess from the standard start or a named opening; Stockfish as opponent",
 )
+
+# TextArena's games through one adapter (envs/multiagent/textarena_adapter.py): SPIRAL's three
+# games as ids, and any other offline game by name (textarena/<Game>-v0, resolved on demand).
+from agentgym.envs.multiagent.textarena_games import resolve as _resolve_textarena  # noqa: E402
+from agentgym.registry import register_resolver  # noqa: E402
+
+for _game, _description in (
+    ("TicTacToe-v0", "SPIRAL's tic-tac-toe: cells 0-8, player 0 is O and moves first"),
+    ("KuhnPoker-v0", "SPIRAL's Kuhn poker: J, Q, K; three rounds; the most chips wins"),
+    ("SimpleNegotiation-v0", "SPIRAL's negotiation: trade goods of private value for 10 turns"),
+):
+    register(
+        f"textarena/{_game}",
+        entry_point="agentgym.envs.multiagent.textarena_adapter:TextArenaEnv",
+        kind="aec",
+        extra="multiagent",
+        kwargs={"game": _game},
+        description=_description,
+    )
+register_resolver("textarena", _resolve_textarena)
