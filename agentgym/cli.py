@@ -244,6 +244,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_eval_commands(commands)
 
+    from agentgym.arena.cli import add_commands as add_arena_commands
+
+    add_arena_commands(commands)
+
     from agentgym.sandbox.cli import add_commands as add_container_commands
 
     add_container_commands(commands)

@@ -1,0 +1,216 @@
+"""Playing one arena match: reference players and agents in the seats of one game.
+
+The whole game runs in a worker thread (:func:`~agentgym.multiagent.play_game`, so it is the
+same game a test or a replay plays), while the agents stay on the arena's event loop: an
+agent's turn hands its ``act`` to the loop (:func:`asyncio.run_coroutine_threadsafe`) and
+the game thread waits for the answer. Many matches at once thus keep many agent requests in
+flight together, and a batching model backend gathers them, as the evaluator's episodes do.
+
+An agent seat is shown what a seated episode shows (:class:`~agentgym.seating.SeatedEnv`):
+its own observation (with the game's feedback after an invalid move), its info with the
+legal moves as ``admissible_actions``, and the game's rules with who sits where as its
+instructions. Its moves become an :class:`~agentgym.ledger.EpisodeRecord` (tokens, logprobs,
+the game's verdict for the seat, reward 0 until the end and then the seat's score), so
+trainers and reports read arena games like any episode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym.agents import Agent, AgentFactory, AgentReply, EpisodeContext
+from agentgym.core import Verdict
+from agentgym.errors import InfrastructureError
+from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
+from agentgym.multiagent import GameResult, ReferencePlayer, play_game
+from agentgym.task_env import clean_action, clean_text
+
+__all__ = ["AgentSeat", "MatchPlay", "play_match"]
+
+MAX_TURNS = 10_000
+"""A game still going after this many turns stops unfinished (an errored match)."""
+
+
+@dataclass
+class AgentSeat:
+    """One agent in one seat of one match: asks the agent from the game thread, records its
+    moves as an episode."""
+
+    agent: Agent
+    player: str
+    seat: str
+    env_id: str
+    match_id: str
+    loop: asyncio.AbstractEventLoop
+    timeout: float | None
+    opponents: dict[str, str]
+    sampling: dict[str, Any] = field(default_factory=dict)
+    record: EpisodeRecord | None = None
+    seed: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def __call__(self, env: Any, agent: str) -> str:
+        """The agent's move for its seat (called by :func:`play_game` in the game thread)."""
+        observation, info = seat_view(env, agent)
+        info["seat"], info["opponents"] = self.seat, dict(self.opponents)
+        if self.record is None:
+            self.record = self._start(env, observation, info)
+        else:
+            self.record.steps[-1].observation = observation
+        asked = time.monotonic()
+        reply = self._ask(observation, info)
+        action = clean_action(reply.action)
+        text = action if isinstance(action, str) else json.dumps(action, default=str)
+        kept = {k: v for k, v in info.items() if k != "instructions"}
+        if reply.text is not None:
+            kept["agent_text"] = clean_text(reply.text)
+        if reply.usage:
+            kept["usage"] = dict(reply.usage)
+        self.record.steps.append(
+            StepRecord(
+                action=text,
+                observation=None,
+                reward=0.0,
+                terminated=False,
+                truncated=False,
+                info=kept,
+                agent_seconds=time.monotonic() - asked,
+                tokens=reply.tokens,
+            )
+        )
+        return text
+
+    def _start(self, env: Any, observation: str, info: dict[str, Any]) -> EpisodeRecord:
+        game = env.unwrapped
+        against = ", ".join(f"{s}: {p}" for s, p in self.opponents.items())
+        instructions = f"{game.rules()}\n\nYou play {self.seat}; the other seats are {against}."
+        context = EpisodeContext(
+            env_id=self.env_id,
+            task_id=str(game.task.id),
+            seed=self.seed,
+            instructions=instructions,
+            info=info,
+            sampling=self.sampling,
+        )
+        self._on_loop(self._reset(context))
+        return EpisodeRecord(
+            spec=EpisodeSpec(
+                env_id=self.env_id,
+                task_id=str(game.task.id),
+                seed=self.seed,
+                agent=self.player,
+                sampling=self.sampling,
+                env_kwargs={"seat": self.seat, "opponent": dict(self.opponents)},
+            ),
+            initial_observation=observation,
+            episode_id=f"{self.match_id}/{self.seat}",
+            instructions=instructions,
+            started_at=time.time(),
+        )
+
+    async def _reset(self, context: EpisodeContext) -> None:
+        self.agent.reset(context)
+
+    def _ask(self, observation: str, info: dict[str, Any]) -> AgentReply:
+        reply = self._on_loop(self.agent.act(observation, info))
+        return reply if isinstance(reply, AgentReply) else AgentReply(action=reply)
+
+    def _on_loop(self, coroutine: Any) -> Any:
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        try:
+            return future.result(self.timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise InfrastructureError(
+                f"the agent {self.player!r} took over the step timeout of {self.timeout} s"
+            ) from None
+
+    def finish(self, env: Any, result: GameResult) -> EpisodeRecord | None:
+        """The seat's episode once the game is over (None if the agent never moved)."""
+        if self.record is None:
+            return None
+        last = self.record.steps[-1]
+        last.observation, _ = seat_view(env, self.seat)
+        verdict = result.verdicts.get(self.seat)
+        last.terminated = isinstance(verdict, Verdict)
+        last.truncated = not last.terminated
+        last.reward = verdict.score if isinstance(verdict, Verdict) else 0.0
+        self.record.verdict = verdict
+        self.record.status = "ok" if last.terminated else "truncated"
+        self.record.seconds = time.monotonic() - self.started
+        return self.record
+
+
+def seat_view(env: Any, agent: str) -> tuple[str, dict[str, Any]]:
+    """What ``agent`` sees now: its observation and info (with ``admissible_actions``)."""
+    game = env.unwrapped
+    if hasattr(env, "observe"):  # a turn-based (AEC) game
+        observation, info = str(env.observe(agent)), dict(game.infos.get(agent, {}))
+    else:  # a simultaneous game: the agent's view of the world as it stands
+        observation, info = str(game.describe(game.world, agent)), {}
+        legal = game.legal_actions(game.world, agent) if game.world is not None else None
+        if legal is not None:
+            info["legal_actions"] = list(legal)
+    if "legal_actions" in info:
+        info["admissible_actions"] = list(info["legal_actions"])
+    return observation, info
+
+
+@dataclass
+class MatchPlay:
+    """What one match needs: the env, the players' makers and where agents run."""
+
+    env_id: str
+    references: Mapping[str, Any]
+    """Reference player name -> factory of a :class:`ReferencePlayer`."""
+    agents: Mapping[str, AgentFactory]
+    """Agent player name -> factory of an agent."""
+    loop: asyncio.AbstractEventLoop
+    step_timeout: float | None
+    sampling: dict[str, Any] = field(default_factory=dict)
+
+
+def play_match(
+    how: MatchPlay, make_env: Any, seats: Mapping[str, str], seed: int, match_id: str
+) -> tuple[GameResult, list[EpisodeRecord]]:
+    """Play one match to its end in this (worker) thread: the game's result and the agent
+    seats' episodes. Raises what a player or the env raised; an unfinished game is an
+    :class:`InfrastructureError`."""
+    env = make_env(how.env_id)
+    players: dict[str, ReferencePlayer | AgentSeat] = {}
+    try:
+        for seat, player in seats.items():
+            if player in how.references:
+                players[seat] = how.references[player]()
+            else:
+                others = {s: p for s, p in seats.items() if s != seat}
+                players[seat] = AgentSeat(
+                    how.agents[player](),
+                    player,
+                    seat,
+                    how.env_id,
+                    match_id,
+                    how.loop,
+                    how.step_timeout,
+                    others,
+                    dict(how.sampling),
+                    seed=seed,
+                )
+        result = play_game(env, players, seed, max_turns=MAX_TURNS)
+        if not result.finished:
+            raise InfrastructureError(f"the game did not end within {MAX_TURNS} turns")
+        episodes = [p.finish(env, result) for p in players.values() if isinstance(p, AgentSeat)]
+        return result, [e for e in episodes if e is not None]
+    finally:
+        for made in players.values():
+            if isinstance(made, AgentSeat):
+                made.agent.close()
+            else:
+                made.close()
+        env.close()

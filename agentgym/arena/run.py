@@ -1,0 +1,392 @@
+"""The arena's runner: plays a schedule of matches into a run directory and rates the players.
+
+::
+
+    RUN_DIR/
+      manifest.json    the arena asked for (env, players, schedule, games, rounds, seed) and
+                       its sha256 digest, which a resume must match
+      matches.jsonl    one MatchRecord per scored match (agentgym.arena.records), appended as
+                       each finishes, with the seed, task and moves that replay it
+      errored.jsonl    one line per errored match: its id, seats, seed and the error
+      episodes.jsonl   every agent seat's view of its matches as an EpisodeRecord (the ledger)
+      ratings.json     the official ratings (intervals, ranks) and the provisional openskill ones
+
+**Many matches at once.** Each match is one asyncio task (``num_matches`` at a time); its game
+runs on a worker thread of a :class:`~agentgym.eval.threads.DaemonThreadPool`, and agents'
+``act`` run on the event loop (:mod:`agentgym.arena.match`), so a batching backend gathers
+requests across matches. Limits are the evaluator's :class:`~agentgym.eval.engine.EngineLimits`:
+``step_timeout`` bounds an agent's reply, ``episode_timeout`` a whole match, ``retries`` how
+often an errored match is played again.
+
+**Errored, never scored.** An exception from the env, a reference player or an agent's
+backend, a timeout, or a game that does not end is an infrastructure failure: the match is
+retried from the start, then written to ``errored.jsonl`` and left out of the ratings. An
+agent's bad move is not a failure: the game answers it, counts it, and forfeits a seat that
+keeps making them, so an agent can only lose. A :class:`~agentgym.errors.UsageError` stops the
+run.
+
+**Resumable.** Rerunning with ``resume=True`` on the same directory checks the manifest's
+digest and plays only the matches without a record in ``matches.jsonl`` or
+``errored.jsonl``; a Swiss arena replans its rounds from the recorded results, which give the
+same pairings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentgym.agents import AgentFactory, resolve_agent
+from agentgym.agents.specs import resolve_agent_object
+from agentgym.arena.match import MatchPlay, play_match
+from agentgym.arena.provisional import ProvisionalRating, provisional_ratings
+from agentgym.arena.ratings import Ratings, rate
+from agentgym.arena.records import MatchRecord
+from agentgym.arena.schedule import ScheduledMatch, check_players, round_robin, swiss_round
+from agentgym.errors import UsageError
+from agentgym.eval.engine import EngineLimits, check_num_envs
+from agentgym.eval.threads import DaemonThreadPool
+from agentgym.ledger import EpisodeRecord, EpisodeWriter
+
+__all__ = ["Arena", "ArenaResult", "run_arena", "run_arena_async"]
+
+Schedule = Literal["round-robin", "swiss"]
+MANIFEST_VERSION = "1.0"
+
+
+@dataclass(frozen=True)
+class Arena:
+    """What an arena plays: the env, the players (reference player names of the env, or
+    agent specs), the schedule, games per table (per pairing and round for Swiss), the
+    Swiss rounds and the base seed."""
+
+    env_id: str
+    players: tuple[str, ...]
+    games: int
+    schedule: Schedule = "round-robin"
+    rounds: int | None = None
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "env_id": self.env_id,
+            "players": list(self.players),
+            "games": self.games,
+            "schedule": self.schedule,
+            "rounds": self.rounds,
+            "seed": self.seed,
+        }
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()
+
+    def swiss_rounds(self) -> int:
+        """The Swiss rounds: as asked, else enough to rank the field (ceil(log2 n) + 1)."""
+        return self.rounds or max(1, (len(self.players) - 1).bit_length() + 1)
+
+
+@dataclass
+class ArenaResult:
+    """What :func:`run_arena` returns."""
+
+    run_dir: Path
+    records: list[MatchRecord]
+    errored: list[dict[str, Any]]
+    ratings: Ratings | None
+    provisional: list[ProvisionalRating]
+    resumed: int
+    """Matches found already done."""
+    episodes: list[EpisodeRecord] = field(default_factory=list)
+
+
+def run_arena(arena: Arena, out: str | os.PathLike[str], **options: Any) -> ArenaResult:
+    """Play ``arena`` into the run directory ``out``; see :func:`run_arena_async`."""
+    return asyncio.run(run_arena_async(arena, out, **options))
+
+
+async def run_arena_async(
+    arena: Arena,
+    out: str | os.PathLike[str],
+    *,
+    num_matches: int = 8,
+    resume: bool = False,
+    limits: EngineLimits | None = None,
+    agent_options: dict[str, Any] | None = None,
+    agents: Mapping[str, Any] | None = None,
+    make_env: Callable[[str], Any] | None = None,
+    on_match: Callable[[MatchRecord | None], None] | None = None,
+) -> ArenaResult:
+    """Play every match of ``arena`` (``num_matches`` at once) into ``out``, then rate.
+
+    ``agent_options`` configure the LLM agent specs among the players (as ``--agent-option``
+    does for eval); ``agents`` gives players as Python objects by name (an Agent class or
+    instance, a factory, ``f(observation, info)``: what :func:`~agentgym.agents.resolve_agent`
+    takes), for players no spec string names; ``make_env(env_id)`` builds a game (default
+    :func:`~agentgym.registry.make_multi`); ``on_match`` hears of each finished match (None
+    for an errored one).
+    """
+    from agentgym.registry import make_multi
+
+    check_num_envs(num_matches)
+    build = make_env or make_multi
+    references, seats = _game_facts(build, arena.env_id)
+    check_players(list(arena.players), seats, arena.games)
+    factories = _agent_factories(arena.players, references, agent_options, agents or {})
+    run_dir = Path(out)
+    done = _prepare(run_dir, arena, resume)
+    lim = limits or EngineLimits()
+    pool = DaemonThreadPool(min(num_matches, 64) + 8, name="agentgym-arena")
+    how = MatchPlay(
+        arena.env_id, references, factories, asyncio.get_running_loop(), lim.step_timeout
+    )
+    runner = _Runner(how, build, lim, pool, run_dir, on_match)
+    resumed = len(done)
+    try:
+        with runner.open():
+            for batch in _batches(arena, seats, run_dir):
+                todo = [m for m in batch if m.match_id not in done]
+                await runner.play(todo, num_matches)
+    finally:
+        pool.shutdown()
+    records, errored = read_matches(run_dir)
+    ratings = rate(records, seed=arena.seed) if records else None
+    provisional = provisional_ratings(records) if records else []
+    _write_ratings(run_dir, ratings, provisional)
+    return ArenaResult(run_dir, records, errored, ratings, provisional, resumed)
+
+
+def _game_facts(build: Callable[[str], Any], env_id: str) -> tuple[dict[str, Any], list[str]]:
+    """The env's reference players (name -> factory) and its seats."""
+    env = build(env_id)
+    try:
+        game = env.unwrapped
+        return dict(game.reference_players()), list(game.possible_agents)
+    finally:
+        env.close()
+
+
+def _agent_factories(
+    players: Sequence[str],
+    references: dict[str, Any],
+    options: dict[str, Any] | None,
+    objects: Mapping[str, Any],
+) -> dict[str, AgentFactory]:
+    """An agent factory for each player that is not a reference player of the env (a
+    reference player's name wins over an agent spec of the same name, e.g. ``random``)."""
+    factories = {}
+    for name in players:
+        if name in objects:
+            factories[name] = resolve_agent_object(objects[name], name)[0]
+        elif name not in references:
+            try:
+                factories[name] = resolve_agent(name, options)[0]
+            except UsageError as error:
+                known = ", ".join(sorted(references))
+                raise UsageError(
+                    f"{name!r} is neither a reference player of this game ({known}) nor an "
+                    f"agent spec: {error}"
+                ) from None
+    return factories
+
+
+def _batches(arena: Arena, seats: list[str], run_dir: Path) -> Any:
+    """The schedule, one batch at a time: all of a round-robin at once; a Swiss round each,
+    planned from the results recorded before it."""
+    players = list(arena.players)
+    if arena.schedule == "round-robin":
+        yield round_robin(players, seats, arena.games, arena.seed)
+        return
+    if arena.schedule != "swiss":
+        raise UsageError(f"unknown schedule {arena.schedule!r}; use round-robin or swiss")
+    played: set[frozenset[str]] = set()
+    sat_out: set[str] = set()
+    earlier: set[str] = set()  # the ids of the rounds before this one: a resume's later
+    for round in range(1, arena.swiss_rounds() + 1):  # results must not change a pairing
+        records, _ = read_matches(run_dir)
+        points: dict[str, float] = {}
+        for record in (r for r in records if r.match_id in earlier):
+            for seat, player in record.seats.items():
+                points[player] = points.get(player, 0.0) + record.scores[seat]
+        batch = swiss_round(players, seats, arena.games, arena.seed, round, points, played, sat_out)
+        paired = {p for m in batch for p in m.seats.values()}
+        sat_out |= set(players) - paired
+        played |= {frozenset(m.seats.values()) for m in batch}
+        earlier |= {m.match_id for m in batch}
+        yield batch
+
+
+@dataclass
+class _Runner:
+    """Plays matches and writes what they give to the run directory."""
+
+    how: MatchPlay
+    build: Callable[[str], Any]
+    limits: EngineLimits
+    pool: DaemonThreadPool
+    run_dir: Path
+    on_match: Callable[[MatchRecord | None], None] | None
+
+    def open(self) -> EpisodeWriter:
+        self.matches = _Appender(self.run_dir / "matches.jsonl")
+        self.errors = _Appender(self.run_dir / "errored.jsonl")
+        self.ledger = EpisodeWriter(self.run_dir / "episodes.jsonl")
+        return self.ledger
+
+    async def play(self, matches: list[ScheduledMatch], num_matches: int) -> None:
+        gate = asyncio.Semaphore(num_matches)
+
+        async def one(match: ScheduledMatch) -> None:
+            async with gate:
+                await self._match(match)
+
+        tasks = [asyncio.create_task(one(m)) for m in matches]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def _match(self, match: ScheduledMatch) -> None:
+        """Play one match, retrying failures; write its record, or its error."""
+        errors: list[str] = []
+        for _attempt in range(self.limits.retries + 1):
+            try:
+                async with asyncio.timeout(self.limits.episode_timeout):
+                    result, episodes = await self.pool.run(
+                        lambda: play_match(
+                            self.how, self.build, match.seats, match.seed, match.match_id
+                        )
+                    )
+            except UsageError:
+                raise
+            except TimeoutError:
+                errors.append(f"the match ran over its timeout of {self.limits.episode_timeout} s")
+                continue
+            except Exception as error:
+                errors.append(f"{type(error).__name__}: {error}")
+                continue
+            record = MatchRecord(
+                match_id=match.match_id,
+                env_id=self.how.env_id,
+                seats=match.seats,
+                scores=result.outcome,
+                group=match.group,
+                seed=match.seed,
+                task_id=result.task_id,
+                moves=tuple(result.moves),
+            )
+            for episode in episodes:
+                self.ledger.write(episode)
+            self.matches.append(record.to_dict())
+            if self.on_match is not None:
+                self.on_match(record)
+            return
+        self.errors.append(
+            {**match.to_dict(), "error": f"{len(errors)} attempt(s) failed; last: {errors[-1]}"}
+        )
+        if self.on_match is not None:
+            self.on_match(None)
+
+
+class _Appender:
+    """One JSON object a line, each line written and fsynced at once (as the ledger does)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, data: dict[str, Any]) -> None:
+        line = json.dumps(data, ensure_ascii=False) + "\n"
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def read_matches(run_dir: Path) -> tuple[list[MatchRecord], list[dict[str, Any]]]:
+    """The run's scored match records (first record of an id wins) and errored matches; a
+    torn last line (a crash mid-write) is skipped."""
+    records: dict[str, MatchRecord] = {}
+    for data in _lines(run_dir / "matches.jsonl"):
+        record = MatchRecord.from_dict(data)
+        records.setdefault(record.match_id, record)
+    errored = [e for e in _lines(run_dir / "errored.jsonl") if e["match_id"] not in records]
+    return list(records.values()), errored
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        try:
+            found.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i < len(lines) - 1:
+                raise UsageError(f"{path}: line {i + 1} is not JSON; is it an arena run?") from None
+    return found
+
+
+def _prepare(run_dir: Path, arena: Arena, resume: bool) -> set[str]:
+    """Create the run directory, or check it holds this arena for a resume; the ids of the
+    matches already recorded (scored or errored)."""
+    manifest_path = run_dir / "manifest.json"
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"the run directory {run_dir} is a file; choose another --out")
+    if manifest_path.exists():
+        if not resume:
+            raise UsageError(
+                f"{run_dir} already holds an arena; pass --resume to continue it, or choose "
+                f"another --out"
+            )
+        old = json.loads(manifest_path.read_text())
+        if old.get("arena_hash") != arena.digest():
+            raise UsageError(
+                f"cannot resume {run_dir}: it holds another arena ({old.get('arena')}); this "
+                f"one is {arena.to_dict()}"
+            )
+        records, errored = read_matches(run_dir)
+        return {r.match_id for r in records} | {e["match_id"] for e in errored}
+    if resume:
+        raise UsageError(
+            f"nothing to resume in {run_dir}: it holds no manifest.json (start without --resume)"
+        )
+    from agentgym import __version__
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "manifest_version": MANIFEST_VERSION,
+        "arena": arena.to_dict(),
+        "arena_hash": arena.digest(),
+        "created_at": time.time(),
+        "agentgym_version": __version__,
+    }
+    _write_json(manifest_path, manifest)
+    return set()
+
+
+def _write_ratings(
+    run_dir: Path, ratings: Ratings | None, provisional: list[ProvisionalRating]
+) -> None:
+    _write_json(
+        run_dir / "ratings.json",
+        {
+            "ratings": ratings.to_dict() if ratings is not None else None,
+            "provisional": [p.to_dict() for p in provisional],
+        },
+    )
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    scratch = path.with_suffix(".tmp")
+    scratch.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(scratch, path)

@@ -1,0 +1,181 @@
+"""The arena runner: matches into the run directory, ratings, resume, errored matches kept
+out of the ratings, agent seats in the ledger, and the CLI."""
+
+import json
+
+import pytest
+
+import agentgym
+from agentgym.agents import Agent
+from agentgym.arena.replay import replay
+from agentgym.arena.run import Arena, read_matches, run_arena
+from agentgym.cli import main
+from agentgym.errors import UsageError
+from agentgym.eval.engine import EngineLimits
+from agentgym.ledger import read_episodes
+
+TICTACTOE = "multiagent/TicTacToe-v0"
+CONNECT_FOUR = "multiagent/ConnectFour-v0"
+
+
+class FirstLegal(Agent):
+    """Plays the first legal move it is shown."""
+
+    async def act(self, observation, info):
+        return info["admissible_actions"][0]
+
+
+class Nonsense(Agent):
+    """Writes what no game takes: it must lose by forfeit, never error the match."""
+
+    async def act(self, observation, info):
+        return "xyzzy"
+
+
+class Broken(Agent):
+    """A backend that fails: an infrastructure failure."""
+
+    async def act(self, observation, info):
+        raise ConnectionError("the model server went away")
+
+
+class Crasher:
+    name = "crasher"
+
+    def act(self, env, agent):
+        raise RuntimeError("the engine crashed")
+
+    def close(self):
+        pass
+
+
+def with_crasher(env_id):
+    env = agentgym.make_multi(env_id)
+    players = env.unwrapped.reference_players()
+    env.unwrapped.reference_players = lambda: {**players, "crasher": Crasher}
+    return env
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_reference_players_fill_the_run_directory_and_the_records_replay(tmp_path):
+    arena = Arena(TICTACTOE, ("solver", "random"), games=6)
+    result = run_arena(arena, tmp_path / "run")
+    run = tmp_path / "run"
+    assert {"manifest.json", "matches.jsonl", "ratings.json"} <= {p.name for p in run.iterdir()}
+    assert len(lines(run / "matches.jsonl")) == 6 and not result.errored
+    for record in result.records:
+        assert record.moves and record.task_id and record.seed is not None
+        assert replay(record).scores == record.scores
+    ratings = json.loads((run / "ratings.json").read_text())
+    assert [r["player"] for r in ratings["ratings"]["rows"]] == ["solver", "random"]
+    assert {p["player"] for p in ratings["provisional"]} == {"solver", "random"}
+
+
+def test_resume_plays_only_the_missing_matches(tmp_path):
+    arena = Arena(TICTACTOE, ("solver", "random"), games=6)
+    first = run_arena(arena, tmp_path)
+    kept = (tmp_path / "matches.jsonl").read_text().splitlines()[:4]
+    (tmp_path / "matches.jsonl").write_text("\n".join(kept) + "\n")
+    played = []
+    again = run_arena(arena, tmp_path, resume=True, on_match=played.append)
+    assert len(played) == 2 and again.resumed == 4
+    assert sorted(r.match_id for r in again.records) == sorted(r.match_id for r in first.records)
+    with pytest.raises(UsageError, match="already holds an arena; pass --resume"):
+        run_arena(arena, tmp_path)
+    with pytest.raises(UsageError, match=r"cannot resume .* another arena"):
+        run_arena(Arena(TICTACTOE, ("solver", "random"), games=8), tmp_path, resume=True)
+
+
+def test_a_crashing_player_makes_errored_matches_never_scored_ones(tmp_path):
+    arena = Arena(TICTACTOE, ("solver", "random", "crasher"), games=2)
+    result = run_arena(arena, tmp_path, make_env=with_crasher, limits=EngineLimits(retries=1))
+    assert len(result.records) == 2  # solver against random only
+    assert all("crasher" not in r.players for r in result.records)
+    errored = lines(tmp_path / "errored.jsonl")
+    assert len(errored) == 4 and all("crasher" in e["seats"].values() for e in errored)
+    assert all("2 attempt(s) failed; last: RuntimeError: the engine crashed" in e["error"]
+               for e in errored)  # fmt: skip
+    assert {r.player for r in result.ratings.rows} == {"solver", "random"}
+    # a resume does not play errored matches again (as eval's resume does not)
+    played = []
+    run_arena(arena, tmp_path, make_env=with_crasher, resume=True, on_match=played.append)
+    assert played == []
+
+
+def test_agent_seats_write_episodes_to_the_ledger(tmp_path):
+    arena = Arena(TICTACTOE, ("first-legal", "random"), games=4)
+    result = run_arena(arena, tmp_path, agents={"first-legal": FirstLegal})
+    episodes = list(read_episodes(tmp_path / "episodes.jsonl"))
+    assert len(episodes) == 4 and not result.errored
+    by_match = {r.match_id: r for r in result.records}
+    for episode in episodes:
+        match_id, _, seat = episode.episode_id.rpartition("/")
+        record = by_match[match_id]
+        assert episode.spec.agent == "first-legal" == record.seats[seat]
+        assert episode.spec.env_kwargs["seat"] == seat
+        assert episode.verdict.score == record.scores[seat] == episode.total_reward
+        assert [s.action for s in episode.steps] == [
+            turn[seat] for turn in record.moves if seat in turn
+        ]
+        assert episode.instructions and episode.steps[-1].terminated
+
+
+def test_an_agent_that_writes_nonsense_loses_and_one_that_fails_errors(tmp_path):
+    arena = Arena(TICTACTOE, ("nonsense", "random"), games=2)
+    result = run_arena(arena, tmp_path / "a", agents={"nonsense": Nonsense})
+    assert not result.errored and len(result.records) == 2
+    for record in result.records:
+        seat = next(s for s, p in record.seats.items() if p == "nonsense")
+        assert record.scores[seat] == 0.0
+    broken = Arena(TICTACTOE, ("broken", "random"), games=2)
+    result = run_arena(
+        broken, tmp_path / "b", agents={"broken": Broken}, limits=EngineLimits(retries=0)
+    )
+    assert not result.records and len(result.errored) == 2
+    assert "ConnectionError: the model server went away" in result.errored[0]["error"]
+    assert not (tmp_path / "b" / "episodes.jsonl").read_text()
+
+
+def test_swiss_rounds_play_distinct_pairings(tmp_path):
+    arena = Arena(TICTACTOE, ("solver", "random", "first-legal", "nonsense"), 2, "swiss", 3)
+    agents = {"first-legal": FirstLegal, "nonsense": Nonsense}
+    result = run_arena(arena, tmp_path, agents=agents)
+    rounds = {}
+    for record in result.records:
+        rounds.setdefault(record.match_id.split("/")[0], set()).add(frozenset(record.players))
+    assert sorted(rounds) == ["swiss-1", "swiss-2", "swiss-3"]
+    every = [pair for pairs in rounds.values() for pair in pairs]
+    assert len(every) == 6 == len(set(every))  # three rounds of two pairings, no repeat
+    played = []
+    run_arena(arena, tmp_path, agents=agents, resume=True, on_match=played.append)
+    assert played == []
+
+
+def test_the_order_of_the_ratings_is_the_same_on_two_seeds(tmp_path):
+    """The issue's criterion in miniature (docs/arena.md has the full command and time)."""
+    players = ("solver-depth-4", "solver-depth-2", "random")
+    orders = []
+    for seed in (0, 1):
+        result = run_arena(Arena(CONNECT_FOUR, players, 10, seed=seed), tmp_path / str(seed))
+        rows = result.ratings.rows
+        assert all(row.low <= row.rating <= row.high for row in rows)
+        orders.append([row.player for row in rows])
+    assert orders[0] == orders[1] == list(players)
+
+
+def test_the_command_prints_the_ratings_with_intervals(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["arena", "--env", TICTACTOE, "--agents", "solver", "random", "--games", "2"]
+    assert main([*argv, "--out", str(out), "--num-matches", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "RANK  PLAYER" in printed and "95% INTERVAL" in printed and "tie groups" in printed
+    assert "2 matches scored, 0 errored" in printed
+    assert len(read_matches(out)[0]) == 2
+    assert main([*argv, "--out", str(out), "--resume"]) == 0
+    assert "(2 already done)" in capsys.readouterr().out
+    assert main(["arena", "--env", TICTACTOE, "--agents", "solver", "no-such:thing", "--games", "2",
+                 "--out", str(tmp_path / "x")]) == 2  # fmt: skip
+    assert "'no-such:thing' is neither a reference player" in capsys.readouterr().err
