@@ -123,6 +123,14 @@ class Links:
     def compare(self, a: str, b: str) -> str:
         return "/compare" + _query({"a": a, "b": b})
 
+    def arena(self, env_id: str) -> str:
+        """An env's arena board (served pages only: the static export has none)."""
+        return "/arena" + _query({"env": env_id})
+
+    def arena_matches(self, env_id: str) -> str:
+        """The JSON of every match on an env's arena board."""
+        return "/api/v1/arena/matches" + _query({"env": env_id})
+
     @property
     def live(self) -> bool:
         """Served pages have query links (filters); files have only what was exported."""

@@ -1,5 +1,6 @@
 """The server's routes, one :class:`~fastapi.APIRouter` per area: the submissions API (reads,
-uploads and the admin's re-scores and verifications), the benchmarks API, and the pages.
+uploads and the admin's re-scores and verifications), the benchmarks API, the arena boards,
+and the pages.
 
 Each route reads what it works with from the app (:data:`~agentgym.leaderboard.web.AppServices`),
 so a router holds no state and one module can be read, or tested, on its own. Route functions
@@ -10,9 +11,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import benchmarks, pages, submissions
+from . import arena, benchmarks, pages, submissions
 
 __all__ = ["ROUTERS"]
 
-ROUTERS: tuple[APIRouter, ...] = (submissions.router, benchmarks.router, pages.router)
+ROUTERS: tuple[APIRouter, ...] = (
+    submissions.router,
+    benchmarks.router,
+    arena.router,
+    pages.router,
+)
 """In the order the app includes them (the order of the paths in its OpenAPI schema)."""

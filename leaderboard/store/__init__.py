@@ -24,6 +24,9 @@ What it keeps, and why that way (one module per table, :class:`Store` their one 
   version adds a row and the older ones stay as history. Each :class:`ScoredEpisode` is a row
   of its own, so paired comparisons and confidence intervals read the board without reading
   any JSONL.
+* **arena_submissions**, **arena_matches** (``arena.py``) -- arena match records, each
+  re-scored by replay before it is stored (:mod:`agentgym.leaderboard.arena`); the same
+  matches twice are one submission.
 * **audit_log** (``audit.py``) -- who (a token's name, or ``system``) wrote what, when: every
   write above adds its entry in the same transaction (``database.py``).
 
@@ -41,8 +44,11 @@ from typing import Any
 
 from sqlalchemy import make_url
 
+from agentgym.arena import MatchRecord
+
 from ..results import Rescore, Tier
 from ..submission import SubmissionInfo
+from .arena import ArenaMatches, ArenaSubmission
 from .audit import AuditLog
 from .benchmarks import Benchmarks
 from .blobs import Blobs
@@ -70,6 +76,7 @@ from .tokens import Tokens
 __all__ = [
     "SCOPES",
     "STATUSES",
+    "ArenaSubmission",
     "AuditEntry",
     "AuthError",
     "Base",
@@ -122,6 +129,7 @@ class Store:
         self._submissions = Submissions(self.database)
         self._rescores = Rescores(self.database)
         self._audit = AuditLog(self.database)
+        self._arena = ArenaMatches(self.database)
 
     def __repr__(self) -> str:
         return f"Store({make_url(self.url).render_as_string()!r}, blob_dir={str(self.blob_dir)!r})"
@@ -258,6 +266,19 @@ class Store:
 
     def rescored_at(self, submission_ids: Iterable[str]) -> dict[str, datetime]:
         return self._rescores.latest_times(submission_ids)
+
+    # -- arena matches (:class:`~.arena.ArenaMatches`) ----------------------------------------
+
+    def add_arena_submission(
+        self, records: list[MatchRecord], manifest: dict[str, Any], token: Token | None
+    ) -> tuple[ArenaSubmission, bool]:
+        return self._arena.add(records, manifest, token)
+
+    def arena_matches(self, env_id: str) -> list[tuple[str, MatchRecord]]:
+        return self._arena.matches(env_id)
+
+    def arena_envs(self) -> list[tuple[str, int]]:
+        return self._arena.envs()
 
     # -- audit (:class:`~.audit.AuditLog`) -----------------------------------------------------
 

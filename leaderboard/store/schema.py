@@ -39,6 +39,8 @@ from .records import STATUSES
 
 __all__ = [
     "EPISODE_COLUMNS",
+    "ArenaMatchRow",
+    "ArenaSubmissionRow",
     "AuditRow",
     "Base",
     "BenchmarkRow",
@@ -213,6 +215,34 @@ class AuditRow(Base):
     action: Mapped[str] = mapped_column(String(50))
     target: Mapped[str] = mapped_column(Text)
     detail: Mapped[dict[str, Any]]
+
+
+class ArenaSubmissionRow(Base):
+    """An arena run's match records, sent by a token; every match re-scored by replay before
+    it was stored. The same matches twice are one submission (``content_sha``)."""
+
+    __tablename__ = "arena_submissions"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    token_id: Mapped[int | None] = mapped_column(ForeignKey("tokens.id"))
+    content_sha: Mapped[str] = mapped_column(String(64), unique=True)
+    manifest: Mapped[dict[str, Any]]
+    matches: Mapped[int]
+    created_at: Mapped[datetime]
+
+
+class ArenaMatchRow(Base):
+    """One replayed match of an arena submission: its :meth:`MatchRecord.to_dict`, the scores
+    the game gave; ``position`` keeps the submission's order."""
+
+    __tablename__ = "arena_matches"
+    __table_args__ = (Index(None, "env_id"),)
+
+    submission_id: Mapped[str] = mapped_column(ForeignKey("arena_submissions.id"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    env_id: Mapped[str] = mapped_column(String(200))
+    match_id: Mapped[str] = mapped_column(Text)
+    record: Mapped[dict[str, Any]]
 
 
 # Every field of a ScoredEpisode, in its order: a field added there without a column here
