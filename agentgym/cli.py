@@ -248,6 +248,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_arena_commands(commands)
 
+    from agentgym.arena.cli import extend_report_command
+
+    extend_report_command(commands)  # `agentgym report` of an arena run directory
+
     from agentgym.sandbox.cli import add_commands as add_container_commands
 
     add_container_commands(commands)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import time
+from pathlib import Path
 from typing import Any
 
-from agentgym.errors import UsageError
+from agentgym.errors import AgentGymError, UsageError
 
-__all__ = ["add_commands", "format_ratings"]
+__all__ = ["add_commands", "extend_report_command", "format_ratings"]
 
 
 def add_commands(commands: Any) -> None:
@@ -160,3 +161,46 @@ def format_ratings(result: Any) -> str:
         f"depend on match order, no interval)"
     )
     return "\n".join(lines)
+
+
+# `agentgym report RUN_DIR` of an arena run directory
+
+
+def extend_report_command(commands: Any) -> None:
+    """Let ``agentgym report RUN_DIR`` (the evaluator's command, which may not import the
+    arena) read an arena run directory too: one RUN_DIR holding ``matches.jsonl`` prints
+    each env's ratings and writes the arena's HTML report (:mod:`agentgym.arena.report`);
+    anything else goes to the evaluator's."""
+    report = commands.choices["report"]
+    evaluations = report.get_default("run")
+    report.description = (
+        f"{report.description} An arena run directory (one RUN_DIR holding matches.jsonl) "
+        "prints each env's ratings and writes the arena's report: ratings, head to head, games."
+    )
+
+    def run(args: argparse.Namespace) -> int:
+        if len(args.run_dirs) == 1 and (Path(args.run_dirs[0]) / "matches.jsonl").is_file():
+            return _report_arena(Path(args.run_dirs[0]), args)
+        return int(evaluations(args))
+
+    report.set_defaults(run=run)
+
+
+def _report_arena(run_dir: Path, args: argparse.Namespace) -> int:
+    from agentgym.arena import provisional_ratings, rate
+    from agentgym.arena.report import read_matches, write_report
+
+    if args.episode is not None:
+        raise UsageError(f"{run_dir} is an arena run: --episode reads evaluation runs only")
+    records = read_matches(run_dir)
+    for env_id in sorted({record.env_id for record in records}):
+        matches = [record for record in records if record.env_id == env_id]
+        try:
+            live = provisional_ratings(matches)
+        except AgentGymError:  # openskill absent: the official table alone
+            live = []
+        print(env_id)
+        print(format_ratings(argparse.Namespace(ratings=rate(matches), provisional=live)))
+    if not args.no_html:
+        print(f"report: {write_report(run_dir, Path(args.html) if args.html else None)}")
+    return 0

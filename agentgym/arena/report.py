@@ -34,7 +34,12 @@ from agentgym.errors import AgentGymError, UsageError
 from agentgym.eval.report import page
 from agentgym.registry import make_multi
 
-__all__ = ["MATCHES_FILE", "VIEWER_MATCHES", "read_matches", "write_report"]
+__all__ = [
+    "MATCHES_FILE",
+    "VIEWER_MATCHES",
+    "read_matches",
+    "write_report",
+]
 
 MATCHES_FILE = "matches.jsonl"
 """An arena run directory's match records, one :meth:`MatchRecord.to_dict` per line."""

@@ -98,3 +98,18 @@ def test_a_folder_without_matches_is_refused_in_one_line(tmp_path):
     (tmp_path / "matches.jsonl").write_text('{"match_id": "m"}\n')
     with pytest.raises(agentgym.errors.UsageError, match="line 1 is not a match record"):
         read_matches(tmp_path)
+
+
+def test_agentgym_report_reads_an_arena_run_directory(tmp_path, capsys):
+    from agentgym.cli import main
+
+    run_dir, records = arena_run(tmp_path / "run", games=1)
+    target = tmp_path / "page" / "arena.html"
+    assert main(["report", str(run_dir), "--html", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert TICTACTOE in out and "tie groups" in out
+    for row in rate(records).rows:
+        assert f"[{row.low:.1f}, {row.high:.1f}]" in out
+    assert f"report: {target}" in out and "Head to head" in target.read_text()
+    assert main(["report", str(run_dir), "--episode", "x"]) == 2
+    assert "arena run" in capsys.readouterr().err
