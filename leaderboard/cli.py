@@ -165,7 +165,8 @@ def _add_submit(commands: Any) -> None:
         "submit",
         help="send a run to a leaderboard",
         description="Pack a run directory into a bundle and send it to a board, which replays "
-        "every episode before ranking it.",
+        "every episode before ranking it. An arena run directory (holding matches.jsonl) sends "
+        "its matches to the board's arena boards, which replay every match before rating it.",
     )
     submit.add_argument("path", type=Path, metavar="RUN_DIR", help="a run directory (or a bundle)")
     submit.add_argument("--to", required=True, metavar="URL", help="the board's address")
@@ -508,6 +509,8 @@ def _submit(args: argparse.Namespace) -> int:
     if args.wait and not args.timeout > 0:
         raise UsageError(f"--timeout {args.timeout}: --wait needs a positive number of seconds")
     _board_url(args.to)
+    if (args.path / "matches.jsonl").is_file():
+        return _submit_arena(args.path, _board_url(args.to), token)
     info = None
     if args.path.is_dir():
         if not args.agent_name:
@@ -544,6 +547,26 @@ def _submit(args: argparse.Namespace) -> int:
     print(f"{status['status']}: {status['tier']}{shown}")
     if success:
         print(f"  {convention_line()}")
+    return 0
+
+
+def _submit_arena(run_dir: Path, base: str, token: str) -> int:
+    """An arena run directory: its matches, which the board replays as it takes them."""
+    import httpx
+
+    from agentgym.leaderboard.arena import arena_payload
+
+    data = arena_payload(run_dir)
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=base, headers=headers, timeout=600.0) as client:
+        answer = _call(
+            client, "POST", "/api/v1/arena/submissions",
+            files={"bundle": ("arena.json", data, "application/json")},
+        )  # fmt: skip
+    known = "" if answer["new"] else " (these matches were sent before)"
+    print(f"submitted {answer['id']}: {answer['matches']} matches replayed and accepted{known}")
+    for page in answer["boards"]:
+        print(f"  {base}{page}")
     return 0
 
 

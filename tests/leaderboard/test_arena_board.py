@@ -148,3 +148,27 @@ def test_two_submissions_never_share_a_match_or_a_group(arena, tmp_path):
     board = client.get("/api/v1/arena/board", params={"env": TICTACTOE}).json()
     assert (board["ratings"]["matches"], board["ratings"]["groups"]) == (6, 3)
     assert board["submissions"] == 3
+
+
+def test_agentgym_submit_sends_an_arena_run_directory(store, serve, tmp_path, capsys):
+    from agentgym.cli import main
+
+    token = store.create_token("arena-cli", ["submit"])
+    live = serve(create_app(store))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    records = matches(games=1)
+    (run_dir / "manifest.json").write_text(json.dumps({"env": TICTACTOE}))
+    lines = "".join(json.dumps(r.to_dict()) + "\n" for r in records)
+    (run_dir / "matches.jsonl").write_text(lines)
+    assert main(["submit", str(run_dir), "--to", live.url, "--token", token]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(records)} matches replayed and accepted" in out
+    assert f"{live.url}/arena?env=multiagent%2FTicTacToe-v0" in out
+    flipped = {seat: 1 - score for seat, score in records[0].scores.items()}
+    tampered = [dataclasses.replace(records[0], scores=flipped), *records[1:]]
+    (run_dir / "matches.jsonl").write_text(
+        "".join(json.dumps(r.to_dict()) + "\n" for r in tampered)
+    )
+    assert main(["submit", str(run_dir), "--to", live.url, "--token", token]) != 0
+    assert "does not replay" in capsys.readouterr().err
