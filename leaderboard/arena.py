@@ -10,7 +10,9 @@ games this server replayed, never from scores a submitter claimed.
 
 The upload is JSON, ``{"manifest": {...}, "matches": [MatchRecord.to_dict(), ...]}``
 (:func:`arena_payload` makes it of a run directory), sent like a bundle: the multipart field
-``bundle``, a token with the ``submit`` scope, the same size cap and rate.
+``bundle``, a token with the ``submit`` scope, the same size cap and rate, read by the
+board's one strict JSON reader (:func:`~agentgym.leaderboard.bundle.parse_json`), at most
+:data:`MAX_MATCHES` matches.
 
 A board (:func:`arena_board`) is :func:`agentgym.arena.rate` over every accepted match of the
 env: ratings with their bootstrap intervals, ranks and tie groups, and each player's matches.
@@ -31,6 +33,7 @@ from agentgym.arena.replay import ReplayMismatch, replay
 from agentgym.errors import AgentGymError, RegistryError, UsageError
 from agentgym.registry import make_multi
 
+from .bundle import BundleRejected, parse_json
 from .store import NotFoundError, Store, Token
 from .store.arena import ArenaSubmission
 
@@ -44,7 +47,8 @@ __all__ = [
 ]
 
 MANIFEST_FILE = "manifest.json"
-MATCHES_FILE = "matches.jsonl"
+MAX_MATCHES = 100_000
+"""The most matches one upload may hold (as a bundle's episodes): each is replayed."""
 
 
 class ArenaRejected(AgentGymError):
@@ -65,9 +69,9 @@ def arena_payload(run_dir: Path) -> bytes:
 def read_arena_payload(data: bytes) -> tuple[dict[str, Any], list[MatchRecord]]:
     """The manifest and records of an upload; :class:`ArenaRejected` naming what is wrong."""
     try:
-        payload = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ArenaRejected(f"the upload is not JSON: {error}") from None
+        payload = parse_json(data, "the upload")
+    except BundleRejected as error:
+        raise ArenaRejected(str(error)) from None
     if not isinstance(payload, dict) or not isinstance(payload.get("matches"), list):
         raise ArenaRejected('the upload must be {"manifest": {...}, "matches": [...]}')
     manifest = payload.get("manifest") or {}
@@ -75,6 +79,8 @@ def read_arena_payload(data: bytes) -> tuple[dict[str, Any], list[MatchRecord]]:
         raise ArenaRejected("the manifest must be a JSON object")
     if not payload["matches"]:
         raise ArenaRejected("the upload holds no match")
+    if len(payload["matches"]) > MAX_MATCHES:
+        raise ArenaRejected(f"the upload holds over {MAX_MATCHES:,} matches")
     records = []
     for number, data_ in enumerate(payload["matches"], 1):
         try:

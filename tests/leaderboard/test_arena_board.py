@@ -116,7 +116,8 @@ def test_a_tampered_match_refuses_the_submission_and_nothing_is_kept(arena, tamp
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        (b"not json", "not JSON"),
+        (b"not json", "not valid JSON"),
+        (b'{"matches": [], "matches": []}', "twice"),
         (b'{"matches": []}', "no match"),
         (b'{"matches": [{"match_id": "m"}]}', "match 1 is not a match record"),
     ],
