@@ -180,6 +180,9 @@ def _agent_factories(
 ) -> dict[str, AgentFactory]:
     """An agent factory for each player that is not a reference player of the env (a
     reference player's name wins over an agent spec of the same name, e.g. ``random``)."""
+    stray = sorted(set(objects) - set(players))
+    if stray:
+        raise UsageError(f"agents= names {stray}, who are not among the players {list(players)}")
     factories = {}
     for name in players:
         if name in objects:
