@@ -67,6 +67,9 @@ def add_commands(commands: Any) -> None:
     )
     arena.add_argument("--seed", type=int, default=0, help="the base seed of the schedule")
     arena.add_argument(
+        "--split", default="test", help="the split the games' tasks (positions, deals) come from"
+    )
+    arena.add_argument(
         "--out", metavar="RUN_DIR", help="run directory (default: runs/ENV-arena-TIME)"
     )
     arena.add_argument("--resume", action="store_true", help="continue the arena in --out")
@@ -102,7 +105,9 @@ def _arena(args: argparse.Namespace) -> int:
         raise UsageError("--resume needs --out RUN_DIR (the arena to continue)")
     if args.rounds is not None and args.schedule != "swiss":
         raise UsageError("--rounds goes with --schedule swiss (a round-robin plays every table)")
-    arena = Arena(args.env, tuple(args.agents), args.games, args.schedule, args.rounds, args.seed)
+    arena = Arena(
+        args.env, tuple(args.agents), args.games, args.schedule, args.rounds, args.seed, args.split
+    )
     out = args.out or default_run_dir(args.env.replace("/", "-"), "arena")
     started = time.monotonic()
     result = run_arena(

@@ -105,6 +105,7 @@ class AgentSeat:
                 task_id=str(game.task.id),
                 seed=self.seed,
                 agent=self.player,
+                split=str(game.task.split),
                 sampling=self.sampling,
                 env_kwargs={"seat": self.seat, "opponent": dict(self.opponents)},
             ),
@@ -173,6 +174,8 @@ class MatchPlay:
     """Agent player name -> factory of an agent."""
     loop: asyncio.AbstractEventLoop
     step_timeout: float | None
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    """What the game is made with besides its id (the split of its tasks)."""
     sampling: dict[str, Any] = field(default_factory=dict)
 
 
@@ -182,7 +185,7 @@ def play_match(
     """Play one match to its end in this (worker) thread: the game's result and the agent
     seats' episodes. Raises what a player or the env raised; an unfinished game is an
     :class:`InfrastructureError`."""
-    env = make_env(how.env_id)
+    env = make_env(how.env_id, **how.env_kwargs)
     players: dict[str, ReferencePlayer | AgentSeat] = {}
     try:
         for seat, player in seats.items():

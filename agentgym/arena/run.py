@@ -38,7 +38,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -65,7 +65,7 @@ MANIFEST_VERSION = "1.0"
 class Arena:
     """What an arena plays: the env, the players (reference player names of the env, or
     agent specs), the schedule, games per table (per pairing and round for Swiss), the
-    Swiss rounds and the base seed."""
+    Swiss rounds, the base seed and the split of the games' tasks."""
 
     env_id: str
     players: tuple[str, ...]
@@ -73,6 +73,8 @@ class Arena:
     schedule: Schedule = "round-robin"
     rounds: int | None = None
     seed: int = 0
+    split: str = "test"
+    """The split the games' tasks are drawn from (as eval's default, the held-out one)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +84,7 @@ class Arena:
             "schedule": self.schedule,
             "rounds": self.rounds,
             "seed": self.seed,
+            "split": self.split,
         }
 
     def digest(self) -> str:
@@ -120,7 +123,7 @@ async def run_arena_async(
     limits: EngineLimits | None = None,
     agent_options: dict[str, Any] | None = None,
     agents: Mapping[str, Any] | None = None,
-    make_env: Callable[[str], Any] | None = None,
+    make_env: Callable[..., Any] | None = None,
     on_match: Callable[[MatchRecord | None], None] | None = None,
 ) -> ArenaResult:
     """Play every match of ``arena`` (``num_matches`` at once) into ``out``, then rate.
@@ -128,15 +131,15 @@ async def run_arena_async(
     ``agent_options`` configure the LLM agent specs among the players (as ``--agent-option``
     does for eval); ``agents`` gives players as Python objects by name (an Agent class or
     instance, a factory, ``f(observation, info)``: what :func:`~agentgym.agents.resolve_agent`
-    takes), for players no spec string names; ``make_env(env_id)`` builds a game (default
-    :func:`~agentgym.registry.make_multi`); ``on_match`` hears of each finished match (None
+    takes), for players no spec string names; ``make_env(env_id, split=...)`` builds a game
+    (default :func:`~agentgym.registry.make_multi`); ``on_match`` hears of each finished match (None
     for an errored one).
     """
     from agentgym.registry import make_multi
 
     check_num_envs(num_matches)
     build = make_env or make_multi
-    references, seats = _game_facts(build, arena.env_id)
+    references, seats = _game_facts(build, arena.env_id, arena.split)
     check_players(list(arena.players), seats, arena.games)
     factories = _agent_factories(arena.players, references, agent_options, agents or {})
     run_dir = Path(out)
@@ -144,7 +147,12 @@ async def run_arena_async(
     lim = limits or EngineLimits()
     pool = DaemonThreadPool(min(num_matches, 64) + 8, name="agentgym-arena")
     how = MatchPlay(
-        arena.env_id, references, factories, asyncio.get_running_loop(), lim.step_timeout
+        arena.env_id,
+        references,
+        factories,
+        asyncio.get_running_loop(),
+        lim.step_timeout,
+        env_kwargs={"split": arena.split},
     )
     runner = _Runner(how, build, lim, pool, run_dir, on_match)
     resumed = len(done)
@@ -162,9 +170,11 @@ async def run_arena_async(
     return ArenaResult(run_dir, records, errored, ratings, provisional, resumed)
 
 
-def _game_facts(build: Callable[[str], Any], env_id: str) -> tuple[dict[str, Any], list[str]]:
+def _game_facts(
+    build: Callable[..., Any], env_id: str, split: str
+) -> tuple[dict[str, Any], list[str]]:
     """The env's reference players (name -> factory) and its seats."""
-    env = build(env_id)
+    env = build(env_id, split=split)
     try:
         game = env.unwrapped
         return dict(game.reference_players()), list(game.possible_agents)
@@ -199,7 +209,7 @@ def _agent_factories(
     return factories
 
 
-def _batches(arena: Arena, seats: list[str], run_dir: Path) -> Any:
+def _batches(arena: Arena, seats: list[str], run_dir: Path) -> Iterator[list[ScheduledMatch]]:
     """The schedule, one batch at a time: all of a round-robin at once; a Swiss round each,
     planned from the results recorded before it."""
     players = list(arena.players)
@@ -230,7 +240,7 @@ class _Runner:
     """Plays matches and writes what they give to the run directory."""
 
     how: MatchPlay
-    build: Callable[[str], Any]
+    build: Callable[..., Any]
     limits: EngineLimits
     pool: DaemonThreadPool
     run_dir: Path

@@ -49,8 +49,8 @@ class Crasher:
         pass
 
 
-def with_crasher(env_id):
-    env = agentgym.make_multi(env_id)
+def with_crasher(env_id, **kwargs):
+    env = agentgym.make_multi(env_id, **kwargs)
     players = env.unwrapped.reference_players()
     env.unwrapped.reference_players = lambda: {**players, "crasher": Crasher}
     return env
@@ -67,7 +67,7 @@ def test_reference_players_fill_the_run_directory_and_the_records_replay(tmp_pat
     assert {"manifest.json", "matches.jsonl", "ratings.json"} <= {p.name for p in run.iterdir()}
     assert len(lines(run / "matches.jsonl")) == 6 and not result.errored
     for record in result.records:
-        assert record.moves and record.task_id and record.seed is not None
+        assert record.moves and record.task_id.startswith("test/") and record.seed is not None
         assert replay(record).scores == record.scores
     ratings = json.loads((run / "ratings.json").read_text())
     assert [r["player"] for r in ratings["ratings"]["rows"]] == ["solver", "random"]
@@ -116,6 +116,7 @@ def test_agent_seats_write_episodes_to_the_ledger(tmp_path):
         record = by_match[match_id]
         assert episode.spec.agent == "first-legal" == record.seats[seat]
         assert episode.spec.env_kwargs["seat"] == seat
+        assert episode.spec.split == "test"
         assert episode.verdict.score == record.scores[seat] == episode.total_reward
         assert [s.action for s in episode.steps] == [
             turn[seat] for turn in record.moves if seat in turn
