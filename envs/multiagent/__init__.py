@@ -2,9 +2,9 @@
 
 Importing this module registers the ids: classic games over maintained rules (python-chess,
 OpenSpiel) with real engines and solvers as reference players (Stockfish, GNU Go, CFR policies,
-a connect-four solver), language games with rule-based bots (negotiation, adversarial taboo),
-and the two small games that first proved the bases (tic-tac-toe, rock-paper-scissors). Each
-game's page section is in docs/envs/multiagent.md.
+a connect-four solver), language games with rule-based bots (negotiation, adversarial taboo,
+werewolf), and the two small games that first proved the bases (tic-tac-toe,
+rock-paper-scissors). Each game's page section is in docs/envs/multiagent.md.
 """
 
 from agentgym.registry import register
@@ -76,6 +76,14 @@ register(
     entry_point="agentgym.envs.multiagent.taboo:TabooEnv",
     kind="aec",
     description="the attacker steers the defender into saying a hidden word, which it may guess",
+)
+
+# Werewolf, 5 to 8 players (players=N; 7 by default), with rule-based bots (werewolf.py).
+register(
+    "multiagent/Werewolf-v0",
+    entry_point="agentgym.envs.multiagent.werewolf:WerewolfEnv",
+    kind="aec",
+    description="werewolves, a seer, a doctor and villagers: night kills, talk, votes",
 )
 
 # Chess over python-chess, with Stockfish reference players (envs/multiagent/chess.py).
