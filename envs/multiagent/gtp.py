@@ -2,9 +2,8 @@
 
 What a gym needs beyond the protocol:
 
-* **Where the engine is.** Debian installs GNU Go as ``/usr/games/gnugo``, and ``/usr/games``
-  is not on every shell's ``PATH``; :func:`find_gnugo` looks there explicitly and raises
-  :class:`~agentgym.errors.MissingExtraError` naming the package when it is absent.
+* **Where the engine is.** Debian installs GNU Go as ``/usr/games/gnugo``, off some shells'
+  ``PATH``: ``engines.find_engine`` looks there too, and names the package when it is absent.
 * **Reproducible moves.** GNU Go runs with a fixed ``--seed``, so its move is a function of
   the position and its level.
 * **No leaked processes, typed failures.** ``close`` is idempotent and also runs when the
@@ -17,32 +16,17 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import subprocess
 import time
 import weakref
 
-from agentgym.errors import EnvCrashedError, MissingExtraError
+from agentgym.envs.multiagent.engines import find_engine
+from agentgym.errors import EnvCrashedError
 
-__all__ = ["GnuGo", "find_gnugo"]
-
-ENGINE_DIRS = ("/usr/games", "/usr/local/games", "/usr/bin", "/usr/local/bin")
-"""Where Debian and local installs put engines, searched after ``PATH``."""
+__all__ = ["GnuGo"]
 
 REPLY_SECONDS = 30.0
 """A stall guard on every command; GNU Go answers a 9x9 move in well under a second."""
-
-
-def find_gnugo() -> str:
-    """The path of the GNU Go binary, or a :class:`MissingExtraError` saying how to get it."""
-    path = os.pathsep.join([os.environ.get("PATH", ""), *ENGINE_DIRS])
-    found = shutil.which("gnugo", path=path)
-    if found is None:
-        raise MissingExtraError(
-            "GNU Go is not installed: no 'gnugo' on PATH or in "
-            f"{', '.join(ENGINE_DIRS)}. Install Debian's package: apt-get install gnugo"
-        )
-    return found
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -66,7 +50,15 @@ class GnuGo:
 
     def __init__(self, level: int, size: int = 9, komi: float = 7.5) -> None:
         self.level, self.size, self.komi = level, size, komi
-        command = [find_gnugo(), "--mode", "gtp", "--level", str(level), "--seed", "1"]
+        command = [
+            find_engine("gnugo", "gnugo"),
+            "--mode",
+            "gtp",
+            "--level",
+            str(level),
+            "--seed",
+            "1",
+        ]
         command += ["--chinese-rules", "--capture-all-dead", "--boardsize", str(size)]
         command += ["--komi", str(komi)]
         self.process = subprocess.Popen(

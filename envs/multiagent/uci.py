@@ -3,10 +3,9 @@
 Why a wrapper at all: python-chess speaks UCI and is maintained, but three things a gym needs
 are the project's to decide.
 
-* **Where the engine is.** Debian installs Stockfish as ``/usr/games/stockfish``, and
-  ``/usr/games`` is not on every shell's ``PATH``; :func:`find_stockfish` looks there
-  explicitly and raises :class:`~agentgym.errors.MissingExtraError` naming the package when it
-  is absent.
+* **Where the engine is.** Debian installs Stockfish as ``/usr/games/stockfish``, off some
+  shells' ``PATH``: ``engines.find_engine`` looks there too, and names the package when it is
+  absent.
 * **Reproducible moves.** Each search starts with ``ucinewgame`` (hash and history tables
   cleared) on one thread with a node limit, so a move is a function of the game's move history
   alone, whatever searches came before or which process runs it. (Below skill level 20,
@@ -23,38 +22,22 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import os
-import shutil
 import threading
 import weakref
 
 import chess
 import chess.engine
 
-from agentgym.errors import EnvCrashedError, MissingExtraError
+from agentgym.envs.multiagent.engines import find_engine
+from agentgym.errors import EnvCrashedError
 
-__all__ = ["UciEngine", "find_stockfish"]
-
-ENGINE_DIRS = ("/usr/games", "/usr/local/games", "/usr/bin", "/usr/local/bin")
-"""Where Debian and local installs put engines, searched after ``PATH``."""
+__all__ = ["UciEngine"]
 
 QUIT_SECONDS = 5.0
 """How long ``close`` waits for the engine process to be gone."""
 
 SEARCH_SECONDS_CAP = 5.0
 """A stall guard on every search: node-limited searches end long before it (milliseconds)."""
-
-
-def find_stockfish() -> str:
-    """The path of the Stockfish binary, or a :class:`MissingExtraError` saying how to get it."""
-    path = os.pathsep.join([os.environ.get("PATH", ""), *ENGINE_DIRS])
-    found = shutil.which("stockfish", path=path)
-    if found is None:
-        raise MissingExtraError(
-            "Stockfish is not installed: no 'stockfish' on PATH or in "
-            f"{', '.join(ENGINE_DIRS)}. Install Debian's package: apt-get install stockfish"
-        )
-    return found
 
 
 class UciEngine:
@@ -90,7 +73,7 @@ class UciEngine:
     def _started(self) -> chess.engine.SimpleEngine:
         if self._engine is not None:
             return self._engine
-        path = find_stockfish()
+        path = find_engine("stockfish", "stockfish")
         try:
             engine = chess.engine.SimpleEngine.popen_uci(path, timeout=10.0)
         except (chess.engine.EngineError, concurrent.futures.TimeoutError, OSError) as error:

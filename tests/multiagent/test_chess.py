@@ -247,7 +247,7 @@ def test_an_engine_left_open_at_exit_is_stopped_and_the_interpreter_exits():
 
 
 def test_a_missing_stockfish_is_a_typed_error_naming_the_package(monkeypatch):
-    monkeypatch.setattr("agentgym.envs.multiagent.uci.ENGINE_DIRS", ())
+    monkeypatch.setattr("agentgym.envs.multiagent.engines.ENGINE_DIRS", ())
     monkeypatch.setenv("PATH", "/nonexistent")
     env = start()
     with pytest.raises(MissingExtraError, match="apt-get install stockfish"):

@@ -3,7 +3,8 @@
 import pytest
 
 import agentgym
-from agentgym.envs.multiagent import go, gtp
+from agentgym.envs.multiagent import go
+from agentgym.envs.multiagent.engines import find_engine
 from agentgym.envs.multiagent.go import GnuGoPlayer
 from agentgym.errors import MissingExtraError
 from agentgym.multiagent import play_game
@@ -159,6 +160,13 @@ def test_engine_processes_end_with_close_and_with_the_env(nothing_remembered):
 
 def test_a_missing_gnugo_is_a_typed_error(monkeypatch, nothing_remembered):
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr(gtp, "ENGINE_DIRS", ())
+    monkeypatch.setattr("agentgym.envs.multiagent.engines.ENGINE_DIRS", ())
     with pytest.raises(MissingExtraError, match="apt-get install gnugo"):
         GnuGoPlayer(1).act(fresh(), "player_0")
+
+
+def test_engines_off_path_are_found_in_the_usual_folders(monkeypatch):
+    """Debian's /usr/games is not on every shell's PATH: the lookup searches it anyway."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert find_engine("gnugo", "gnugo") == "/usr/games/gnugo"
+    assert find_engine("stockfish", "stockfish") == "/usr/games/stockfish"

@@ -26,7 +26,7 @@ import chess.engine
 
 import agentgym
 from agentgym.envs.multiagent.chess import ORACLE_NODES
-from agentgym.envs.multiagent.uci import find_stockfish
+from agentgym.envs.multiagent.engines import find_engine
 from agentgym.multiagent import play_game
 
 
@@ -53,7 +53,7 @@ def engine_move(rounds: int) -> tuple[float, float]:
     env = agentgym.make_multi("multiagent/Chess-v0")
     env.reset(seed=0, options={"task_id": "train/italian"})
     board = env.unwrapped.world.board
-    direct = chess.engine.SimpleEngine.popen_uci(find_stockfish())
+    direct = chess.engine.SimpleEngine.popen_uci(find_engine("stockfish", "stockfish"))
     direct.configure({"Threads": 1, "Hash": 1})
     env.unwrapped.oracle_action(env.agent_selection)  # start the env's engine
     ours, theirs = [], []
