@@ -35,7 +35,7 @@ import importlib.metadata
 import re
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, SupportsFloat
@@ -329,11 +329,58 @@ def make(id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     """
     found = spec(id)
     if found.kind != "env":
-        from agentgym.seating import make_seated
-
-        return make_seated(id, **kwargs)
+        return _make_seated(id, **kwargs)
     found.load()  # surface MissingExtraError before Gymnasium wraps anything
     return make_limited(id, **kwargs)
+
+
+def _make_seated(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
+    """:func:`agentgym.make` of a multi-agent id: the game, made by
+    :func:`~agentgym.registry.make_multi` with the other kwargs, seated as a
+    :class:`~agentgym.seating.SeatedEnv` (``opponent``, ``seat``) under the standard wrappers."""
+    found = spec(env_id)
+    if "opponent" not in kwargs:
+        players = ", ".join(sorted(_player_names(env_id)))
+        raise UsageError(
+            f"{env_id} is a multi-agent ({found.kind}) game: seat an agent against reference "
+            f"players with make({env_id!r}, opponent=NAME) (--opponent NAME on the command "
+            f"line), NAME one of {players}; or build the whole game with make_multi()"
+        )
+    found.load()  # a missing extra is a MissingExtraError before anything is wrapped
+    seated = gymnasium.envs.registration.EnvSpec(
+        id=env_id,
+        entry_point=partial(_seated_game, env_id),
+        max_episode_steps=found.max_episode_steps,
+    )
+    return make_limited(seated, **kwargs)
+
+
+def _seated_game(
+    env_id: str,
+    *,
+    opponent: str | Mapping[str, str],
+    seat: str | None = None,
+    render_mode: str | None = None,
+    **game_kwargs: Any,
+) -> Any:
+    """The entry point of a seated game: the game, then its seat (by default the side
+    follows the task: :data:`agentgym.seating.ALTERNATE`)."""
+    from agentgym.seating import ALTERNATE, SeatedEnv
+
+    game = make_multi(env_id, **game_kwargs)
+    try:
+        return SeatedEnv(game, opponent, seat or ALTERNATE, render_mode)
+    except BaseException:
+        game.close()
+        raise
+
+
+def _player_names(env_id: str) -> list[str]:
+    game = make_multi(env_id)
+    try:
+        return list(game.unwrapped.reference_players())
+    finally:
+        game.close()
 
 
 def make_limited(

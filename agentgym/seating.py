@@ -60,10 +60,8 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import Any
 
-import gymnasium
 import numpy as np
 import pettingzoo
 
@@ -73,7 +71,7 @@ from agentgym.multiagent import ReferencePlayer
 from agentgym.spaces import Text
 from agentgym.task_env import RESET_OPTIONS, clean_text
 
-__all__ = ["ALTERNATE", "SeatedEnv", "make_seated", "seat_kwargs"]
+__all__ = ["ALTERNATE", "SeatedEnv", "seat_kwargs"]
 
 ALTERNATE = "alternate"
 """The seat that follows the episode's task, so that a suite plays every side equally."""
@@ -335,55 +333,3 @@ def seat_kwargs(opponents: Sequence[str], seat: str | None) -> dict[str, Any]:
             f"for each seat, not both"
         )
     return {"opponent": opponent} | ({} if seat is None else {"seat": seat})
-
-
-def make_seated(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
-    """:func:`agentgym.make` of a multi-agent id: the game, made by
-    :func:`~agentgym.registry.make_multi` with the other kwargs, seated as a
-    :class:`SeatedEnv` (``opponent``, ``seat``) under the standard wrappers."""
-    from agentgym.registry import make_limited, spec
-
-    found = spec(env_id)
-    if "opponent" not in kwargs:
-        players = ", ".join(sorted(_player_names(env_id)))
-        raise UsageError(
-            f"{env_id} is a multi-agent ({found.kind}) game: seat an agent against reference "
-            f"players with make({env_id!r}, opponent=NAME) (--opponent NAME on the command "
-            f"line), NAME one of {players}; or build the whole game with make_multi()"
-        )
-    found.load()  # a missing extra is a MissingExtraError before anything is wrapped
-    seated = gymnasium.envs.registration.EnvSpec(
-        id=env_id,
-        entry_point=partial(_seat, env_id),
-        max_episode_steps=found.max_episode_steps,
-    )
-    return make_limited(seated, **kwargs)
-
-
-def _seat(
-    env_id: str,
-    *,
-    opponent: str | Mapping[str, str],
-    seat: str = ALTERNATE,
-    render_mode: str | None = None,
-    **game_kwargs: Any,
-) -> SeatedEnv:
-    """The entry point of a seated game: the game, then its seat."""
-    from agentgym.registry import make_multi
-
-    game = make_multi(env_id, **game_kwargs)
-    try:
-        return SeatedEnv(game, opponent, seat, render_mode)
-    except BaseException:
-        game.close()
-        raise
-
-
-def _player_names(env_id: str) -> list[str]:
-    from agentgym.registry import make_multi
-
-    game = make_multi(env_id)
-    try:
-        return list(game.unwrapped.reference_players())
-    finally:
-        game.close()
