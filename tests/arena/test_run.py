@@ -180,3 +180,25 @@ def test_the_command_prints_the_ratings_with_intervals(tmp_path, capsys):
     assert main(["arena", "--env", TICTACTOE, "--agents", "solver", "no-such:thing", "--games", "2",
                  "--out", str(tmp_path / "x")]) == 2  # fmt: skip
     assert "'no-such:thing' is neither a reference player" in capsys.readouterr().err
+
+
+class Talker(Agent):
+    """Takes the first legal move where the game lists them, else says one sentence."""
+
+    async def act(self, observation, info):
+        legal = info.get("admissible_actions")
+        return legal[0] if legal else "I suspect nobody."
+
+
+def test_a_game_of_seven_seats_rotates_one_table_and_rates_by_plackett_luce(tmp_path):
+    talkers = [f"talker-{i}" for i in range(5)]
+    arena = Arena("multiagent/Werewolf-v0", ("random", "heuristic", *talkers), games=7)
+    result = run_arena(arena, tmp_path, agents=dict.fromkeys(talkers, Talker))
+    assert len(result.records) == 7 and not result.errored
+    assert len({r.group for r in result.records}) == 1  # one block: every seat, one seed
+    for seat in result.records[0].seats:
+        assert sorted(r.seats[seat] for r in result.records) == sorted(arena.players)
+    assert result.ratings.method == "plackett-luce"
+    episodes = list(read_episodes(tmp_path / "episodes.jsonl"))
+    # one episode per agent seat that had a turn (a player killed before it spoke has none)
+    assert 7 * 4 < len(episodes) <= 7 * 5 and all(e.steps for e in episodes)
