@@ -124,7 +124,7 @@ def _arena(args: argparse.Namespace) -> int:
         f"({result.resumed} already done), {time.monotonic() - started:.1f} s"
     )
     print(f"run directory: {result.run_dir}")
-    if importlib.util.find_spec("agentgym.arena.report") is not None:
+    if result.records and importlib.util.find_spec("agentgym.arena.report") is not None:
         from agentgym.arena import report
 
         print(f"report: {report.write_report(result.run_dir)}")

@@ -202,3 +202,12 @@ def test_a_game_of_seven_seats_rotates_one_table_and_rates_by_plackett_luce(tmp_
     episodes = list(read_episodes(tmp_path / "episodes.jsonl"))
     # one episode per agent seat that had a turn (a player killed before it spoke has none)
     assert 7 * 4 < len(episodes) <= 7 * 5 and all(e.steps for e in episodes)
+
+
+def test_the_command_with_every_match_errored_says_so_and_writes_no_report(tmp_path, capsys):
+    broken = "tests.arena.test_run:Broken"  # an agent spec: found from the checkout's root
+    argv = ["arena", "--env", TICTACTOE, "--agents", broken, "random", "--games", "2"]
+    assert main([*argv, "--out", str(tmp_path), "--retries", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "no match was scored" in printed and "0 matches scored, 2 errored" in printed
+    assert not (tmp_path / "report.html").exists()
