@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,7 @@ def _arena(args: argparse.Namespace) -> int:
         resume=args.resume,
         limits=EngineLimits(args.step_timeout, args.match_timeout, args.retries),
         agent_options=parse_options(args.agent_option),
+        on_match=_Progress(),
     )
     print(format_ratings(result))
     print(
@@ -129,6 +131,27 @@ def _arena(args: argparse.Namespace) -> int:
 
         print(f"report: {report.write_report(result.run_dir)}")
     return 0
+
+
+class _Progress:
+    """A line on stderr every few seconds while matches finish, so a long arena is not
+    silent (the evaluator's progress bar counts episodes; an arena counts matches)."""
+
+    def __init__(self) -> None:
+        from agentgym.eval.progress import PLAIN_EVERY_SECONDS
+
+        self.every = PLAIN_EVERY_SECONDS
+        self.scored = self.errored = 0
+        self.last = time.monotonic()
+
+    def __call__(self, record: Any) -> None:
+        if record is None:
+            self.errored += 1
+        else:
+            self.scored += 1
+        if time.monotonic() - self.last >= self.every:
+            self.last = time.monotonic()
+            print(f"arena: {self.scored} matches scored, {self.errored} errored", file=sys.stderr)
 
 
 def format_ratings(result: Any) -> str:
