@@ -203,7 +203,7 @@ def _agent_factories(
             except UsageError as error:
                 known = ", ".join(sorted(references))
                 raise UsageError(
-                    f"{name!r} is neither a reference player of this game ({known}) nor an "
+                    f"{name!r} is not a reference player of this game ({known}), and as an "
                     f"agent spec: {error}"
                 ) from None
     return factories

@@ -179,7 +179,7 @@ def test_the_command_prints_the_ratings_with_intervals(tmp_path, capsys):
     assert "(2 already done)" in capsys.readouterr().out
     assert main(["arena", "--env", TICTACTOE, "--agents", "solver", "no-such:thing", "--games", "2",
                  "--out", str(tmp_path / "x")]) == 2  # fmt: skip
-    assert "'no-such:thing' is neither a reference player" in capsys.readouterr().err
+    assert "'no-such:thing' is not a reference player of this game" in capsys.readouterr().err
 
 
 class Talker(Agent):
