@@ -191,10 +191,13 @@ class TextArenaEnv(TurnBasedEnv[Match]):
             match.watch_mistakes(self.max_invalid_actions)
             match.next_turn()
         except Exception as error:
-            raise EnvCrashedError(
+            message = (
                 f"TextArena's {self.game_id} failed to reset for {self.num_players} players "
                 f"(seed {task.seed}): {type(error).__name__}: {error}"
-            ) from error
+            )
+            if self.num_players != check_game(self.game_id):  # the caller's player count
+                raise UsageError(f"{message}; does the game allow {self.num_players}?") from error
+            raise EnvCrashedError(message) from error
         return match
 
     def _build(self) -> Any:

@@ -165,3 +165,21 @@ def test_a_game_left_out_says_why(env_id, reason):
 def test_an_unknown_game_is_unknown():
     with pytest.raises(UnknownEnvError, match="no two-player-or-more game 'NoSuchGame-v0'"):
         agentgym.make_multi("textarena/NoSuchGame-v0")
+
+
+def test_spirals_settings_are_arguments():
+    """SPIRAL's Kuhn poker has 5 rounds and loses a game at the first invalid move."""
+    env = agentgym.make_multi(
+        "textarena/KuhnPoker-v0", game_kwargs={"max_rounds": 5}, max_invalid_actions=1
+    )
+    env.reset(seed=0)
+    agent = env.agent_selection
+    assert "a 5 round game of Kuhn Poker" in env.observe(agent)
+    env.step("[raise]")
+    assert env.infos[agent]["verdict"].score == 0.0
+
+
+def test_a_player_count_the_game_refuses_is_a_usage_error():
+    env = agentgym.make_multi("textarena/TicTacToe-v0", num_players=3)
+    with pytest.raises(UsageError, match="does the game allow 3"):
+        env.reset(seed=0)
