@@ -24,8 +24,9 @@ reports, the benchmarks, ``agentgym play`` for a person, the trainers. It is bui
   them) under the single-agent name ``admissible_actions``, with ``seat``, ``opponents``
   and, every step, a ``verdict``: the game's verdict for the seat once the game is over,
   and before that a provisional one (score 0, not passed). Pass or fail is the game's own
-  verdict: a win in the board games, chips won in poker, a deal worth half the agent's maximum in
-  negotiation, a win of the attacker's or the defender's side in taboo.
+  verdict: a win in the board games, chips won in poker, a deal the seat negotiated (its own
+  proposal, accepted, worth at least its Nash share) in negotiation, a win of the attacker's
+  or the defender's side in taboo.
 * The reward is the change in the verdict's score, as in every single-agent env (0 until
   the end, then the seat's score in ``[0, 1]``), so an episode's return equals its score;
   the game's own reward for the seat (+1 win, -1 loss, 0 draw) is ``info["game_reward"]``.

@@ -66,7 +66,7 @@ register(
 
 # Language games with rule-based reference bots (envs/multiagent/negotiation.py, taboo.py).
 register(
-    "multiagent/Negotiation-v0",
+    "multiagent/Negotiation-v1",
     entry_point="agentgym.envs.multiagent.negotiation:NegotiationEnv",
     kind="aec",
     description="divide books, hats and balls whose values are private; deal or no deal",

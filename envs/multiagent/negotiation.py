@@ -23,8 +23,11 @@ player are invalid actions (the same agent moves again, told why; three mistakes
 **Scoring.** An agent's score is its utility normalised by its maximum: the value of its
 share divided by the value of the whole pool (10), in ``[0, 1]``; walking away and reaching
 the turn limit without a deal score 0 for both. Rewards at the end are ``2 * score - 1``.
-``verdict.passed`` means a deal worth at least half of the agent's maximum
-(:data:`PASS_FRACTION`). A forfeit is scored like every game's: 1 to the other, 0 to the
+``verdict.passed`` is :func:`negotiated`: a Pareto-optimal deal (Lewis et al.'s measure),
+worth at least the agent's share of the Nash bargaining solution (the division maximising
+the product of the two utilities), and worth more to it than every offer the other player
+made -- so accepting what a bot hands over never passes, while a policy blind to its values
+can do nothing else well. A forfeit is scored like every game's: 1 to the other, 0 to the
 one who forfeits.
 
 **Tasks.** A pool of 5 to 7 items (1 to 4 of each kind) and two value vectors with
@@ -40,7 +43,9 @@ what the other wants from its offers, and on its last chance takes any positive 
 a player who has changed its offer at least once;
 ``random`` makes random legal moves. Each knows only its own values.
 
-**Version history.** v0: first release.
+**Version history.** v0: first release. v1: ``passed`` is :func:`negotiated` (v0's "a deal
+worth half the maximum" was passed by always accepting on 22 to 66% of tasks against the
+bots); scores unchanged.
 """
 
 from __future__ import annotations
@@ -60,7 +65,6 @@ from agentgym.task_env import InvalidAction
 PLAYERS = ("player_0", "player_1")
 ITEMS = ("books", "hats", "balls")
 TOTAL_VALUE = 10
-PASS_FRACTION = 0.5
 TURNS: Mapping[str, int] = {"long": 12, "short": 6}
 MESSAGE_LIMIT = 600  # characters of one message kept in the transcript
 
@@ -89,6 +93,64 @@ def bundles(pool: Bundle) -> Iterator[Bundle]:
 def show(share: Bundle) -> str:
     """``books=1 hats=2 balls=0``, the syntax of a proposal."""
     return " ".join(f"{item}={n}" for item, n in zip(ITEMS, share, strict=True))
+
+
+def nash_share(world: Bargain, agent: str) -> float:
+    """``agent``'s utility at the Nash bargaining solution: the division that maximises the
+    product of the two normalised utilities (no deal, 0 for both, as the disagreement
+    point); where several divisions tie, the least the agent gets among them."""
+    other = PLAYERS[1 - PLAYERS.index(agent)]
+
+    def utilities(share: Bundle) -> tuple[int, int]:
+        theirs = worth(world.values[other], rest(world.pool, share))
+        return worth(world.values[agent], share), theirs
+
+    best = max(a * b for a, b in map(utilities, bundles(world.pool)))
+    return min(a for a, b in map(utilities, bundles(world.pool)) if a * b == best) / TOTAL_VALUE
+
+
+def pareto_optimal(world: Bargain) -> bool:
+    """Whether the deal is Pareto-optimal: no other division of the pool gives one player
+    more without giving the other less (Lewis et al. 2017 report how often deals are)."""
+    assert world.deal is not None
+    first, second = (world.values[agent] for agent in PLAYERS)
+    got = worth(first, world.deal[PLAYERS[0]]), worth(second, world.deal[PLAYERS[1]])
+    for share in bundles(world.pool):
+        mine, theirs = worth(first, share), worth(second, rest(world.pool, share))
+        if mine >= got[0] and theirs >= got[1] and (mine, theirs) != got:
+            return False
+    return True
+
+
+def best_offer(world: Bargain, agent: str) -> float:
+    """The most any proposal of the other player offered ``agent`` (its utility; 0 when the
+    other proposed nothing): what taking what was handed over, without negotiating, gets."""
+    return max(
+        (
+            worth(world.values[agent], rest(world.pool, share)) / TOTAL_VALUE
+            for who, share in world.proposals
+            if who != agent
+        ),
+        default=0.0,
+    )
+
+
+def negotiated(world: Bargain, agent: str) -> bool:
+    """The pass rule: a deal that is Pareto-optimal, worth at least ``agent``'s share of the
+    Nash bargaining solution, and worth more to it than every offer the other player made.
+
+    The last clause is what makes it the agent's negotiation: accepting an offer gets exactly
+    that offer, so only a proposal of the agent's own, accepted, can pass. Accepting whatever
+    a bot hands over, early or late, is the one thing a policy blind to its values can do
+    well, and it never passes (docs/envs/multiagent.md, "No reward without the task")."""
+    if world.deal is None:
+        return False
+    utility = world.utility(agent)
+    return (
+        utility > best_offer(world, agent)
+        and utility >= nash_share(world, agent)
+        and pareto_optimal(world)
+    )
 
 
 def _value_vectors(pool: Bundle) -> list[Bundle]:
@@ -190,7 +252,7 @@ class NegotiationEnv(TurnBasedEnv[Bargain]):
     # A fixed proposal, repeated whatever happens, is sometimes worth the adaptive bot's
     # demand and accepted: 0.06 to 0.11 of the maximum on average, measured by the checker's
     # task-blind seat and over 500 games a seat (docs/envs/multiagent.md).
-    metadata = {**TurnBasedEnv.metadata, "name": "negotiation_v0", "chance_score": 0.1}
+    metadata = {**TurnBasedEnv.metadata, "name": "negotiation_v1", "chance_score": 0.1}
     possible_agents = list(PLAYERS)
 
     def __init__(self, **kwargs: Any) -> None:
@@ -279,18 +341,26 @@ class NegotiationEnv(TurnBasedEnv[Bargain]):
             return None
         return {a: world.utility(a) for a in PLAYERS}
 
-    def _verdict(self, score: float) -> Verdict:
+    def step(self, action: Any) -> None:
+        """The base's step, then each agent's own verdict once a game ends (not by forfeit):
+        the pass rule weighs the deal for the agent it judges (:func:`negotiated`)."""
+        super().step(action)
         world = self.world
-        if world is None or self._forfeits():
-            return super()._verdict(score)
-        reached = world.deal is not None
+        if world is None or not world.over() or self._forfeits():
+            return
+        for agent in self.agents:
+            if "verdict" in self.infos[agent]:
+                self.infos[agent]["verdict"] = self._deal_verdict(world, agent)
+
+    def _deal_verdict(self, world: Bargain, agent: str) -> Verdict:
+        score = world.utility(agent)
         return Verdict(
             score=score,
-            passed=reached and score >= PASS_FRACTION,
-            components={"utility": score, "deal": float(reached)},
+            passed=negotiated(world, agent),
+            components={"utility": score, "deal": float(world.deal is not None)},
             details=(
                 f"deal worth {score:.0%} of the maximum"
-                if reached
+                if world.deal is not None
                 else self._ending(world, PLAYERS[0])
             ),
         )

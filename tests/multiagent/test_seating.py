@@ -226,10 +226,14 @@ BLIND = {
 }
 """Policies that read nothing of the game (an illegal text forfeits after the game's limit)."""
 
-CHEAP_GAMES = (TICTACTOE, "multiagent/ConnectFour-v0", "multiagent/Taboo-v0")
-"""The games whose benchmark opponent plays fast enough for the suite. Negotiation is left
-out (accepting every offer sometimes lands a deal worth half the maximum: a known property
-of the game's pass line), and poker (one hand is luck: a blind policy wins some)."""
+CHEAP_GAMES = (
+    TICTACTOE,
+    "multiagent/ConnectFour-v0",
+    "multiagent/Taboo-v0",
+    "multiagent/Negotiation-v1",
+)
+"""The games whose benchmark opponent plays fast enough for the suite. Poker is left out
+(one hand is luck: a blind policy wins some)."""
 
 
 @pytest.mark.parametrize("env_id", CHEAP_GAMES)
