@@ -145,7 +145,9 @@ async def run_arena_async(
     run_dir = Path(out)
     done = _prepare(run_dir, arena, resume)
     lim = limits or EngineLimits()
-    pool = DaemonThreadPool(min(num_matches, 64) + 8, name="agentgym-arena")
+    # A thread per match in flight (a match's thread waits on its agents for most of the
+    # game, unlike the evaluator's short env calls), plus spares for abandoned hung ones.
+    pool = DaemonThreadPool(num_matches + 8, name="agentgym-arena")
     how = MatchPlay(
         arena.env_id,
         references,
