@@ -29,14 +29,16 @@ set per split. player_0 is always White; after an opening of odd length Black mo
 
 **Oracle and reference players.** The oracle is Stockfish at skill level 20 searching
 :data:`ORACLE_NODES` nodes a move. ``reference_players()``: ``random`` (a seeded random legal
-move) and ``stockfish-skill-N`` for N in :data:`SKILLS` (Stockfish's ``Skill Level``,
-:data:`PLAYER_NODES` nodes a move). Stockfish is Debian's ``stockfish`` (``/usr/games``).
+move) and ``stockfish-skill-N`` for N in :data:`SKILLS` (Stockfish's ``Skill Level`` rule,
+:data:`PLAYER_NODES` nodes a move at most, replayable: :class:`StockfishPlayer`). Stockfish is
+Debian's ``stockfish`` (``/usr/games``).
 
 **Version history.** v0: first release.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -59,6 +61,11 @@ ORACLE_NODES = 5_000
 """Nodes a move for the oracle: ~10 ms, and far above any random or blind player."""
 PLAYER_NODES = 20_000
 """Nodes a move for the ``stockfish-skill-N`` players (~40 ms on one core)."""
+SKILL_CANDIDATES = 4
+"""Moves a weakened player chooses among (Stockfish's MultiPV under a skill level)."""
+SKILL_DELTA_CAP = 126 * 100 / 361
+"""Stockfish 15.1's cap on the random term, a middlegame pawn (``PawnValueMg`` 126) in its
+internal units, in the reported centipawns (``NormalizeToPawnValue`` 361 units a pawn)."""
 MAX_PLIES = 200
 """Moves played in an episode before the game is called a draw."""
 
@@ -144,7 +151,7 @@ class ChessEnv(TurnBasedEnv[Game]):
     def __init__(self, *, max_plies: int = MAX_PLIES, **kwargs: Any) -> None:
         self.tasks = start_positions()
         self.max_plies = max_plies
-        self._oracle = UciEngine(skill=20, nodes=ORACLE_NODES)
+        self._oracle = UciEngine(nodes=ORACLE_NODES)
         super().__init__(**kwargs)
 
     def new_world(self, task: Any, rng: np.random.Generator) -> Game:
@@ -238,18 +245,52 @@ class ChessEnv(TurnBasedEnv[Game]):
 
 class StockfishPlayer:
     """Stockfish at a set skill level, :data:`PLAYER_NODES` nodes a move; its own process,
-    started at its first move and stopped by :meth:`close`."""
+    started at its first move and stopped by :meth:`close`.
+
+    Below level 20 it plays Stockfish's own skill rule (``Skill::pick_best`` in Stockfish
+    15.1's ``search.cpp``): search to depth ``1 + level``, take the best
+    :data:`SKILL_CANDIDATES` moves, add to each score a push of
+    ``(weakness * (top - score) + delta * r) / 128`` with ``weakness = 120 - 2 * level``,
+    ``delta = min(top - worst, a pawn)`` and ``r`` uniform in ``[0, weakness)``, and play the
+    highest. Stockfish draws ``r`` from a generator seeded by the clock; this player draws it
+    from the game's reset seed, the level and the ply, so a seeded game replays move for move.
+    Scores are the reported centipawns (the rule's comparisons do not depend on the unit,
+    save the pawn cap, converted: :data:`SKILL_DELTA_CAP`).
+    """
 
     def __init__(self, skill: int, nodes: int = PLAYER_NODES) -> None:
+        if not 0 <= skill <= 20:
+            raise ValueError(f"Stockfish's skill level runs from 0 to 20, got {skill}")
         self.name = f"stockfish-skill-{skill}"
-        self._engine = UciEngine(skill=skill, nodes=nodes)
+        self.skill = skill
+        self._engine = UciEngine(nodes=nodes)
 
     def act(self, env: Any, agent: str) -> str:
-        board = env.unwrapped.world.board
-        return str(board.san(self._engine.best_move(board)))
+        game = env.unwrapped
+        board = game.world.board
+        if self.skill == 20:
+            return str(board.san(self._engine.best_move(board)))
+        lines = self._engine.candidates(board, depth=1 + self.skill, count=SKILL_CANDIDATES)
+        draw = np.random.default_rng([self.skill, game.episode_seed or 0, board.ply()])
+        return str(board.san(pick_weakened(lines, self.skill, draw)))
 
     def close(self) -> None:
         self._engine.close()
+
+
+def pick_weakened(
+    lines: Sequence[tuple[chess.Move, int]], skill: int, draw: np.random.Generator
+) -> chess.Move:
+    """Stockfish's skill rule over its best moves ``lines`` (best first, centipawns)."""
+    top, worst = lines[0][1], lines[-1][1]
+    delta = min(top - worst, SKILL_DELTA_CAP)
+    weakness = 120 - 2 * skill
+    best, best_score = lines[0][0], -math.inf
+    for move, score in lines:
+        push = (weakness * (top - score) + delta * int(draw.integers(weakness))) / 128
+        if score + push >= best_score:
+            best, best_score = move, score + push
+    return best
 
 
 def _stockfish(skill: int) -> Callable[[], ReferencePlayer]:

@@ -8,9 +8,11 @@ are the project's to decide.
   absent.
 * **Reproducible moves.** Each search starts with ``ucinewgame`` (hash and history tables
   cleared) on one thread with a node limit, so a move is a function of the game's move history
-  alone, whatever searches came before or which process runs it. (Below skill level 20,
-  Stockfish picks among its best moves with a generator seeded from the clock: those players
-  are not reproducible, by Stockfish's design.)
+  alone, whatever searches came before or which process runs it. Stockfish always runs at
+  full strength here: below its skill level 20 it picks among its best moves with a
+  generator seeded from the clock, which no seed can replay, so the weaker players apply
+  that rule themselves to :meth:`UciEngine.candidates` with a seeded generator
+  (``envs/multiagent/chess.py``, :class:`StockfishPlayer`).
 * **No leaked processes, typed failures.** ``close`` is idempotent and also runs when the
   client is garbage-collected, and at interpreter exit for a client still open (before
   Python joins python-chess's non-daemon I/O thread, which would otherwise wait forever on
@@ -41,14 +43,12 @@ SEARCH_SECONDS_CAP = 5.0
 
 
 class UciEngine:
-    """One Stockfish process at a set skill level; started at the first search."""
+    """One Stockfish process at full strength; started at the first search."""
 
-    def __init__(self, skill: int = 20, nodes: int = 5_000) -> None:
-        if not 0 <= skill <= 20:
-            raise ValueError(f"Stockfish's skill level runs from 0 to 20, got {skill}")
+    def __init__(self, nodes: int = 5_000) -> None:
         if nodes < 1:
             raise ValueError(f"a search needs at least 1 node, got {nodes}")
-        self.skill, self.nodes = skill, nodes
+        self.nodes = nodes
         self._engine: chess.engine.SimpleEngine | None = None
         self._finalizer: weakref.finalize[[chess.engine.SimpleEngine], UciEngine] | None = None
 
@@ -63,12 +63,36 @@ class UciEngine:
             raise EnvCrashedError(
                 f"Stockfish failed to move in {board.fen()!r}: {error}"
             ) from error
-        if result.move is None or result.move not in board.legal_moves:
+        return self._legal(board, result.move)
+
+    def candidates(
+        self, board: chess.Board, depth: int, count: int
+    ) -> list[tuple[chess.Move, int]]:
+        """The engine's ``count`` best moves in ``board`` at search depth ``depth`` (within the
+        node limit), best first, each with its score in centipawns for the side to move
+        (a mate counts as 100,000 less its distance)."""
+        engine = self._started()
+        limit = chess.engine.Limit(depth=depth, nodes=self.nodes, time=SEARCH_SECONDS_CAP)
+        try:
+            lines = engine.analyse(board, limit, multipv=count, game=object())
+        except (chess.engine.EngineError, concurrent.futures.TimeoutError, OSError) as error:
             self.close()
-            raise EnvCrashedError(
-                f"Stockfish answered {result.move} in {board.fen()!r}, not a legal move"
-            )
-        return result.move
+            raise EnvCrashedError(f"Stockfish failed to search {board.fen()!r}: {error}") from error
+        found = []
+        for line in lines:
+            if "pv" in line and line["pv"] and "score" in line:
+                score = line["score"].relative.score(mate_score=100_000)
+                found.append((self._legal(board, line["pv"][0]), int(score or 0)))
+        if not found:
+            self.close()
+            raise EnvCrashedError(f"Stockfish gave no move in {board.fen()!r}")
+        return found
+
+    def _legal(self, board: chess.Board, move: chess.Move | None) -> chess.Move:
+        if move is None or move not in board.legal_moves:
+            self.close()
+            raise EnvCrashedError(f"Stockfish answered {move} in {board.fen()!r}, not a legal move")
+        return move
 
     def _started(self) -> chess.engine.SimpleEngine:
         if self._engine is not None:
@@ -82,7 +106,7 @@ class UciEngine:
         self._finalizer = weakref.finalize(self, _quit, engine)
         _OPEN.add(self)
         try:
-            engine.configure({"Threads": 1, "Hash": 1, "Skill Level": self.skill})
+            engine.configure({"Threads": 1, "Hash": 1})
         except (chess.engine.EngineError, concurrent.futures.TimeoutError, OSError) as error:
             self.close()
             raise EnvCrashedError(f"Stockfish ({path}) refused its options: {error}") from error

@@ -253,3 +253,47 @@ def test_a_missing_stockfish_is_a_typed_error_naming_the_package(monkeypatch):
     with pytest.raises(MissingExtraError, match="apt-get install stockfish"):
         env.unwrapped.oracle_action("player_0")
     env.close()
+
+
+class _Draws:
+    """A stand-in for the generator that hands out set values, so the test measures the rule."""
+
+    def __init__(self, values):
+        self._values = iter(values)
+
+    def integers(self, high):
+        value = next(self._values)
+        assert 0 <= value < high
+        return value
+
+
+def test_the_skill_rule_is_stockfishs_push_formula():
+    from agentgym.envs.multiagent.chess import pick_weakened
+
+    moves = [chess.Move.from_uci(m) for m in ("e2e4", "d2d4", "g1f3", "a2a3")]
+    lines = list(zip(moves, (50, 40, 0, -100), strict=True))
+    # No random term: the deterministic push (120 * gap / 128) never lifts a worse move past
+    # the best, since it is smaller than the gap.
+    assert pick_weakened(lines, 0, _Draws([0, 0, 0, 0])) == moves[0]
+    # A large draw for the second move: 40 + (120 * 10 + 34.9 * 119) / 128 = 81.8 > 50.
+    assert pick_weakened(lines, 0, _Draws([0, 119, 0, 0])) == moves[1]
+    # At level 19 the weakness is 82: the fourth move, 150 centipawns behind, cannot win even
+    # with the largest draw, -100 + (82 * 150 + 34.9 * 81) / 128 = 18.2 < 50; at level 0 it can.
+    assert pick_weakened(lines, 19, _Draws([0, 0, 0, 81])) == moves[0]
+    assert pick_weakened(lines, 0, _Draws([0, 0, 0, 119])) == moves[3]
+
+
+def test_a_weakened_stockfish_replays_its_game_from_the_seed():
+    """Stockfish below level 20 draws from the clock; ours from the seed, so games replay."""
+    env = agentgym.make_multi("multiagent/Chess-v0")
+    players = env.unwrapped.reference_players()
+    try:
+        games = []
+        for _ in range(2):
+            seats = {"player_0": players["stockfish-skill-5"](), "player_1": players["random"]()}
+            games.append(play_game(env, seats, seed=11, max_turns=16).moves)
+            for seat in seats.values():
+                seat.close()
+        assert games[0] == games[1] and len(games[0]) == 16
+    finally:
+        env.close()
