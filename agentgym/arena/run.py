@@ -51,7 +51,7 @@ from agentgym.arena.ratings import Ratings, rate
 from agentgym.arena.records import MatchRecord
 from agentgym.arena.schedule import ScheduledMatch, check_players, round_robin, swiss_round
 from agentgym.errors import UsageError
-from agentgym.eval.engine import EngineLimits, check_num_envs
+from agentgym.eval.engine import EngineLimits, check_num_envs, gather_or_cancel
 from agentgym.eval.threads import DaemonThreadPool
 from agentgym.ledger import EpisodeRecord, EpisodeWriter
 
@@ -261,14 +261,7 @@ class _Runner:
             async with gate:
                 await self._match(match)
 
-        tasks = [asyncio.create_task(one(m)) for m in matches]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        await gather_or_cancel([one(m) for m in matches])
 
     async def _match(self, match: ScheduledMatch) -> None:
         """Play one match, retrying failures; write its record, or its error."""

@@ -41,7 +41,7 @@ from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
 from agentgym.spaces import ToolCall
 from agentgym.task_env import clean_action, clean_text
 
-__all__ = ["EngineLimits", "plan_env", "run_episodes"]
+__all__ = ["EngineLimits", "gather_or_cancel", "plan_env", "run_episodes"]
 
 # info keys kept out of step records: the instructions are the record's, once per episode.
 DROPPED_INFO_KEYS = ("instructions",)
@@ -132,18 +132,25 @@ async def run_episodes(
 
     watchdog = asyncio.create_task(run.watch())
     try:
-        tasks = [asyncio.create_task(one(plan)) for plan in plans]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        await gather_or_cancel([one(plan) for plan in plans])
     finally:
         watchdog.cancel()
         run.pool.shutdown()
     return [records[plan.index] for plan in plans]
+
+
+async def gather_or_cancel(coroutines: list[Awaitable[Any]]) -> None:
+    """Run ``coroutines`` as tasks and wait for all; if one raises (a caller's bug, an
+    interrupt), cancel the rest and wait until they have unwound before raising, so no
+    episode or match is left running behind a failed run."""
+    tasks = [asyncio.ensure_future(coroutine) for coroutine in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def plan_env(plan: EpisodePlan, **extra: Any) -> Any:
