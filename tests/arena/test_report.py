@@ -6,36 +6,16 @@ import dataclasses
 import json
 
 import pytest
+from arena_matches import TICTACTOE, solver_vs_random  # tests/: real tic-tac-toe matches
 
 import agentgym
-from agentgym.arena import PROVISIONAL, MatchRecord, rate
+from agentgym.arena import PROVISIONAL, rate
 from agentgym.arena.report import read_matches, write_report
-from agentgym.multiagent import play_game
-
-TICTACTOE = "multiagent/TicTacToe-v0"
 
 
 def arena_run(folder, games=3, tamper=False):
     """A small run directory: the solver against random, seats swapped on shared seeds."""
-    env = agentgym.make_multi(TICTACTOE)
-    players = env.unwrapped.reference_players()
-    records = []
-    for seed in range(games):
-        for order in (("solver", "random"), ("random", "solver")):
-            seats = dict(zip(env.possible_agents, order, strict=True))
-            result = play_game(env, {a: players[n]() for a, n in seats.items()}, seed=seed)
-            records.append(
-                MatchRecord(
-                    f"g{seed}-{order[0]}",
-                    TICTACTOE,
-                    seats,
-                    result.outcome,
-                    group=f"seed{seed}",
-                    seed=seed,
-                    task_id=result.task_id,
-                    moves=tuple(result.moves),
-                )
-            )
+    records = solver_vs_random(games)
     if tamper:
         first = records[0]
         records[0] = dataclasses.replace(

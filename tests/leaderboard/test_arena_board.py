@@ -9,40 +9,17 @@ import dataclasses
 import json
 
 import pytest
+from arena_matches import TICTACTOE, solver_vs_random  # tests/: real tic-tac-toe matches
 from starlette.testclient import TestClient
 
-import agentgym
 from agentgym.arena import MatchRecord, rate
 from agentgym.leaderboard.arena import arena_payload
 from agentgym.leaderboard.server import create_app
-from agentgym.multiagent import play_game
-
-TICTACTOE = "multiagent/TicTacToe-v0"
 
 
 def matches(games: int = 4) -> list[MatchRecord]:
     """The solver against random on shared seeds, seats swapped: real games."""
-    env = agentgym.make_multi(TICTACTOE)
-    players = env.unwrapped.reference_players()
-    records = []
-    for seed in range(games):
-        for order in (("solver", "random"), ("random", "solver")):
-            seats = dict(zip(env.possible_agents, order, strict=True))
-            result = play_game(env, {a: players[n]() for a, n in seats.items()}, seed=seed)
-            records.append(
-                MatchRecord(
-                    f"g{seed}-{order[0]}",
-                    TICTACTOE,
-                    seats,
-                    result.outcome,
-                    group=f"seed{seed}",
-                    seed=seed,
-                    task_id=result.task_id,
-                    moves=tuple(result.moves),
-                )
-            )
-    env.close()
-    return records
+    return solver_vs_random(games)
 
 
 def payload(records: list[MatchRecord], manifest: dict | None = None) -> bytes:
