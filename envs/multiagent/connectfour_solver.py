@@ -8,27 +8,37 @@ draw 0, a loss the negative), pruned by the moves that do not lose at once,
 ordered by how many threats a move creates (centre first on ties), with a transposition table
 of upper and lower bounds, and driven by null-window probes (``solve``).
 
-Python visits 40,000-100,000 positions a second, so positions late enough are solved in a
-fraction of a second while the first plies would take hours: this is not a perfect player from
-the empty board. :class:`Solver` takes a node budget and raises :class:`SearchBudgetExceeded`
-past it; :func:`best_move` then falls back to a depth-limited search, and its one book entry
-is the known first move (the centre column is the only winning one, Allis 1988).
-``tests/perf/bench_connectfour_go.py`` measures where the default budget (25,000 positions,
-about half a second) proves the position along real games: all positions from ply 24 on, 89%
-at plies 18-23, 22% at plies 12-17, almost none before.
+:func:`best_move` asks, in turn: the opening book (``data/connectfour_book.json``: the first
+player's first two moves, written by the C solver with no budget, about 20 minutes: ``python
+-m agentgym.envs.multiagent.connectfour_solver --book``); a move that wins at once; the same
+search in C (``connectfour_native.py``, about 50 times faster) within ``NATIVE_BUDGET``
+positions; and, where no C compiler is available, this module's Python :class:`Solver` within
+``BUDGET`` positions. A proof past its budget falls back to a depth-limited search, so the
+player is exact wherever :func:`decide` says ``exact`` and strong elsewhere: a proof from the
+third ply takes the C solver minutes, and ``tests/perf/bench_multiagent.py`` measures the
+budget holding at every position from ply 12 on, about half of plies 6-11 and few before, so
+this is not yet a perfect player from the empty board.
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
+import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentgym.envs.multiagent.connectfour_native import native
 
 __all__ = [
     "CENTRE_FIRST",
+    "Decision",
     "Position",
     "SearchBudgetExceeded",
     "Solver",
     "best_move",
+    "decide",
     "searched_best",
 ]
 
@@ -39,7 +49,12 @@ BOTTOM = sum(1 << (c * LANE) for c in range(WIDTH))
 BOARD = BOTTOM * ((1 << HEIGHT) - 1)
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 BUDGET = 25_000  # positions: about half a second of Python
-OPENING_BOOK = {"": 3}  # the centre is the one winning first move (Allis 1988)
+NATIVE_BUDGET = 2_000_000  # positions: about a second of C on an idle core
+BOOK_FILE = Path(__file__).with_name("data") / "connectfour_book.json"
+BOOK_PLIES = 2
+"""The book holds every position of up to this many stones that the first player, playing the
+book, can meet (as second player the book is empty: the seven positions after the first move
+took the C solver more than 20 minutes each on the shared 2-core machine)."""
 
 
 def column_bits(column: int) -> int:
@@ -209,29 +224,89 @@ def depth_limited(position: Position, depth: int, alpha: float, beta: float) -> 
     return best
 
 
-def best_move(columns: Sequence[int], *, budget: int = BUDGET, fallback_depth: int = 6) -> int:
-    """A best column (0-6) after the moves ``columns``: exact when the proof fits ``budget``
-    positions (or the book knows the position), else the depth-limited search's choice.
+@dataclass(frozen=True)
+class Decision:
+    """A chosen column (0-6) and how it was chosen: ``book``, ``win`` (at once), ``proof`` (C or
+    Python, within budget) or ``search`` (the depth-limited fallback: not proved)."""
 
-    Deterministic, so remembered: games replayed from a seed (the conformance check's, the
-    arena's seat swaps) ask again for the positions they have already seen."""
-    return _best_move(tuple(columns), budget, fallback_depth)
+    column: int
+    how: str
+
+    @property
+    def exact(self) -> bool:
+        """Whether the column is proved to keep the position's game-theoretic value."""
+        return self.how != "search"
+
+
+def best_move(
+    columns: Sequence[int],
+    *,
+    budget: int = BUDGET,
+    native_budget: int = NATIVE_BUDGET,
+    fallback_depth: int = 6,
+) -> int:
+    """A best column (0-6) after the moves ``columns``; see :func:`decide`."""
+    return decide(
+        columns, budget=budget, native_budget=native_budget, fallback_depth=fallback_depth
+    ).column
+
+
+def decide(
+    columns: Sequence[int],
+    *,
+    budget: int = BUDGET,
+    native_budget: int = NATIVE_BUDGET,
+    fallback_depth: int = 6,
+) -> Decision:
+    """A best column after ``columns``: exact when the book knows the position or the proof
+    fits its budget (``native_budget`` positions in C, else ``budget`` in Python), else the
+    depth-limited search's choice.
+
+    Deterministic (the C solver's table is emptied at every call), so remembered: games
+    replayed from a seed (the conformance check's, the arena's seat swaps) ask again for the
+    positions they have already seen."""
+    return _decide(tuple(columns), budget, native_budget, fallback_depth)
 
 
 @functools.lru_cache(maxsize=100_000)
-def _best_move(columns: tuple[int, ...], budget: int, fallback_depth: int) -> int:
-    book = OPENING_BOOK.get("".join(str(c + 1) for c in columns))
+def _decide(
+    columns: tuple[int, ...], budget: int, native_budget: int, fallback_depth: int
+) -> Decision:
+    book = book_move(columns)
     if book is not None:
-        return book
+        return Decision(book, "book")
     position = Position.from_columns(columns)
     playable = [c for c in CENTRE_FIRST if position.can_play(c)]
     for column in playable:
         if position.is_winning_move(column):
-            return column
-    try:
-        return _proven_best(position, playable, Solver(budget))
-    except SearchBudgetExceeded:
-        return searched_best(position, playable, fallback_depth)
+            return Decision(column, "win")
+    solver = native()
+    if solver is not None:
+        found = solver.best_move(columns, native_budget)
+        if found is not None:
+            return Decision(found[0], "proof")
+    else:
+        try:
+            return Decision(_proven_best(position, playable, Solver(budget)), "proof")
+        except SearchBudgetExceeded:
+            pass
+    return Decision(searched_best(position, playable, fallback_depth), "search")
+
+
+@functools.cache
+def opening_book() -> dict[str, int]:
+    """The book: moves so far (digits 1-7) to the best column (0-6)."""
+    return {moves: int(column) for moves, column in json.loads(BOOK_FILE.read_text()).items()}
+
+
+def book_move(columns: Sequence[int]) -> int | None:
+    """The book's column after ``columns``, looked up as played or mirrored."""
+    book = opening_book()
+    column = book.get(_moves(columns))
+    if column is not None:
+        return column
+    mirrored = book.get(_moves([WIDTH - 1 - c for c in columns]))
+    return None if mirrored is None else WIDTH - 1 - mirrored
 
 
 def _proven_best(position: Position, playable: list[int], solver: Solver) -> int:
@@ -256,3 +331,56 @@ def searched_best(position: Position, playable: list[int], depth: int) -> int:
         scored.append((-depth_limited(position.play(column), depth - 1, -CELLS, CELLS), column))
     best = max(score for score, _ in scored)
     return next(column for score, column in scored if score == best)
+
+
+def write_book(plies: int = BOOK_PLIES, path: Path = BOOK_FILE, seats: int = 1) -> dict[str, int]:
+    """Solve every position the book player meets in its first ``plies`` stones (as X its
+    own book moves and every reply; with ``seats`` 2 also as O, every opening of X's; one of
+    each mirror pair) with the C solver, no budget (minutes each), and write them to
+    ``path``."""
+    solver = native()
+    if solver is None:
+        raise RuntimeError("the book is written by the C solver, which did not build")
+    book = {"": 3}  # the empty board: the centre is the one winning first move (Allis 1988)
+
+    def walk(columns: tuple[int, ...], seat: int) -> None:
+        if len(columns) > plies:
+            return
+        if len(columns) % 2 != seat:  # the opponent's turn: every reply that is no win
+            position = Position.from_columns(columns)
+            for column in range(WIDTH):
+                if position.can_play(column) and not position.is_winning_move(column):
+                    walk((*columns, column), seat)
+            return
+        key, mirrored = _moves(columns), _moves(tuple(WIDTH - 1 - c for c in columns))
+        if key not in book and mirrored not in book:
+            found = solver.best_move(columns)
+            assert found is not None, "no budget, so always found"
+            book[key] = found[0]
+            print(f"{key or '(empty)'}: column {found[0] + 1}, score {found[1]}", flush=True)
+        column = book[key] if key in book else WIDTH - 1 - book[mirrored]
+        if len(columns) < plies:
+            walk((*columns, column), seat)
+
+    for seat in range(seats):
+        walk((), seat)
+    path.write_text(json.dumps(dict(sorted(book.items(), key=lambda i: (len(i[0]), i[0])))))
+    return book
+
+
+def _moves(columns: Sequence[int]) -> str:
+    return "".join(str(c + 1) for c in columns)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--book", action="store_true", help="write data/connectfour_book.json")
+    parser.add_argument("--plies", type=int, default=BOOK_PLIES)
+    parser.add_argument("--seats", type=int, choices=(1, 2), default=1)
+    args = parser.parse_args()
+    if args.book:
+        write_book(args.plies, seats=args.seats)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
 """Connect four: rules on OpenSpiel, move parsing, the solver's values and strength."""
 
+import logging
 import random
 
 import pyspiel
@@ -7,7 +8,16 @@ import pytest
 from open_spiel.python.algorithms.minimax import alpha_beta_search
 
 import agentgym
-from agentgym.envs.multiagent.connectfour_solver import Position, Solver, best_move
+from agentgym.envs.multiagent import connectfour_native, connectfour_solver
+from agentgym.envs.multiagent.connectfour_native import native
+from agentgym.envs.multiagent.connectfour_solver import (
+    Position,
+    Solver,
+    best_move,
+    book_move,
+    decide,
+    opening_book,
+)
 from agentgym.multiagent import play_game
 
 ENV_ID = "multiagent/ConnectFour-v0"
@@ -82,6 +92,86 @@ def test_the_solver_agrees_with_openspiel_minimax(seed):
     )
     score = Solver().solve(position)
     assert (score > 0) - (score < 0) == int(value), "".join(str(c + 1) for c in columns)
+    assert native().solve(columns) == score  # the C solver: the same exact score
+
+
+# Pascal Pons' benchmark positions (Test_L3_R1, end of game, from his "Solving Connect 4" blog,
+# http://blog.gamesolver.org/solving-connect-four/02-test-protocol/; these lines as quoted in
+# a public test file): the moves (columns 1-7) and the exact score for the player to move.
+PONS_TEST_L3_R1 = """\
+2252576253462244111563365343671351441 -1
+7422341735647741166133573473242566 1
+23163416124767223154467471272416755633 0
+71255763773133525731261364622167124446454 0
+65214673556155731566316327373221417 -1
+52677675164321472411331752454 0
+3135151421347443544172316522225776773566 0
+562154564361751726662253737734213275114 0
+233377345754465174223731671122611552 1
+6763525635134453444361412671365712 -1
+211376455663355325112113664364524722 0
+3146762114467714356347741621375222 -1
+67152117737262713366376314254 6
+2762751722231276466633475674533 5
+3642756176227637211322113551637574556 2
+22647455554314246733661634615122372377511 0
+427566236745127177115664464254 2
+7172212567451542223676134464437761515 0
+641154574541323641152467137655232232366 0
+5775265212657176476365522624313714333 2
+3575316255751336464276636772271112 -3"""
+
+
+@pytest.mark.parametrize("line", PONS_TEST_L3_R1.splitlines())
+def test_the_solvers_give_pons_published_scores(line):
+    moves, score = line.split()
+    columns = [int(c) - 1 for c in moves]
+    assert native().solve(columns) == int(score)
+    assert Solver().solve(Position.from_columns(columns)) == int(score)
+
+
+def test_the_c_solver_stops_at_its_budget_and_says_so():
+    solver = native()
+    assert solver.best_move([3, 3], budget=1_000) is None  # ply 2 needs millions
+    assert 1_000 < solver.visited <= 1_001
+    with pytest.raises(ValueError, match="not a connect-four game in progress"):
+        solver.solve([0] * 7)  # a seventh stone in a full column
+
+
+def test_a_move_past_the_budget_is_searched_and_says_it_is_not_exact():
+    decision = decide([3, 3, 2], native_budget=1_000)
+    assert decision.how == "search" and not decision.exact
+    assert decide([3, 3, 2], native_budget=1_000) == decision  # the same on every call
+    late, _ = random_position(random.Random(3), 24)
+    assert decide(late).how == "proof"
+
+
+def test_the_book_covers_every_position_its_player_meets():
+    """As X: the centre, then a move after every reply (mirrors looked up)."""
+    assert book_move([]) == 3  # the one winning first move (Allis 1988)
+    for reply in range(7):
+        assert book_move([3, reply]) in range(7)
+    assert book_move([3, 5]) == 6 - book_move([3, 1]) == 5  # 46 is the mirror of 42
+    assert book_move([0]) is None  # no book as second player
+    assert decide([3, 5]).how == "book"
+    assert all(len(moves) <= 2 for moves in opening_book())
+
+
+def test_the_python_search_stands_in_without_a_compiler(monkeypatch, tmp_path, caplog):
+    late, _ = random_position(random.Random(3), 24)
+    proved_in_c = decide(late)
+    monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(connectfour_native.shutil, "which", lambda name: None)
+    connectfour_native.native.cache_clear()
+    connectfour_solver._decide.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING):
+            assert connectfour_native.native() is None
+        assert "C solver is unavailable" in caplog.text and "no C compiler" in caplog.text
+        assert decide(late) == proved_in_c  # Python proves the same move
+    finally:
+        connectfour_native.native.cache_clear()
+        connectfour_solver._decide.cache_clear()
 
 
 def test_the_solver_takes_a_win_blocks_a_threat_and_makes_a_double_threat():
@@ -118,12 +208,12 @@ def test_the_solver_wins_from_a_won_position():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_the_solver_never_loses_to_random(seed):
-    env = fresh(task_id=f"dev/opening/{seed}", seed=seed)
+    env = fresh(task_id=f"dev/midgame/{seed}", seed=seed)
     players = env.unwrapped.reference_players()
     solver_seat = ("player_0", "player_1")[seed % 2]
     other = "player_1" if solver_seat == "player_0" else "player_0"
     seats = {solver_seat: players["solver"](), other: players["random"]()}
-    outcome = play_out(env, seats, seed=seed, task_id=f"dev/opening/{seed}")
+    outcome = play_out(env, seats, seed=seed, task_id=f"dev/midgame/{seed}")
     assert outcome[solver_seat] == 1.0
 
 
