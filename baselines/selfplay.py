@@ -41,8 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.agents import AgentReply, PromptConfig, TokenAgent
-from agentgym.agents.base import Agent, EpisodeContext
+from agentgym.agents import Agent, AgentReply, EpisodeContext, PromptConfig, TokenAgent
 from agentgym.baselines.advantages import (
     RAE_DECAY,
     episode_returns,
