@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from agentgym.cache import cache_dir, exclusive
@@ -34,10 +35,14 @@ _log = logging.getLogger(__name__)
 
 
 class NativeSolver:
-    """The compiled solver: exact scores and best moves within a budget of positions."""
+    """The compiled solver: exact scores and best moves within a budget of positions.
+
+    The C code keeps one table in globals and ctypes releases the GIL during a call, so calls
+    are serialised by a lock (matches played at once in threads share this solver)."""
 
     def __init__(self, library: ctypes.CDLL) -> None:
         self._lib = library
+        self._lock = threading.Lock()
         self.visited = 0
         """Positions the last call searched."""
 
@@ -45,8 +50,9 @@ class NativeSolver:
         """The exact score (Pons' convention) for the player to move after ``columns``, or
         ``None`` past ``budget`` positions (0: no budget)."""
         visited = ctypes.c_longlong()
-        score = int(self._lib.c4_solve(*_moves(columns), budget, ctypes.byref(visited)))
-        self.visited = visited.value
+        with self._lock:
+            score = int(self._lib.c4_solve(*_moves(columns), budget, ctypes.byref(visited)))
+            self.visited = visited.value
         return self._checked(score, columns)
 
     def best_move(
@@ -55,12 +61,13 @@ class NativeSolver:
         """A best column (the first, centre first, keeping the position's score) and that
         score, or ``None`` past ``budget`` positions (0: no budget)."""
         value, visited = ctypes.c_int(), ctypes.c_longlong()
-        column = int(
-            self._lib.c4_best_move(
-                *_moves(columns), budget, ctypes.byref(value), ctypes.byref(visited)
+        with self._lock:
+            column = int(
+                self._lib.c4_best_move(
+                    *_moves(columns), budget, ctypes.byref(value), ctypes.byref(visited)
+                )
             )
-        )
-        self.visited = visited.value
+            self.visited = visited.value
         return None if self._checked(column, columns) is None else (column, value.value)
 
     @staticmethod

@@ -1,5 +1,6 @@
 """Connect four: rules on OpenSpiel, move parsing, the solver's values and strength."""
 
+import concurrent.futures
 import logging
 import random
 
@@ -136,6 +137,24 @@ def test_the_c_solver_stops_at_its_budget_and_says_so():
     assert 1_000 < solver.visited <= 1_001
     with pytest.raises(ValueError, match="not a connect-four game in progress"):
         solver.solve([0] * 7)  # a seventh stone in a full column
+
+
+def test_threads_share_the_c_solver_safely():
+    """ctypes lets threads into the C code at once; a budget one search runs out of must not
+    stop another's (its globals are behind a lock)."""
+    columns, _ = random_position(random.Random(5), 12)  # about 250,000 positions
+    score = native().solve(columns)
+
+    def exact(_):
+        return native().solve(columns) == score
+
+    def over_budget(_):
+        return native().best_move([3, 3], budget=2_000) is None
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        jobs = [pool.submit(exact, None) for _ in range(4)]
+        jobs += [pool.submit(over_budget, None) for _ in range(40)]
+        assert all(job.result() for job in jobs)
 
 
 def test_a_move_past_the_budget_is_searched_and_says_it_is_not_exact():
