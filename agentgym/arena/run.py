@@ -52,6 +52,7 @@ from agentgym.arena.records import MatchRecord
 from agentgym.arena.schedule import ScheduledMatch, check_players, round_robin, swiss_round
 from agentgym.errors import UsageError
 from agentgym.eval.engine import EngineLimits, check_num_envs, gather_or_cancel
+from agentgym.eval.run import open_run_dir
 from agentgym.eval.threads import DaemonThreadPool
 from agentgym.ledger import EpisodeRecord, EpisodeWriter
 
@@ -347,30 +348,8 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def _prepare(run_dir: Path, arena: Arena, resume: bool) -> set[str]:
     """Create the run directory, or check it holds this arena for a resume; the ids of the
     matches already recorded (scored or errored)."""
-    manifest_path = run_dir / "manifest.json"
-    if run_dir.exists() and not run_dir.is_dir():
-        raise UsageError(f"the run directory {run_dir} is a file; choose another --out")
-    if manifest_path.exists():
-        if not resume:
-            raise UsageError(
-                f"{run_dir} already holds an arena; pass --resume to continue it, or choose "
-                f"another --out"
-            )
-        old = json.loads(manifest_path.read_text())
-        if old.get("arena_hash") != arena.digest():
-            raise UsageError(
-                f"cannot resume {run_dir}: it holds another arena ({old.get('arena')}); this "
-                f"one is {arena.to_dict()}"
-            )
-        records, errored = read_matches(run_dir)
-        return {r.match_id for r in records} | {e["match_id"] for e in errored}
-    if resume:
-        raise UsageError(
-            f"nothing to resume in {run_dir}: it holds no manifest.json (start without --resume)"
-        )
     from agentgym import __version__
 
-    run_dir.mkdir(parents=True, exist_ok=True)
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "arena": arena.to_dict(),
@@ -378,8 +357,16 @@ def _prepare(run_dir: Path, arena: Arena, resume: bool) -> set[str]:
         "created_at": time.time(),
         "agentgym_version": __version__,
     }
-    _write_json(manifest_path, manifest)
-    return set()
+
+    def differs(old: dict[str, Any]) -> str | None:
+        if old.get("arena_hash") == arena.digest():
+            return None
+        return f"it holds another arena ({old.get('arena')}); this one is {arena.to_dict()}"
+
+    if not open_run_dir(run_dir, manifest, resume, "an arena", differs):
+        return set()
+    records, errored = read_matches(run_dir)
+    return {r.match_id for r in records} | {e["match_id"] for e in errored}
 
 
 def _write_ratings(

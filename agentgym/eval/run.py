@@ -24,6 +24,7 @@ import os
 import platform
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,14 @@ from agentgym.eval.stats import summarize
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 from agentgym.registry import spec
 
-__all__ = ["RunResult", "default_run_dir", "evaluate", "one_env_benchmark", "read_manifest"]
+__all__ = [
+    "RunResult",
+    "default_run_dir",
+    "evaluate",
+    "one_env_benchmark",
+    "open_run_dir",
+    "read_manifest",
+]
 
 MANIFEST_VERSION = "1.3"  # 1.1: agent_prompt; 1.2: user, user_options; 1.3: task_selection
 
@@ -317,28 +325,47 @@ def _prompt_settings(factory: Any) -> dict[str, Any] | None:
 
 def _prepare(run_dir: Path, manifest: dict[str, Any], resume: bool) -> set[str]:
     """Create the run directory, or check it matches for a resume; the finished episode ids."""
+
+    def differs(old: dict[str, Any]) -> str | None:
+        for key in ("benchmark_hash", "agent", "user"):
+            if old.get(key) != manifest[key]:
+                return f"its {key} is {old.get(key)!r}, this run's is {manifest[key]!r}"
+        return None
+
+    if not open_run_dir(run_dir, manifest, resume, "a run", differs):
+        return set()
+    path = run_dir / "episodes.jsonl"
+    return {r.episode_id for r in read_episodes(path)} if path.exists() else set()
+
+
+def open_run_dir(
+    run_dir: Path,
+    manifest: dict[str, Any],
+    resume: bool,
+    holds: str,
+    differs: Callable[[dict[str, Any]], str | None],
+) -> bool:
+    """Create ``run_dir`` with ``manifest`` (False), or, with ``resume``, check that the one
+    it holds is the same job (True): ``differs(old_manifest)`` names how it is not, or None.
+    ``holds`` names the job in the refusals (``"a run"``, ``"an arena"``). Evaluations and
+    arenas both keep their work this way, so a rerun continues instead of starting over."""
     manifest_path = run_dir / "manifest.json"
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"the run directory {run_dir} is a file; choose another --out")
     if manifest_path.exists():
         if not resume:
             raise UsageError(
-                f"{run_dir} already holds a run; pass resume=True (--resume) to continue it, "
-                f"or choose another output directory"
+                f"{run_dir} already holds {holds}; pass --resume (resume=True) to continue "
+                f"it, or choose another output directory"
             )
-        old = read_manifest(run_dir)
-        for key in ("benchmark_hash", "agent", "user"):
-            if old.get(key) != manifest[key]:
-                raise UsageError(
-                    f"cannot resume {run_dir}: its {key} is {old.get(key)!r}, this run's is "
-                    f"{manifest[key]!r}"
-                )
-        path = run_dir / "episodes.jsonl"
-        return {r.episode_id for r in read_episodes(path)} if path.exists() else set()
+        difference = differs(read_manifest(run_dir))
+        if difference is not None:
+            raise UsageError(f"cannot resume {run_dir}: {difference}")
+        return True
     if resume:
         raise UsageError(
-            f"nothing to resume in {run_dir}: it holds no manifest.json (start the run without "
-            f"--resume, or give the directory of the run to continue)"
+            f"nothing to resume in {run_dir}: it holds no manifest.json (start without "
+            f"--resume, or give the directory of the work to continue)"
         )
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -347,7 +374,7 @@ def _prepare(run_dir: Path, manifest: dict[str, Any], resume: bool) -> set[str]:
         raise UsageError(
             f"cannot create the run directory {run_dir}: {error.strerror or error}"
         ) from None
-    return set()
+    return False
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any]:
