@@ -92,14 +92,7 @@ class SeatedEnv(Env[str, str]):
         render_mode: ``"ansi"`` (``render()`` returns the seat's last observation) or None.
     """
 
-    metadata: dict[str, Any] = {
-        "render_modes": ["ansi"],
-        "render_fps": 4,
-        "supports_state_snapshot": False,
-        "multimodal": False,
-        "needs_sandbox": False,
-        "needs_browser": False,
-    }
+    metadata: dict[str, Any] = dict(Env.metadata)  # no snapshot: the game holds engine processes
 
     def __init__(
         self,
