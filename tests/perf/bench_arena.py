@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent))  # bench_eval.py beside this file
 from bench_eval import SimulatedBatchedModel
 
 from agentgym.agents import Agent
