@@ -12,9 +12,10 @@ single-agent contract where it carries over:
   ``info["invalid_actions"]``; after ``max_invalid_actions`` mistakes (a class attribute a game
   may set) the agent forfeits;
 * every agent's ``info`` carries ``state_key``, ``invalid_action``, and at reset
-  ``instructions``; the ``state_key`` there is a digest of the game's canonical state, since
-  that state holds every seat's private information (cards, values, a target word) and an
-  agent is handed its info; when the game ends, each agent's ``info["verdict"]`` says how it did;
+  ``instructions``; the ``state_key`` there is a digest of that agent's information state
+  (its seat and its view), never of the canonical state, which holds every seat's private
+  information (cards, values, a target word, roles) and is small enough to guess from a
+  digest; when the game ends, each agent's ``info["verdict"]`` says how it did;
 * ``oracle_action(agent)`` is a non-LLM policy for the agent (perfect play where the game is
   small enough, else a strong heuristic), and ``reference_players()`` names the players a seat
   can be given (engines, solvers, bots; :class:`RandomPlayer` at least).
@@ -186,7 +187,7 @@ class _TextAgents(Generic[WorldT]):
         assert self.world is not None
         info: dict[str, Any] = {
             "task_id": self.task.id,
-            "state_key": _digest(self.state_key(self.world)),
+            "state_key": _digest(agent, self.describe(self.world, agent)),
             "invalid_action": invalid,
             "invalid_actions": self._invalid[agent],
         }
@@ -538,7 +539,10 @@ def _play_rounds(env: Any, seats: Mapping[str, Seat], result: GameResult, max_tu
                 result.verdicts[agent] = info["verdict"]
 
 
-def _digest(state_key: str) -> str:
-    """What an agent's info shows of the canonical state: equal states give equal digests,
-    and no seat learns another's private information from it."""
-    return hashlib.sha256(state_key.encode()).hexdigest()[:32]
+def _digest(agent: str, view: str) -> str:
+    """An agent's ``info["state_key"]``: a digest of its information state (its seat and its
+    view of the game, :meth:`~_TextAgents.describe`), not of the canonical state. Equal keys
+    mean the agent faces the same situation; and since the digest is of nothing the agent
+    does not already see, no guessing of hidden cards or roles can be checked against it (a
+    digest of the canonical state, a small space, could be inverted by trying them all)."""
+    return hashlib.sha256(f"{agent}\0{view}".encode()).hexdigest()[:32]

@@ -172,7 +172,7 @@ def test_the_determinism_check_names_the_first_view_that_differs():
     with pytest.raises(
         DeterminismError,
         match=r"seed 0 and task 'dev/empty/0' gave different games playing oracle self-play, "
-        r"first at reset: observation differs",
+        r"first at reset: player_0's info\['state_key'\] differs",  # a digest of the view
     ):
         check_multi_determinism(RandomGlobalInDescription, "global", "dev/empty/0", 0)
     check_multi_determinism(TicTacToeEnv, "tictactoe", "dev/empty/0", 0)
@@ -196,3 +196,20 @@ def test_the_bad_actions_check_catches_a_game_that_never_forfeits():
 
     with pytest.raises(BadActionError, match=r"it must have lost .* a limit of mistakes forfeits"):
         check_multiagent_env(NoForfeit, skip=ONLY_BAD_ACTIONS)
+
+
+def test_an_agents_state_key_tells_nothing_beyond_its_own_view():
+    """Kuhn poker deals: where player_0 holds the same card, its state_key is the same
+    whatever player_1 holds, so hashing guesses of the hidden card against it finds nothing."""
+    pytest.importorskip("pyspiel")
+    env = agentgym.make_multi("multiagent/KuhnPoker-v0")
+    keys_by_view: dict[str, set[str]] = {}
+    states_by_view: dict[str, set[str]] = {}
+    for seed in range(40):
+        env.reset(seed=seed)
+        view = env.unwrapped.describe(env.unwrapped.world, "player_0")
+        keys_by_view.setdefault(view, set()).add(env.infos["player_0"]["state_key"])
+        states_by_view.setdefault(view, set()).add(env.unwrapped.state_key(env.unwrapped.world))
+    env.close()
+    assert all(len(keys) == 1 for keys in keys_by_view.values())
+    assert any(len(states) > 1 for states in states_by_view.values())  # hidden cards differed
