@@ -113,6 +113,8 @@ class SeatedEnv(Env[str, str]):
             raise UsageError(f"render_mode={render_mode!r} is not supported; use 'ansi' or None")
         self.seat_choice, self.render_mode = seat, render_mode
         self.metadata = dict(type(self).metadata)  # free_text_actions is set per game at reset
+        if "chance_score" in game.unwrapped.metadata:  # what a guess earns in this game
+            self.metadata["chance_score"] = game.unwrapped.metadata["chance_score"]
         self.opponents = self._opponent_names(opponent)
         self.tasks = self._game.tasks
         self.parallel = isinstance(self._game, pettingzoo.ParallelEnv)

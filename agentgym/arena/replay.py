@@ -13,6 +13,13 @@ where the record and the game part.
 
 A move the game calls invalid is not a mismatch: an invalid action is feedback inside the
 game (counted, and a forfeit after the game's limit), so it replays the same way.
+
+A seat held by one of the game's reference players (``solver``, ``stockfish-skill-5``,
+``random``: the arena seats a reference player under that name whenever the name is one)
+must have played that player's moves: the replay asks the real player at each of its turns
+and refuses the record where the recorded move differs. Otherwise a record could credit an
+agent with a win over ``solver`` whose moves it wrote itself. The players are deterministic
+given the game's seed, so an honest record always passes.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import Any
 
 from agentgym.arena.records import MatchRecord
 from agentgym.errors import AgentGymError, UsageError
-from agentgym.multiagent import GameResult, play_game
+from agentgym.multiagent import GameResult, ReferencePlayer, play_game
 from agentgym.registry import make_multi
 
 __all__ = ["ReplayMismatch", "replay"]
@@ -73,7 +80,9 @@ def _play(record: MatchRecord, env: Any, seed: int) -> GameResult:
             None,
             f"its seats {sorted(record.seats)} are not {record.env_id}'s agents {agents}",
         )
-    script = _Script(record.match_id, record.moves)
+    factories = env.unwrapped.reference_players()
+    referees = {seat: factories[name]() for seat, name in record.seats.items() if name in factories}
+    script = _Script(record.match_id, record.moves, referees, dict(record.seats))
     try:
         return play_game(
             env,
@@ -86,6 +95,9 @@ def _play(record: MatchRecord, env: Any, seed: int) -> GameResult:
         raise ReplayMismatch(record.match_id, diverged.turn, diverged.reason) from None
     except (AgentGymError, KeyError) as error:  # an unknown task id, a move the env refuses
         raise ReplayMismatch(record.match_id, script.turn, str(error)) from None
+    finally:
+        for player in referees.values():
+            player.close()
 
 
 def _compare_moves(record: MatchRecord, result: GameResult) -> None:
@@ -133,11 +145,20 @@ class _Diverged(Exception):
 class _Script:
     """Every seat of the replayed game: hands the game the recorded text for the agent it
     asks. A turn is over once each of its recorded seats has moved (one in a turn-based
-    game, every live one in a simultaneous round), or when a seat is asked twice."""
+    game, every live one in a simultaneous round), or when a seat is asked twice. A seat in
+    ``referees`` (a reference player's) must have recorded the move that player makes."""
 
-    def __init__(self, match_id: str, moves: Sequence[Mapping[str, str]]) -> None:
+    def __init__(
+        self,
+        match_id: str,
+        moves: Sequence[Mapping[str, str]],
+        referees: Mapping[str, ReferencePlayer] | None = None,
+        names: Mapping[str, str] | None = None,
+    ) -> None:
         self.match_id = match_id
         self.moves = moves
+        self.referees = dict(referees or {})
+        self.names = dict(names or {})
         self.turn = 1
         self._served: set[str] = set()
 
@@ -155,5 +176,14 @@ class _Script:
         action = current[agent]
         if not isinstance(action, str):
             raise UsageError(f"the recorded move of {agent} is not text: {action!r:.80}")
+        referee = self.referees.get(agent)
+        if referee is not None:
+            played = referee.act(env, agent)
+            if played != action:
+                raise _Diverged(
+                    self.turn,
+                    f"seat {agent} is the reference player {self.names.get(agent)!r}, which "
+                    f"plays {played!r:.80} here; the record has {action!r:.80}",
+                )
         self._served.add(agent)
         return action

@@ -97,3 +97,23 @@ def test_a_seat_moving_out_of_turn_is_refused_at_that_turn():
 def test_a_record_that_cannot_start_its_game_is_refused(change, reason):
     with pytest.raises(ReplayMismatch, match=reason):
         replay(dataclasses.replace(played(), **change))
+
+
+def test_a_reference_players_seat_must_have_played_that_players_moves():
+    """A record cannot credit an agent with a win over `solver` whose moves it wrote itself:
+    the replay asks the real solver at its turns. The same moves under an agent's name pass."""
+    moves = ({"player_0": "place 1 1"}, {"player_1": "place 1 2"}, {"player_0": "place 2 2"},
+             {"player_1": "place 1 3"}, {"player_0": "place 3 3"})  # fmt: skip
+    forged = MatchRecord(
+        "forged",
+        TICTACTOE,
+        {"player_0": "mybot", "player_1": "solver"},
+        {"player_0": 1.0, "player_1": 0.0},
+        seed=1,
+        task_id="test/empty/0",
+        moves=moves,
+    )
+    with pytest.raises(ReplayMismatch, match=r"turn 2\).*reference player 'solver'"):
+        replay(forged)
+    honest = dataclasses.replace(forged, seats={"player_0": "mybot", "player_1": "weakbot"})
+    assert replay(honest).scores == {"player_0": 1.0, "player_1": 0.0}

@@ -254,3 +254,12 @@ def test_agentgym_benchmarks_names_the_opponents_of_multiagent_v0(capsys):
     assert cli.main(["benchmarks", "multiagent-v0", "--no-counts"]) == 0
     shown = capsys.readouterr().out
     assert "multiagent/ConnectFour-v0  6 test tasks (at most), against solver-depth-4" in shown
+
+
+def test_a_seated_game_declares_the_games_chance_score():
+    """A guess earns what the game says it does, seated or not (the checkers read it)."""
+    env = agentgym.make("multiagent/Taboo-v0", opponent="cautious")
+    try:
+        assert env.unwrapped.metadata["chance_score"] == 0.5
+    finally:
+        env.close()
