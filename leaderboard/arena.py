@@ -90,6 +90,18 @@ def read_arena_payload(data: bytes) -> tuple[dict[str, Any], list[MatchRecord]]:
     ids = [record.match_id for record in records]
     if len(set(ids)) != len(ids):
         raise ArenaRejected("two matches share an id; each match needs its own")
+    games: dict[str, str] = {}
+    for record in records:  # one game sent twice under two ids would count twice
+        game = json.dumps(
+            [record.env_id, record.seed, record.task_id, record.seats, list(record.moves)],
+            sort_keys=True,
+        )
+        if game in games:
+            raise ArenaRejected(
+                f"matches {games[game]!r} and {record.match_id!r} are the same game (same env, "
+                f"seed, task, seats and moves); an arena plays each game once"
+            )
+        games[game] = record.match_id
     return manifest, records
 
 

@@ -150,3 +150,14 @@ def test_agentgym_submit_sends_an_arena_run_directory(store, serve, tmp_path, ca
     )
     assert main(["submit", str(run_dir), "--to", live.url, "--token", token]) != 0
     assert "does not replay" in capsys.readouterr().err
+
+
+def test_one_game_sent_twice_under_two_ids_is_refused():
+    """A game counted twice would weigh twice in the ratings: copies are refused."""
+    from agentgym.leaderboard.arena import ArenaRejected, read_arena_payload
+
+    record = matches(games=1)[0]
+    copy = dataclasses.replace(record, match_id="copy")
+    with pytest.raises(ArenaRejected, match="are the same game"):
+        read_arena_payload(payload([record, copy]))
+    read_arena_payload(payload(matches(games=2)))  # an honest run: every game once
