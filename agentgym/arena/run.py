@@ -144,7 +144,7 @@ async def run_arena_async(
     check_players(list(arena.players), seats, arena.games)
     factories = _agent_factories(arena.players, references, agent_options, agents or {})
     run_dir = Path(out)
-    done = _prepare(run_dir, arena, resume)
+    done = _prepare(run_dir, arena, resume, agent_options or {})
     lim = limits or EngineLimits()
     # A thread per match in flight (a match's thread waits on its agents for most of the
     # game, unlike the evaluator's short env calls), plus spares for abandoned hung ones.
@@ -345,23 +345,28 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return found
 
 
-def _prepare(run_dir: Path, arena: Arena, resume: bool) -> set[str]:
-    """Create the run directory, or check it holds this arena for a resume; the ids of the
-    matches already recorded (scored or errored)."""
+def _prepare(run_dir: Path, arena: Arena, resume: bool, agent_options: dict[str, Any]) -> set[str]:
+    """Create the run directory, or check it holds this arena, its agents configured the same
+    way (``--agent-option``: another model or temperature is another arena), for a resume;
+    the ids of the matches already recorded (scored or errored)."""
     from agentgym import __version__
 
+    options = json.loads(json.dumps(agent_options, sort_keys=True, default=str))
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "arena": arena.to_dict(),
         "arena_hash": arena.digest(),
+        "agent_options": options,
         "created_at": time.time(),
         "agentgym_version": __version__,
     }
 
     def differs(old: dict[str, Any]) -> str | None:
-        if old.get("arena_hash") == arena.digest():
-            return None
-        return f"it holds another arena ({old.get('arena')}); this one is {arena.to_dict()}"
+        if old.get("arena_hash") != arena.digest():
+            return f"it holds another arena ({old.get('arena')}); this one is {arena.to_dict()}"
+        if old.get("agent_options", {}) != options:
+            return f"its agent options are {old.get('agent_options', {})}, this run's {options}"
+        return None
 
     if not open_run_dir(run_dir, manifest, resume, "an arena", differs):
         return set()

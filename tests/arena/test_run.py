@@ -87,6 +87,8 @@ def test_resume_plays_only_the_missing_matches(tmp_path):
         run_arena(arena, tmp_path)
     with pytest.raises(UsageError, match=r"cannot resume .* another arena"):
         run_arena(Arena(TICTACTOE, ("solver", "random"), games=8), tmp_path, resume=True)
+    with pytest.raises(UsageError, match=r"cannot resume .* its agent options are \{\}"):
+        run_arena(arena, tmp_path, resume=True, agent_options={"temperature": 0.7})
 
 
 def test_a_crashing_player_makes_errored_matches_never_scored_ones(tmp_path):
