@@ -9,7 +9,6 @@ agentgym arena ... --out runs/arena --resume            play only what a killed 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -126,10 +125,10 @@ def _arena(args: argparse.Namespace) -> int:
         f"({result.resumed} already done), {time.monotonic() - started:.1f} s"
     )
     print(f"run directory: {result.run_dir}")
-    if result.records and importlib.util.find_spec("agentgym.arena.report") is not None:
-        from agentgym.arena import report
+    if result.records:  # a run where every match errored has nothing to show
+        from agentgym.arena.report import write_report
 
-        print(f"report: {report.write_report(result.run_dir)}")
+        print(f"report: {write_report(result.run_dir)}")
     return 0
 
 

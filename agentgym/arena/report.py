@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 import itertools
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -48,19 +47,13 @@ VIEWER_MATCHES = 100
 
 
 def read_matches(run_dir: Path) -> list[MatchRecord]:
-    """The match records of an arena run directory; one clear line for a bad line."""
-    path = Path(run_dir) / MATCHES_FILE
-    if not path.is_file():
+    """The scored match records of an arena run directory (:func:`agentgym.arena.run.
+    read_matches`); one clear line for a folder that is not one."""
+    from agentgym.arena.run import read_matches as read_run
+
+    if not (Path(run_dir) / MATCHES_FILE).is_file():
         raise UsageError(f"{run_dir} has no {MATCHES_FILE}: it is not an arena run directory")
-    records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(MatchRecord.from_dict(json.loads(line)))
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise UsageError(f"{path} line {number} is not a match record: {error}") from None
-    return records
+    return read_run(Path(run_dir))[0]
 
 
 def write_report(run_dir: Path, path: Path | None = None) -> Path:

@@ -324,21 +324,28 @@ def read_matches(run_dir: Path) -> tuple[list[MatchRecord], list[dict[str, Any]]
     """The run's scored match records (first record of an id wins) and errored matches; a
     torn last line (a crash mid-write) is skipped."""
     records: dict[str, MatchRecord] = {}
-    for data in _lines(run_dir / "matches.jsonl"):
-        record = MatchRecord.from_dict(data)
+    path = run_dir / "matches.jsonl"
+    for number, data in _lines(path):
+        try:
+            record = MatchRecord.from_dict(data)
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise UsageError(f"{path} line {number} is not a match record: {error}") from None
         records.setdefault(record.match_id, record)
-    errored = [e for e in _lines(run_dir / "errored.jsonl") if e["match_id"] not in records]
+    errored = [e for _, e in _lines(run_dir / "errored.jsonl") if e["match_id"] not in records]
     return list(records.values()), errored
 
 
-def _lines(path: Path) -> list[dict[str, Any]]:
+def _lines(path: Path) -> list[tuple[int, Any]]:
+    """Each line's number and JSON value; blank lines and a torn last line are skipped."""
     if not path.exists():
         return []
     lines = path.read_text(encoding="utf-8").splitlines()
     found = []
     for i, line in enumerate(lines):
+        if not line.strip():
+            continue
         try:
-            found.append(json.loads(line))
+            found.append((i + 1, json.loads(line)))
         except json.JSONDecodeError:
             if i < len(lines) - 1:
                 raise UsageError(f"{path}: line {i + 1} is not JSON; is it an arena run?") from None
