@@ -21,10 +21,11 @@ import argparse
 import asyncio
 import functools
 import inspect
+import re
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
 from agentgym.clihelp import HelpFormatter, describe_subcommands, plain
@@ -36,7 +37,7 @@ from agentgym.errors import (
     TaskError,
     UsageError,
 )
-from agentgym.registry import EnvSpec, list_envs, make, spec
+from agentgym.registry import EnvSpec, list_envs, make, make_multi, spec
 
 __all__ = ["main"]
 
@@ -389,34 +390,73 @@ def _opponents(opponent: Any) -> str:
 
 def _info(args: argparse.Namespace) -> int:
     found = spec(args.id)
-    cls = found.load()
-    env = make(found.id) if found.kind == "env" else None
+    found.load()  # a missing extra is a MissingExtraError before anything is built
+    if found.kind != "env":
+        return _info_multi(found)
+    env = make(found.id)
     try:
         # An env instance may carry its own page (one class serving several domains does).
-        doc = inspect.getdoc(env.unwrapped if env is not None else cls) or "(no documentation)"
-        doc = plain(doc)
-        print(f"{found.id}  —  {found.description}\n")
-        print(doc)
-        print("\n" + "-" * 72)
-        print(f"entry point      {found.entry_point}")
-        print(f"kind             {found.kind}")
-        print(f"step limit       {found.max_episode_steps}")
-        if found.extra:
-            print(f"extra            pip install 'agentgym[{found.extra}]'")
-        if env is not None:
-            base: Any = env.unwrapped  # the agentgym env: Gymnasium's type has no tasks
-            print(f"observations     {env.observation_space}")
-            print(f"actions          {env.action_space}")
-            tasks = base.tasks
-            print(f"difficulties     {', '.join(tasks.difficulties)}")
-            for split in tasks.splits:
-                print(f"split {split:<10} {tasks.count(split)} tasks, e.g. {tasks.ids(split)[0]}")
-            flags = {k: v for k, v in base.metadata.items() if isinstance(v, bool)}
-            print("capabilities     " + ", ".join(f"{k}={v}" for k, v in flags.items()))
+        _print_header(found, inspect.getdoc(env.unwrapped))
+        base: Any = env.unwrapped  # the agentgym env: Gymnasium's type has no tasks
+        print(f"observations     {env.observation_space}")
+        print(f"actions          {env.action_space}")
+        _print_tasks(base.tasks)
+        flags = {k: v for k, v in base.metadata.items() if isinstance(v, bool)}
+        print("capabilities     " + ", ".join(f"{k}={v}" for k, v in flags.items()))
     finally:
-        if env is not None:
-            env.close()
+        env.close()
     return 0
+
+
+def _print_header(found: EnvSpec, doc: str | None) -> None:
+    """The top of an info page: the id, the env's documentation, its registration."""
+    print(f"{found.id}  —  {found.description}\n")
+    print(plain(doc or "(no documentation)"))
+    print("\n" + "-" * 72)
+    print(f"entry point      {found.entry_point}")
+    print(f"kind             {found.kind}")
+    print(f"step limit       {found.max_episode_steps}")
+    if found.extra:
+        print(f"extra            pip install 'agentgym[{found.extra}]'")
+
+
+def _print_tasks(tasks: Any) -> None:
+    """A task set's difficulties and splits, each split with its size and one task id."""
+    print(f"difficulties     {', '.join(tasks.difficulties)}")
+    for split in tasks.splits:
+        print(f"split {split:<10} {tasks.count(split)} tasks, e.g. {tasks.ids(split)[0]}")
+
+
+def _info_multi(found: EnvSpec) -> int:
+    """A multi-agent game's info page: its seats and its reference players by name, the names
+    ``--opponent`` (play, eval) and ``agentgym arena --agents`` accept, each with the first
+    sentence of its player's docstring."""
+    game = make_multi(found.id)
+    try:
+        base: Any = game.unwrapped  # the agentgym game: PettingZoo's type has no tasks
+        _print_header(found, inspect.getdoc(base))
+        print(f"seats            {', '.join(base.possible_agents)}")
+        _print_tasks(base.tasks)
+        print("reference players (--opponent NAME, agentgym arena --agents NAME ...)")
+        players = base.reference_players()
+        width = max(map(len, players))
+        for name, factory in players.items():
+            print(f"  {name:<{width}}  {_player_summary(factory)}".rstrip())
+    finally:
+        game.close()
+    return 0
+
+
+def _player_summary(factory: Callable[[], Any]) -> str:
+    """The first sentence of a reference player's class docstring, as plain text (factories
+    are mostly lambdas, so the player made, not the factory, carries the documentation)."""
+    player = factory()
+    try:
+        doc = inspect.getdoc(type(player)) or ""
+    finally:
+        player.close()
+    paragraph = " ".join(plain(doc).split("\n\n")[0].split())
+    return re.split(r"(?<=\.)\s+(?=[A-Z])", paragraph, maxsplit=1)[0]
 
 
 # --------------------------------------------------------------------------- play
