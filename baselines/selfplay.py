@@ -11,6 +11,8 @@ policy sits in one seat (the first seat in even groups, the second in odd ones) 
 frozen copy of itself drawn from a pool, the same copy for every game of a group; only its
 own seat is trained on. The pool starts with the initial policy and gains a copy of the
 current one every ``pool_every`` updates, the oldest copies dropped past ``pool_size``.
+A checkpoint saves the pool (the copies to the run's ``pool/``) and RAE's baselines, so
+``--resume`` continues a run as the uninterrupted one would have.
 
 The rollouts are the trainers' own :class:`~agentgym.baselines.rollouts.Rollouts` (records
 and a group label per record), so the advantage estimators and the clipped update are the
@@ -37,6 +39,7 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import Hashable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,6 +75,9 @@ __all__ = [
 
 ADVANTAGES = ("rae", "grpo", "rloo", "reinforce_pp", "reinforce")
 """The estimators ``--advantage`` takes (see the module docstring)."""
+
+POOL_DIR = "pool"
+"""The run directory's folder of the opponent pool's saved copies."""
 
 
 @dataclasses.dataclass
@@ -134,7 +140,9 @@ class OpponentPool:
     """Frozen copies of the policy, each with its own batching backend.
 
     Starts with the initial policy; :meth:`grow` adds the current one every ``every``
-    updates and drops the oldest beyond ``size``.
+    updates and drops the oldest beyond ``size``. The copies live in memory only, so a
+    checkpoint writes them out (:meth:`save`) and a resumed run reads them back
+    (:meth:`restore`): the resumed run draws its opponents from the same copies.
     """
 
     def __init__(self, policy: Any, *, every: int, size: int, max_batch: int) -> None:
@@ -144,12 +152,13 @@ class OpponentPool:
         self.max_batch = max_batch
         self.backends: list[Any] = []
         self.added: list[int] = []  # the update count each copy was taken at
+        self._on_disk: set[int] = set()  # the copies (by update count) already saved
         self._add(0)
 
-    def _add(self, updates: int) -> None:
+    def _add(self, updates: int, model: Any = None) -> None:
         from agentgym.backends import HFBackend
 
-        model = self.policy.frozen_copy()
+        model = model if model is not None else self.policy.frozen_copy()
         self.backends.append(HFBackend(model, self.policy.tokenizer, max_batch=self.max_batch))
         self.added.append(updates)
         if len(self.backends) > self.size:
@@ -161,6 +170,55 @@ class OpponentPool:
             return False
         self._add(updates)
         return True
+
+    def save(self, root: Path) -> list[dict[str, Any]]:
+        """Write each copy not yet saved to ``root/pool/update-U.pt``: the weights training
+        changes (every weight, or only the LoRA adapters), as the optimizer's parameters
+        name them. The pool's entries for a checkpoint: each copy's update count and file,
+        relative to ``root``."""
+        import torch
+
+        trained = {n for n, p in self.policy.model.named_parameters() if p.requires_grad}
+        entries = []
+        for updates, backend in zip(self.added, self.backends, strict=True):
+            file = f"{POOL_DIR}/update-{updates}.pt"
+            if updates not in self._on_disk:
+                (root / POOL_DIR).mkdir(parents=True, exist_ok=True)
+                weights = {
+                    k: v.detach().cpu()
+                    for k, v in backend.model.state_dict().items()
+                    if k in trained
+                }
+                torch.save(weights, root / file)
+                self._on_disk.add(updates)
+            entries.append({"added": updates, "file": file})
+        return entries
+
+    def prune(self, root: Path) -> None:
+        """Delete the saved copies the pool has dropped (the latest checkpoint names the
+        others), so ``root/pool`` holds at most ``size`` of them."""
+        kept = {f"update-{updates}.pt" for updates in self.added}
+        for file in (root / POOL_DIR).glob("update-*.pt"):
+            if file.name not in kept:
+                file.unlink()
+
+    def restore(self, entries: list[dict[str, Any]], root: Path) -> None:
+        """Replace the copies with the ones a checkpoint's entries (:meth:`save`) name: each
+        a frozen copy of the policy with its saved weights loaded."""
+        import torch
+
+        self.backends, self.added = [], []
+        for entry in entries:
+            path = root / entry["file"]
+            if not path.is_file():
+                raise UsageError(
+                    f"--resume: the opponent pool's copy {path} is missing; start a new run"
+                )
+            model = self.policy.frozen_copy()
+            weights = torch.load(path, map_location=self.policy.device, weights_only=True)
+            model.load_state_dict(weights, strict=False)
+            self._add(int(entry["added"]), model)
+            self._on_disk.add(int(entry["added"]))
 
 
 async def play_game(
@@ -407,11 +465,6 @@ def check(args: Args) -> list[str]:
         value = getattr(args, name)
         if not isinstance(value, int) or value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be a positive int, got {value!r}")
-    if args.resume:
-        raise UsageError(
-            "selfplay cannot --resume yet: its RAE baselines and opponent pool are not "
-            "restored; start a new run (a checkpoint's policy/ can be its --model)"
-        )
     if args.rollout_endpoint or args.rollout_workers or args.rollout_backend != "hf":
         raise UsageError("selfplay samples in this process only (the hf backend)")
     env = make_multi(args.env_id)
@@ -438,11 +491,19 @@ def train(args: Args) -> Run:
     torch.manual_seed(args.seed)
     policy = load_policy(args.model, device=args.device, seed=args.seed, lora_rank=args.lora_rank)
     optimizer = torch.optim.AdamW(policy.trainable(), lr=args.learning_rate)
-    source = SelfPlayRollouts(args, policy, seats)
-    source.progress = progress
-    baselines: dict[Hashable, float] = {}
     try:
-        for iteration in range(args.iterations):
+        start, state = run.restore(policy, optimizer) if args.resume else (0, {})
+        if start >= args.iterations:
+            raise UsageError(
+                f"--resume: the run in {run.dir} has done {start} iterations already; "
+                f"ask for more with --iterations"
+            )
+        source = SelfPlayRollouts(args, policy, seats)
+        source.progress = progress
+        if source.pool is not None and args.resume:
+            source.pool.restore(_saved_pool(state), run.dir)
+        baselines = _rae_baselines(state.get("rae_baselines", {}))
+        for iteration in range(start, args.iterations):
             began = time.monotonic()
             progress.start(iteration)
 
@@ -469,10 +530,52 @@ def train(args: Args) -> Run:
 
             # 4. New weights for the rollouts (and the pool); log; checkpoint.
             source.weights_changed(iteration + 1)
-            _finish(run, args, iteration, began, rollouts, metrics, policy, optimizer, baselines)
+            _finish(run, args, iteration, began, rollouts, metrics)
+            if _checkpoint_due(args, iteration):
+                _checkpoint(run, iteration, policy, optimizer, baselines, source.pool)
     finally:
         run.close()
     return run
+
+
+def _saved_pool(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """A checkpoint's opponent pool entries (:meth:`OpponentPool.save`)."""
+    if "opponent_pool" not in state:
+        raise UsageError(
+            "--resume: the checkpoint holds no opponent pool (it was written before self-play "
+            "could resume); start a new run (its policy/ can be the --model)"
+        )
+    entries: list[dict[str, Any]] = state["opponent_pool"]
+    return entries
+
+
+def _rae_baselines(saved: dict[str, float]) -> dict[Hashable, float]:
+    """RAE's baselines keyed by (game, seat) again, from a checkpoint's ``GAME/SEAT`` keys."""
+    return {tuple(key.rsplit("/", 1)): float(value) for key, value in saved.items()}
+
+
+def _checkpoint_due(args: Args, iteration: int) -> bool:
+    return iteration == args.iterations - 1 or (iteration + 1) % args.checkpoint_every == 0
+
+
+def _checkpoint(
+    run: Run,
+    iteration: int,
+    policy: Any,
+    optimizer: Any,
+    baselines: dict[Hashable, float],
+    pool: OpponentPool | None,
+) -> None:
+    """Checkpoint the weights, the optimizer and what self-play carries across iterations:
+    RAE's baselines and the opponent pool (its copies written to ``pool/``, then the ones
+    it has dropped deleted once the checkpoint that no longer names them is written)."""
+    rae = {
+        "/".join(map(str, k)) if isinstance(k, tuple) else str(k): v for k, v in baselines.items()
+    }
+    saved = {} if pool is None else {"opponent_pool": pool.save(run.dir)}
+    run.checkpoint(iteration, policy, optimizer, rae_baselines=rae, **saved)
+    if pool is not None:
+        pool.prune(run.dir)
 
 
 def _finish(
@@ -482,11 +585,8 @@ def _finish(
     began: float,
     rollouts: Rollouts,
     metrics: dict[str, float],
-    policy: Any,
-    optimizer: Any,
-    baselines: dict[Hashable, float],
 ) -> None:
-    """Record the episodes, log the row, checkpoint when due (with the RAE baselines)."""
+    """Record the episodes and log the row."""
     if rollouts.errors:
         print(
             f"[selfplay] iter {iteration}: dropped {rollouts.dropped} episode(s); "
@@ -501,9 +601,3 @@ def _finish(
     row["time/iteration_seconds"] = time.monotonic() - began
     row["time/rollout_share"] = rollouts.seconds / row["time/iteration_seconds"]
     run.log(row)
-    if iteration == args.iterations - 1 or (iteration + 1) % args.checkpoint_every == 0:
-        rae = {
-            "/".join(map(str, k)) if isinstance(k, tuple) else str(k): v
-            for k, v in baselines.items()
-        }
-        run.checkpoint(iteration, policy, optimizer, rae_baselines=rae)

@@ -210,3 +210,54 @@ def test_a_match_between_two_policies_plays_each_start_from_both_seats() -> None
         pair = [r for r in records if r.group == str(k)]
         assert [r.seats["player_0"] for r in pair] == ["a", "b"]
         assert all(sum(r.scores.values()) == pytest.approx(1.0) for r in pair)
+
+
+def test_a_resumed_pool_run_has_the_pool_of_an_uninterrupted_one(tmp_path: Path) -> None:
+    import torch
+
+    def args(out: str, iterations: int, resume: bool = False) -> Args:
+        return Args(
+            model="tiny",
+            opponents="pool",
+            pool_every=1,
+            pool_size=2,
+            iterations=iterations,
+            groups=2,
+            group_size=1,
+            max_tokens=4,
+            learning_rate=1e-3,
+            checkpoint_every=2,
+            resume=resume,
+            output_dir=str(tmp_path / out),
+        )
+
+    whole = train(args("whole", 3))
+    train(args("cut", 2))  # stopped after iteration 1's checkpoint
+    with pytest.raises(UsageError, match="has done 2 iterations already"):
+        train(args("cut", 2, resume=True))
+    resumed = train(args("cut", 3, resume=True))
+
+    def saved(run: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+        state = torch.load(run.latest_checkpoint() / "trainer.pt", weights_only=False)
+        copies = {e["file"]: torch.load(run.dir / e["file"]) for e in state["opponent_pool"]}
+        assert sorted(p.name for p in (run.dir / "pool").iterdir()) == sorted(
+            Path(f).name for f in copies
+        )  # the dropped copies' files are gone
+        return state, copies
+
+    (state, copies), (again, copies_again) = saved(whole), saved(resumed)
+    assert state["opponent_pool"] == again["opponent_pool"]
+    assert [e["added"] for e in state["opponent_pool"]] == [2, 3]
+    for file, weights in copies.items():
+        assert weights.keys() == copies_again[file].keys()
+        assert all(torch.equal(v, copies_again[file][k]) for k, v in weights.items())
+    assert state["rae_baselines"] == pytest.approx(again["rae_baselines"])
+    assert state["rae_baselines"]  # RAE carried baselines, restored on the resume
+
+    def untimed(run: Any) -> list[dict[str, float]]:
+        timed = ("second", "time/")
+        return [
+            {k: v for k, v in r.items() if not any(t in k for t in timed)} for r in run.metrics()
+        ]
+
+    assert untimed(whole) == untimed(resumed)
