@@ -11,12 +11,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentgym.errors import AgentGymError, UsageError
 
-__all__ = ["add_commands", "extend_report_command", "format_ratings"]
+if TYPE_CHECKING:
+    from agentgym.arena.records import MatchRecord
+
+__all__ = ["add_commands", "extend_report_command", "format_forfeits", "format_ratings"]
 
 
 def add_commands(commands: Any) -> None:
@@ -85,8 +90,8 @@ def add_commands(commands: Any) -> None:
         type=float,
         default=300.0,
         metavar="S",
-        help="seconds an agent's reply may take; a match that runs over is retried, then "
-        "recorded as errored",
+        help="seconds an agent's move may take; an agent that runs over forfeits its seat "
+        "(the match is scored, the agent lost)",
     )
     arena.add_argument(
         "--match-timeout", type=float, default=3600.0, metavar="S", help="seconds a match may take"
@@ -120,9 +125,11 @@ def _arena(args: argparse.Namespace) -> int:
         on_match=_Progress(),
     )
     print(format_ratings(result))
+    forfeits = format_forfeits(result.records)
     print(
         f"{len(result.records)} matches scored, {len(result.errored)} errored "
         f"({result.resumed} already done), {time.monotonic() - started:.1f} s"
+        + (f"; {forfeits}" if forfeits else "")
     )
     print(f"run directory: {result.run_dir}")
     if result.records:  # a run where every match errored has nothing to show
@@ -151,6 +158,15 @@ class _Progress:
         if time.monotonic() - self.last >= self.every:
             self.last = time.monotonic()
             print(f"arena: {self.scored} matches scored, {self.errored} errored", file=sys.stderr)
+
+
+def format_forfeits(records: Iterable[MatchRecord]) -> str:
+    """``"forfeits: alice 2, bob 1"``: each player's matches lost by its agent failing
+    (most first); empty when none was."""
+    counts = Counter(r.seats[r.forfeit.seat] for r in records if r.forfeit is not None)
+    if not counts:
+        return ""
+    return "forfeits: " + ", ".join(f"{p} {n}" for p, n in counts.most_common())
 
 
 def format_ratings(result: Any) -> str:
@@ -228,6 +244,8 @@ def _report_arena(run_dir: Path, args: argparse.Namespace) -> int:
             live = []
         print(env_id)
         print(format_ratings(argparse.Namespace(ratings=rate(matches), provisional=live)))
+        if forfeits := format_forfeits(matches):
+            print(forfeits)
     if not args.no_html:
         print(f"report: {write_report(run_dir, Path(args.html) if args.html else None)}")
     return 0

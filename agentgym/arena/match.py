@@ -12,26 +12,37 @@ legal moves as ``admissible_actions``, and the game's rules with who sits where 
 instructions. Its moves become an :class:`~agentgym.ledger.EpisodeRecord` (tokens, logprobs,
 the game's verdict for the seat, reward 0 until the end and then the seat's score), so
 trainers and reports read arena games like any episode.
+
+**An agent can only lose.** When an agent's ``reset`` or ``act`` raises an error of its own
+(anything but the typed :class:`~agentgym.errors.InfrastructureError`, which a backend raises
+when the model server fails, and :class:`~agentgym.errors.UsageError`, the caller's bug), or
+its move runs past the step timeout, its seat forfeits: the game stops there and the match is
+scored as :func:`~agentgym.arena.records.forfeit_scores` (the seat 0, every other seat 1),
+with the moves before it. Only the infrastructure's failures (the env, a reference player, a
+model server) leave a match errored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import time
 from collections.abc import Mapping
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
+import pettingzoo
+
 from agentgym.agents import Agent, AgentFactory, AgentReply, EpisodeContext
+from agentgym.arena.records import Forfeit, forfeit_scores
 from agentgym.core import Verdict
-from agentgym.errors import InfrastructureError
+from agentgym.errors import InfrastructureError, UsageError
 from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
-from agentgym.multiagent import GameResult, ReferencePlayer, play_game
+from agentgym.multiagent import GameResult, ReferencePlayer, Seat, play_game
 from agentgym.task_env import clean_action, clean_text
 
-__all__ = ["AgentSeat", "MatchPlay", "play_match"]
+__all__ = ["AgentSeat", "MatchPlay", "Played", "play_match"]
 
 MAX_TURNS = 10_000
 """A game still going after this many turns stops unfinished (an errored match)."""
@@ -59,8 +70,9 @@ class AgentSeat:
         """The agent's move for its seat (called by :func:`play_game` in the game thread)."""
         observation, info = seat_view(env, agent)
         info["seat"], info["opponents"] = self.seat, dict(self.opponents)
-        if self.record is None:
-            self.record = self._start(env, observation, info)
+        if self.record is None:  # its first move: the episode starts (a reset that
+            self.record, context = self._start(env, observation, info)  # fails forfeits it)
+            self._on_loop(self._reset(context), "its reset")
         else:
             self.record.steps[-1].observation = observation
         asked = time.monotonic()
@@ -86,7 +98,9 @@ class AgentSeat:
         )
         return text
 
-    def _start(self, env: Any, observation: str, info: dict[str, Any]) -> EpisodeRecord:
+    def _start(
+        self, env: Any, observation: str, info: dict[str, Any]
+    ) -> tuple[EpisodeRecord, EpisodeContext]:
         game = env.unwrapped
         against = ", ".join(f"{s}: {p}" for s, p in self.opponents.items())
         instructions = f"{game.rules()}\n\nYou play {self.seat}; the other seats are {against}."
@@ -98,8 +112,7 @@ class AgentSeat:
             info=info,
             sampling=self.sampling,
         )
-        self._on_loop(self._reset(context))
-        return EpisodeRecord(
+        record = EpisodeRecord(
             spec=EpisodeSpec(
                 env_id=self.env_id,
                 task_id=str(game.task.id),
@@ -114,38 +127,56 @@ class AgentSeat:
             instructions=instructions,
             started_at=time.time(),
         )
+        return record, context
 
     async def _reset(self, context: EpisodeContext) -> None:
         self.agent.reset(context)
 
     def _ask(self, observation: str, info: dict[str, Any]) -> AgentReply:
-        reply = self._on_loop(self.agent.act(observation, info))
+        reply = self._on_loop(self.agent.act(observation, info), "its move")
         return reply if isinstance(reply, AgentReply) else AgentReply(action=reply)
 
-    def _on_loop(self, coroutine: Any) -> Any:
+    def _on_loop(self, coroutine: Any, doing: str) -> Any:
+        """Run the agent's ``coroutine`` on the arena's loop and wait for it here (the game
+        thread); the agent's own failure or slowness forfeits the seat (:class:`Forfeited`),
+        an infrastructure or usage error goes up as it is."""
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
-        try:
-            return future.result(self.timeout)
-        except FutureTimeout:
+        done, _ = concurrent.futures.wait([future], self.timeout)
+        if not done:
             future.cancel()
-            raise InfrastructureError(
-                f"the agent {self.player!r} took over the step timeout of {self.timeout} s"
-            ) from None
+            raise Forfeited(self.seat, f"{doing} took over the step timeout of {self.timeout} s")
+        error = future.exception()
+        if error is None:
+            return future.result()
+        if isinstance(error, InfrastructureError | UsageError):
+            raise error
+        raise Forfeited(self.seat, f"{doing} raised {type(error).__name__}: {error}") from error
 
     def finish(self, env: Any, result: GameResult) -> EpisodeRecord | None:
-        """The seat's episode once the game is over (None if the agent never moved)."""
+        """The seat's episode once the game is over (None if the agent was never asked to
+        move; no steps if it forfeited on its first move)."""
         if self.record is None:
             return None
-        last = self.record.steps[-1]
-        last.observation, _ = seat_view(env, self.seat)
         verdict = result.verdicts.get(self.seat)
-        last.terminated = isinstance(verdict, Verdict)
-        last.truncated = not last.terminated
-        last.reward = verdict.score if isinstance(verdict, Verdict) else 0.0
         self.record.verdict = verdict
-        self.record.status = "ok" if last.terminated else "truncated"
+        self.record.status = "ok" if isinstance(verdict, Verdict) else "truncated"
         self.record.seconds = time.monotonic() - self.started
+        if self.record.steps:
+            last = self.record.steps[-1]
+            last.observation, _ = seat_view(env, self.seat)
+            last.terminated = isinstance(verdict, Verdict)
+            last.truncated = not last.terminated
+            last.reward = verdict.score if isinstance(verdict, Verdict) else 0.0
         return self.record
+
+
+class Forfeited(Exception):
+    """Raised in the game thread by an agent seat whose agent failed: :func:`play_match`
+    ends the game there and scores the forfeit."""
+
+    def __init__(self, seat: str, reason: str) -> None:
+        super().__init__(f"{seat} forfeits: {reason}")
+        self.forfeit = Forfeit(seat, reason)
 
 
 def seat_view(env: Any, agent: str) -> tuple[str, dict[str, Any]]:
@@ -179,14 +210,27 @@ class MatchPlay:
     sampling: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class Played:
+    """One match as :func:`play_match` played it."""
+
+    result: GameResult
+    """The game: its moves and each seat's outcome (the forfeit's, when one forfeited)."""
+    episodes: list[EpisodeRecord]
+    """The agent seats' episodes."""
+    forfeit: Forfeit | None = None
+
+
 def play_match(
     how: MatchPlay, make_env: Any, seats: Mapping[str, str], seed: int, match_id: str
-) -> tuple[GameResult, list[EpisodeRecord]]:
+) -> Played:
     """Play one match to its end in this (worker) thread: the game's result and the agent
-    seats' episodes. Raises what a player or the env raised; an unfinished game is an
-    :class:`InfrastructureError`."""
+    seats' episodes, or the forfeit of a seat whose agent failed. Raises what the env or a
+    reference player raised, and an agent's infrastructure or usage error; an unfinished
+    game is an :class:`InfrastructureError`."""
     env = make_env(how.env_id, **how.env_kwargs)
     players: dict[str, ReferencePlayer | AgentSeat] = {}
+    log = MoveLog()
     try:
         for seat, player in seats.items():
             if player in how.references:
@@ -205,11 +249,17 @@ def play_match(
                     dict(how.sampling),
                     seed=seed,
                 )
-        result = play_game(env, players, seed, max_turns=MAX_TURNS)
+        forfeit = None
+        try:
+            logged = {seat: log.seat(player) for seat, player in players.items()}
+            result = play_game(env, logged, seed, max_turns=MAX_TURNS)
+        except Forfeited as forfeited:
+            forfeit = forfeited.forfeit
+            result = forfeit_result(env, seed, log.turns(), forfeit)
         if not result.finished:
             raise InfrastructureError(f"the game did not end within {MAX_TURNS} turns")
         episodes = [p.finish(env, result) for p in players.values() if isinstance(p, AgentSeat)]
-        return result, [e for e in episodes if e is not None]
+        return Played(result, [e for e in episodes if e is not None], forfeit)
     finally:
         for made in players.values():
             if isinstance(made, AgentSeat):
@@ -217,3 +267,60 @@ def play_match(
             else:
                 made.close()
         env.close()
+
+
+def forfeit_result(
+    env: Any, seed: int, moves: list[dict[str, str]], forfeit: Forfeit
+) -> GameResult:
+    """The game that ``forfeit`` ended: the moves before it, and each seat's outcome and
+    verdict as :func:`~agentgym.arena.records.forfeit_scores` has them."""
+    outcome = forfeit_scores(env.possible_agents, forfeit.seat)
+    verdicts = {
+        seat: Verdict(
+            score=score,
+            passed=score >= 1.0,
+            components={"result": score},
+            details=f"forfeited: {forfeit.reason}"
+            if seat == forfeit.seat
+            else f"won: {forfeit.seat} forfeited",
+        )
+        for seat, score in outcome.items()
+    }
+    return GameResult(seed, str(env.unwrapped.task.id), moves, outcome, verdicts)
+
+
+class MoveLog:
+    """Every move the seats make, turn by turn as :class:`~agentgym.multiagent.GameResult`
+    records them, so a match that a forfeit stops (its ``GameResult`` is lost with the
+    exception) keeps the turns played before it."""
+
+    def __init__(self) -> None:
+        self._turns: list[tuple[dict[str, str], frozenset[str]]] = []
+
+    def seat(self, player: Seat) -> Seat:
+        """``player``, its moves logged."""
+
+        def move(env: Any, agent: str) -> str:
+            if isinstance(player, ReferencePlayer):
+                action = player.act(env, agent)
+            else:
+                action = player(env, agent)
+            self._note(env, agent, action)
+            return action
+
+        return move
+
+    def _note(self, env: Any, agent: str, action: str) -> None:
+        game = env.unwrapped
+        # A turn of an AEC game is one agent's move; a round of a simultaneous game is
+        # one move of every live agent, all asked before the env steps.
+        movers = frozenset(game.agents if isinstance(game, pettingzoo.ParallelEnv) else [agent])
+        if self._turns and set(self._turns[-1][0]) < self._turns[-1][1]:
+            self._turns[-1][0][agent] = action
+        else:
+            self._turns.append(({agent: action}, movers))
+
+    def turns(self) -> list[dict[str, str]]:
+        """The complete turns so far (a simultaneous round the forfeit cut short is left
+        out: the game never played it)."""
+        return [dict(turn) for turn, movers in self._turns if set(turn) == movers]

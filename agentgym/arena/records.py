@@ -13,16 +13,47 @@ so they are drawn together or not at all.
 turn ``{seat: action}`` in order (as :class:`~agentgym.multiagent.GameResult` has them), so a
 match replays from ``(env_id, seed, task_id, moves)`` and its scores can be checked again.
 Records written before these fields existed read back with them empty.
+
+``forfeit`` names the seat whose agent failed (its ``act`` raised, or ran past the step
+timeout) and why: the match ended there, ``moves`` holds the turns before it, and the scores
+are :func:`forfeit_scores`, what the games' invalid-move forfeit gives (the forfeiting seat 0,
+every other seat 1). An agent can only lose: its own failure is a lost match, never an
+errored one that the ratings leave out.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MatchRecord"]
+__all__ = ["Forfeit", "MatchRecord", "forfeit_scores"]
+
+MAX_REASON = 500
+"""The longest forfeit reason kept (an exception's message can be any length)."""
+
+
+@dataclass(frozen=True)
+class Forfeit:
+    """The seat whose agent failed and ended the match, and why (``"its move raised
+    ValueError: ..."``, ``"its move took over the step timeout of 300 s"``)."""
+
+    seat: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reason", self.reason[:MAX_REASON])
+
+    def to_dict(self) -> dict[str, str]:
+        return {"seat": self.seat, "reason": self.reason}
+
+
+def forfeit_scores(seats: Iterable[str], seat: str) -> dict[str, float]:
+    """The outcome of a match that ``seat`` forfeits: 0 for it and 1 for every other seat,
+    as :class:`~agentgym.multiagent.TurnBasedEnv` scores a seat that runs out of invalid
+    moves."""
+    return {s: 0.0 if s == seat else 1.0 for s in seats}
 
 
 @dataclass(frozen=True)
@@ -43,6 +74,8 @@ class MatchRecord:
     """The task the game's reset picked; empty where the record does not say."""
     moves: tuple[dict[str, str], ...] = ()
     """Every turn in order, each ``{seat: action}``; empty where the record does not say."""
+    forfeit: Forfeit | None = None
+    """The seat that forfeited the match, and why; None for a game played to its end."""
 
     def __post_init__(self) -> None:
         seats = tuple(self.seats)
@@ -62,6 +95,11 @@ class MatchRecord:
         for seat, score in self.scores.items():
             if not math.isfinite(score):
                 raise ValueError(f"match {self.match_id!r}: seat {seat!r} scored {score!r}")
+        if self.forfeit is not None and self.forfeit.seat not in seats:
+            raise ValueError(
+                f"match {self.match_id!r}: seat {self.forfeit.seat!r} forfeited, but the seats "
+                f"are {sorted(seats)}"
+            )
         object.__setattr__(self, "seats", dict(self.seats))
         object.__setattr__(self, "scores", {s: float(self.scores[s]) for s in seats})
         object.__setattr__(self, "moves", tuple(dict(turn) for turn in self.moves))
@@ -83,7 +121,9 @@ class MatchRecord:
         return [sorted(by_score[score]) for score in sorted(by_score, reverse=True)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """A JSON-ready dict; ``forfeit`` only when there is one (so a record of a game played
+        to its end keeps the bytes, and the digest, it had before forfeits existed)."""
+        data: dict[str, Any] = {
             "match_id": self.match_id,
             "env_id": self.env_id,
             "seats": dict(self.seats),
@@ -93,6 +133,9 @@ class MatchRecord:
             "task_id": self.task_id,
             "moves": [dict(turn) for turn in self.moves],
         }
+        if self.forfeit is not None:
+            data["forfeit"] = self.forfeit.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MatchRecord:
@@ -108,4 +151,11 @@ class MatchRecord:
                 {str(seat): str(action) for seat, action in turn.items()}
                 for turn in data.get("moves", ())
             ),
+            forfeit=_forfeit(data.get("forfeit")),
         )
+
+
+def _forfeit(data: Any) -> Forfeit | None:
+    if data is None:
+        return None
+    return Forfeit(seat=str(data["seat"]), reason=str(data.get("reason", "")))

@@ -14,6 +14,14 @@ where the record and the game part.
 A move the game calls invalid is not a mismatch: an invalid action is feedback inside the
 game (counted, and a forfeit after the game's limit), so it replays the same way.
 
+A record with a ``forfeit`` (an agent that failed: its seat forfeited and the match stopped,
+:mod:`agentgym.arena.match`) replays its moves too, and must be what such a stop leaves: the
+game still going after them, the forfeiting seat one the game asks to move next, that seat
+not a reference player's (the replay checks a reference player's moves, so it cannot have
+failed), and the scores :func:`~agentgym.arena.records.forfeit_scores`' (the seat 0, every
+other seat 1). Otherwise a record could stop a game it was losing and call it the
+opponent's forfeit.
+
 A seat held by one of the game's reference players (``solver``, ``stockfish-skill-5``,
 ``random``: the arena seats a reference player under that name whenever the name is one)
 must have played that player's moves: the replay asks the real player at each of its turns
@@ -28,7 +36,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentgym.arena.records import MatchRecord
+import pettingzoo
+
+from agentgym.arena.records import MatchRecord, forfeit_scores
 from agentgym.errors import AgentGymError, UsageError
 from agentgym.multiagent import GameResult, ReferencePlayer, play_game
 from agentgym.registry import make_multi
@@ -59,17 +69,53 @@ def replay(record: MatchRecord, *, env: Any | None = None) -> MatchRecord:
     """
     if record.seed is None:
         raise ReplayMismatch(record.match_id, None, "the record has no seed to start the game")
-    if not record.moves:
+    if not record.moves and record.forfeit is None:  # a forfeit may come before any move
         raise ReplayMismatch(record.match_id, None, "the record has no moves")
     game = make_multi(record.env_id) if env is None else env
     try:
         result = _play(record, game, record.seed)
+        to_move, references = _to_move(game), set(game.unwrapped.reference_players())
     finally:
         if env is None:
             game.close()
     _compare_moves(record, result)
-    _compare_scores(record, result.outcome)
-    return dataclasses.replace(record, scores=dict(result.outcome))
+    if record.forfeit is None:
+        outcome = result.outcome
+    else:
+        _check_forfeit(record, references, to_move)
+        outcome = forfeit_scores(record.seats, record.forfeit.seat)
+    _compare_scores(record, outcome)
+    return dataclasses.replace(record, scores=dict(outcome))
+
+
+def _to_move(env: Any) -> list[str]:
+    """The agents the game asks to move next: an AEC game's agent to move, every live
+    agent of a simultaneous one."""
+    game = env.unwrapped
+    if isinstance(game, pettingzoo.ParallelEnv):
+        return list(game.agents)
+    return [str(game.agent_selection)] if game.agents else []
+
+
+def _check_forfeit(record: MatchRecord, references: set[str], to_move: list[str]) -> None:
+    """A forfeit stops a game that is still going, on the move of a seat that an agent, not a
+    reference player, holds."""
+    assert record.forfeit is not None
+    seat, turn = record.forfeit.seat, len(record.moves) + 1
+    player = record.seats[seat]
+    if player in references:
+        raise ReplayMismatch(
+            record.match_id,
+            turn,
+            f"seat {seat} forfeits, but it is the reference player {player!r}: the replay "
+            "checks that player's moves, so it cannot have failed",
+        )
+    if seat not in to_move:
+        raise ReplayMismatch(
+            record.match_id,
+            turn,
+            f"seat {seat} ({player}) forfeits, but the game asks {to_move} to move",
+        )
 
 
 def _play(record: MatchRecord, env: Any, seed: int) -> GameResult:
@@ -116,21 +162,29 @@ def _compare_moves(record: MatchRecord, result: GameResult) -> None:
             f"the game ended after turn {len(result.moves)} but the record has "
             f"{len(record.moves)} turns",
         )
-    if not result.finished:
+    if record.forfeit is None and not result.finished:
         raise ReplayMismatch(
             record.match_id,
             len(record.moves),
             f"the game is not over after the record's {len(record.moves)} turns",
         )
+    if record.forfeit is not None and result.finished:
+        raise ReplayMismatch(
+            record.match_id,
+            len(record.moves),
+            f"the game is over after the record's {len(record.moves)} turns, so seat "
+            f"{record.forfeit.seat} cannot forfeit it",
+        )
 
 
 def _compare_scores(record: MatchRecord, outcome: Mapping[str, float]) -> None:
+    source = "in the game" if record.forfeit is None else "by the forfeit"
     for seat in record.seats:
         if record.scores[seat] != outcome[seat]:
             raise ReplayMismatch(
                 record.match_id,
                 len(record.moves),
-                f"seat {seat} ({record.seats[seat]}) scores {outcome[seat]:g} in the game, "
+                f"seat {seat} ({record.seats[seat]}) scores {outcome[seat]:g} {source}, "
                 f"the record claims {record.scores[seat]:g}",
             )
 

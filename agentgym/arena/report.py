@@ -5,22 +5,23 @@ One self-contained file (``RUN_DIR/report.html``, the single-agent report's page
 numbers are recomputed here, never copied from the run's ``ratings.json``.
 
 * **ratings**, per env: the official table (:func:`~agentgym.arena.rate`: the batch fit, its
-  bootstrap interval, rank and tie group, rows of one tie group banded together), with
-  openskill's provisional number beside it, labelled as such;
+  bootstrap interval, rank and tie group, rows of one tie group banded together), each
+  player's forfeits (matches lost by its agent failing), with openskill's provisional
+  number beside it, labelled as such;
 * **head to head**: for every ordered pair of players, wins-draws-losses and the score
   (a win 1, a draw half) of the row player against the column player, over every match both
   played (in a match of more than two seats, one placed above the other is a win);
 * **games**: each match's moves turn by turn with the seats' players, and the start and final
-  positions as the env shows them, the moves replayed (:func:`~agentgym.arena.replay.replay`);
-  a match that does not replay says why instead. The first :data:`VIEWER_MATCHES` matches
-  by id are shown.
+  positions as the env shows them, the moves replayed (:func:`~agentgym.arena.replay.replay`),
+  and which seat forfeited and why; a match that does not replay says why instead. The
+  first :data:`VIEWER_MATCHES` matches by id are shown.
 """
 
 from __future__ import annotations
 
 import html
 import itertools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,7 @@ def _run_table(run_dir: Path, records: list[MatchRecord]) -> str:
         ("envs", ", ".join(envs)),
         ("players", ", ".join(players)),
         ("matches", str(len(records))),
+        ("forfeited", str(sum(r.forfeit is not None for r in records))),
         ("groups", str(len({r.cluster for r in records}))),
     ]
     return _table(["", ""], [[name, value] for name, value in rows])
@@ -102,7 +104,8 @@ def ratings_table(records: list[MatchRecord]) -> str:
     except AgentGymError as missing:  # openskill absent: the official table stands alone
         provisional, note = {}, f"No openskill column: {missing}"
     header = ["rank", "player", "rating", f"{ratings.confidence:.0%} interval", "tie group"]
-    header += ["matches", "openskill mu", "sigma", "ordinal"]
+    header += ["matches", "forfeits", "openskill mu", "sigma", "ordinal"]
+    forfeits = Counter(r.seats[r.forfeit.seat] for r in records if r.forfeit is not None)
     rows = []
     for row in ratings.rows:
         live = provisional.get(row.player)
@@ -114,6 +117,7 @@ def ratings_table(records: list[MatchRecord]) -> str:
                 f"[{row.low:.1f}, {row.high:.1f}]",
                 str(row.tie_group),
                 str(row.matches),
+                str(forfeits[row.player]),
                 *(
                     (f"{live.mu:.2f}", f"{live.sigma:.2f}", f"{live.ordinal:.2f}")
                     if live
@@ -125,7 +129,9 @@ def ratings_table(records: list[MatchRecord]) -> str:
     convention = (
         f"{ratings.method}, Elo scale (400 points = odds of 10 to 1), prior {ratings.prior:g}; "
         f"intervals from {ratings.samples} bootstrap draws over {ratings.groups} match groups "
-        f"(seed {ratings.seed}); players whose intervals overlap share a rank. {note}"
+        f"(seed {ratings.seed}); players whose intervals overlap share a rank. Forfeits: "
+        f"matches a player lost by its agent failing (raising, or over its time for a move). "
+        f"{note}"
     )
     return _table(header, rows, bands) + f'<p class="convention">{_esc(convention)}</p>'
 
@@ -172,6 +178,13 @@ def _game(record: MatchRecord, envs: dict[str, Any]) -> str:
     summary = f"{record.match_id} · {seats} · {scores}"
     turns = [f"<li>{_esc(_turn(record, move))}</li>" for move in record.moves]
     body = f'<ol class="turns">{"".join(turns)}</ol>' if turns else "<p>No moves recorded.</p>"
+    if record.forfeit is not None:
+        seat = record.forfeit.seat
+        summary += f" · {record.seats[seat]} forfeited"
+        body += (
+            f'<p class="warning">{_esc(f"{seat} ({record.seats[seat]}) forfeited: ")}'
+            f"{_esc(record.forfeit.reason)}</p>"
+        )
     body += _positions(record, envs)
     return (
         f'<details class="episode"><summary>{_esc(summary)}</summary>'

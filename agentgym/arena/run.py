@@ -15,20 +15,28 @@
 runs on a worker thread of a :class:`~agentgym.eval.threads.DaemonThreadPool`, and agents'
 ``act`` run on the event loop (:mod:`agentgym.arena.match`), so a batching backend gathers
 requests across matches. Limits are the evaluator's :class:`~agentgym.eval.engine.EngineLimits`:
-``step_timeout`` bounds an agent's reply, ``episode_timeout`` a whole match, ``retries`` how
-often an errored match is played again.
+``step_timeout`` is an agent's time for one move, ``episode_timeout`` a whole match's,
+``retries`` how often an errored match is played again.
 
-**Errored, never scored.** An exception from the env, a reference player or an agent's
-backend, a timeout, or a game that does not end is an infrastructure failure: the match is
-retried from the start, then written to ``errored.jsonl`` and left out of the ratings. An
-agent's bad move is not a failure: the game answers it, counts it, and forfeits a seat that
-keeps making them, so an agent can only lose. A :class:`~agentgym.errors.UsageError` stops the
-run.
+**An agent can only lose.** An agent's bad move is feedback inside the game, which forfeits a
+seat that keeps making them; an agent whose ``act`` (or ``reset``) raises an error of its own
+or runs past ``step_timeout`` forfeits its seat (:mod:`agentgym.arena.match`). Either way the
+match is scored, the seat lost, and its record names the forfeit.
+
+**Errored, never scored.** An exception from the env or a reference player, a typed
+:class:`~agentgym.errors.InfrastructureError` from an agent (a model server that failed: a
+:class:`~agentgym.errors.ModelError`), a match over ``episode_timeout``, or a game that does
+not end is an infrastructure failure: the match is retried from the start (a
+:class:`~agentgym.errors.ContextLengthError` is not: it would overflow again, as the
+evaluator has it), then written to ``errored.jsonl`` and left out of the ratings. A
+:class:`~agentgym.errors.UsageError` stops the run.
 
 **Resumable.** Rerunning with ``resume=True`` on the same directory checks the manifest's
 digest and plays only the matches without a record in ``matches.jsonl`` or
 ``errored.jsonl``; a Swiss arena replans its rounds from the recorded results, which give the
-same pairings.
+same pairings. A match's episodes go to the ledger before its record, so a crash between the
+two leaves episodes of a match that is played again: the resume drops them from
+``episodes.jsonl`` first, and no episode id is written twice.
 """
 
 from __future__ import annotations
@@ -50,11 +58,11 @@ from agentgym.arena.provisional import ProvisionalRating, provisional_ratings
 from agentgym.arena.ratings import Ratings, rate
 from agentgym.arena.records import MatchRecord
 from agentgym.arena.schedule import ScheduledMatch, check_players, round_robin, swiss_round
-from agentgym.errors import UsageError
+from agentgym.errors import ContextLengthError, UsageError
 from agentgym.eval.engine import EngineLimits, check_num_envs, gather_or_cancel
 from agentgym.eval.run import open_run_dir
 from agentgym.eval.threads import DaemonThreadPool
-from agentgym.ledger import EpisodeRecord, EpisodeWriter
+from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 
 __all__ = ["Arena", "ArenaResult", "run_arena", "run_arena_async"]
 
@@ -270,7 +278,7 @@ class _Runner:
         for _attempt in range(self.limits.retries + 1):
             try:
                 async with asyncio.timeout(self.limits.episode_timeout):
-                    result, episodes = await self.pool.run(
+                    played = await self.pool.run(
                         lambda: play_match(
                             self.how, self.build, match.seats, match.seed, match.match_id
                         )
@@ -282,7 +290,10 @@ class _Runner:
                 continue
             except Exception as error:
                 errors.append(f"{type(error).__name__}: {error}")
+                if isinstance(error, ContextLengthError):
+                    break
                 continue
+            result = played.result
             record = MatchRecord(
                 match_id=match.match_id,
                 env_id=self.how.env_id,
@@ -292,8 +303,9 @@ class _Runner:
                 seed=match.seed,
                 task_id=result.task_id,
                 moves=tuple(result.moves),
+                forfeit=played.forfeit,
             )
-            for episode in episodes:
+            for episode in played.episodes:  # before the record: see _drop_orphan_episodes
                 self.ledger.write(episode)
             self.matches.append(record.to_dict())
             if self.on_match is not None:
@@ -378,7 +390,22 @@ def _prepare(run_dir: Path, arena: Arena, resume: bool, agent_options: dict[str,
     if not open_run_dir(run_dir, manifest, resume, "an arena", differs):
         return set()
     records, errored = read_matches(run_dir)
-    return {r.match_id for r in records} | {e["match_id"] for e in errored}
+    done = {r.match_id for r in records} | {e["match_id"] for e in errored}
+    _drop_orphan_episodes(run_dir / "episodes.jsonl", done)
+    return done
+
+
+def _drop_orphan_episodes(ledger: Path, done: set[str]) -> None:
+    """Drop the ledger's episodes of matches not in ``done``: a match's episodes are written
+    before its record, so a crash between the two leaves episodes of a match the resume plays
+    again, which would write them a second time under the same ids. (Writing the record
+    first would lose the episodes of a recorded match instead.)"""
+    if not ledger.exists():
+        return
+    episodes = list(read_episodes(ledger))
+    kept = [e for e in episodes if e.episode_id.rpartition("/")[0] in done]
+    if len(kept) < len(episodes):
+        rewrite_episodes(ledger, kept)
 
 
 def _write_ratings(

@@ -6,6 +6,7 @@ import math
 import pytest
 
 from agentgym.arena import MatchRecord
+from agentgym.arena.records import Forfeit, forfeit_scores
 
 
 def test_a_record_round_trips_through_json():
@@ -44,11 +45,13 @@ def test_placings_put_equal_scores_in_one_block_best_first():
         ({"x": "a", "y": "b"}, {"x": 1}, "scores for seats \\['x'\\] but the seats are"),
         ({"x": "a", "y": "a"}, {"x": 1, "y": 0}, "a player holds several seats"),
         ({"x": "a", "y": "b"}, {"x": math.nan, "y": 0}, "seat 'x' scored nan"),
+        ({"x": "a", "y": "b"}, {"x": 0, "y": 1}, "seat 'z' forfeited, but the seats are"),
     ],
 )
 def test_a_bad_record_is_one_clear_line(seats, scores, message):
+    forfeit = Forfeit("z", "its move raised ValueError") if "forfeit" in message else None
     with pytest.raises(ValueError, match=f"match 'bad': {message}"):
-        MatchRecord("bad", "g", seats, scores)
+        MatchRecord("bad", "g", seats, scores, forfeit=forfeit)
 
 
 def test_a_record_keeps_the_game_that_replays_it():
@@ -75,3 +78,22 @@ def test_a_record_from_before_the_game_fields_reads_back_with_them_empty():
     }
     record = MatchRecord.from_dict(old)
     assert (record.seed, record.task_id, record.moves) == (None, "", ())
+
+
+def test_a_forfeit_round_trips_and_a_record_without_one_keeps_its_old_fields():
+    seats = {"player_0": "a", "player_1": "b"}
+    record = MatchRecord(
+        "m6",
+        "multiagent/TicTacToe-v0",
+        seats,
+        forfeit_scores(seats, "player_1"),
+        seed=1,
+        moves=({"player_0": "place 1 1"},),
+        forfeit=Forfeit("player_1", "its move took over the step timeout of 300 s"),
+    )
+    assert record.scores == {"player_0": 1.0, "player_1": 0.0}
+    data = json.loads(json.dumps(record.to_dict()))
+    assert data["forfeit"] == {"seat": "player_1", "reason": record.forfeit.reason}
+    assert MatchRecord.from_dict(data) == record
+    assert "forfeit" not in MatchRecord("m7", "g", seats, {"player_0": 1, "player_1": 0}).to_dict()
+    assert len(Forfeit("x", "e" * 10_000).reason) == 500  # an exception's message is capped

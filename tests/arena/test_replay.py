@@ -5,9 +5,11 @@ first turn where the two part."""
 import dataclasses
 
 import pytest
+from arena_matches import forfeited  # tests/: real matches
 
 import agentgym
 from agentgym.arena import MatchRecord
+from agentgym.arena.records import Forfeit, forfeit_scores
 from agentgym.arena.replay import ReplayMismatch, replay
 from agentgym.multiagent import play_game
 
@@ -117,3 +119,53 @@ def test_a_reference_players_seat_must_have_played_that_players_moves():
         replay(forged)
     honest = dataclasses.replace(forged, seats={"player_0": "mybot", "player_1": "weakbot"})
     assert replay(honest).scores == {"player_0": 1.0, "player_1": 0.0}
+
+
+@pytest.mark.parametrize("turns", [0, 3])
+def test_a_forfeit_replays_its_moves_to_the_forfeit_scores(turns):
+    """An agent that failed on its first move (no moves) or later: the game is still on
+    after the moves, on the forfeiting seat's move, and the scores are the forfeit's."""
+    record = forfeited(turns)
+    assert len(record.moves) == turns and replay(record) == record
+    assert record.scores[record.forfeit.seat] == 0.0
+
+
+def test_a_forfeit_of_a_game_already_over_is_refused():
+    """A record cannot turn a finished game its player lost into the winner's forfeit."""
+    finished = played(seed=3)
+    winner = max(finished.scores, key=finished.scores.get)
+    claim = dataclasses.replace(
+        finished,
+        scores=forfeit_scores(finished.seats, winner),
+        forfeit=Forfeit(winner, "its move raised ValueError: a bug in the agent"),
+    )
+    with pytest.raises(ReplayMismatch, match=r"the game is over after .* cannot forfeit") as error:
+        replay(claim)
+    assert error.value.turn == len(finished.moves)
+
+
+def test_a_reference_player_cannot_forfeit():
+    record = forfeited(2)  # player_0 to move: its moves were the random player's
+    renamed = dataclasses.replace(record, seats={"player_0": "random", "player_1": "agent-1"})
+    with pytest.raises(ReplayMismatch, match="it is the reference player 'random'") as error:
+        replay(renamed)
+    assert error.value.turn == 3
+
+
+def test_a_forfeit_by_a_seat_not_to_move_is_refused():
+    record = forfeited(2)
+    other = next(seat for seat in record.seats if seat != record.forfeit.seat)
+    moved = dataclasses.replace(
+        record,
+        scores={seat: float(seat != other) for seat in record.seats},
+        forfeit=dataclasses.replace(record.forfeit, seat=other),
+    )
+    with pytest.raises(ReplayMismatch, match=rf"seat {other} .* forfeits, but the game asks"):
+        replay(moved)
+
+
+def test_a_forfeit_with_other_scores_is_refused():
+    record = forfeited(3)
+    flipped = {seat: 1 - score for seat, score in record.scores.items()}
+    with pytest.raises(ReplayMismatch, match="by the forfeit, the record claims"):
+        replay(dataclasses.replace(record, scores=flipped))

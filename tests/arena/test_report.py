@@ -4,9 +4,10 @@ replays each match to show its positions; a match that does not replay says so."
 
 import dataclasses
 import json
+import re
 
 import pytest
-from arena_matches import TICTACTOE, solver_vs_random  # tests/: real tic-tac-toe matches
+from arena_matches import TICTACTOE, forfeited, solver_vs_random  # tests/: real matches
 
 import agentgym
 from agentgym.arena import PROVISIONAL, rate
@@ -93,3 +94,20 @@ def test_agentgym_report_reads_an_arena_run_directory(tmp_path, capsys):
     assert f"report: {target}" in out and "Head to head" in target.read_text()
     assert main(["report", str(run_dir), "--episode", "x"]) == 2
     assert "arena run" in capsys.readouterr().err
+
+
+def test_forfeits_are_counted_per_player_and_shown_in_their_game(tmp_path):
+    run_dir, _ = arena_run(tmp_path / "run", games=1)
+    record = forfeited(3)
+    with (run_dir / "matches.jsonl").open("a") as matches:
+        matches.write(json.dumps(record.to_dict()) + "\n")
+    page = write_report(run_dir).read_text()
+    loser = record.seats[record.forfeit.seat]
+    (winner,) = set(record.players) - {loser}
+    row = "<td>{}</td>" + "<td>[^<]*</td>" * 3 + "<td>{}</td><td>{}</td>"  # matches, forfeits
+    assert re.search(row.format(loser, 1, 1), page) and re.search(row.format(winner, 1, 0), page)
+    assert re.search(row.format("solver", 2, 0), page)
+    assert "<td>forfeited</td><td>1</td>" in page
+    assert f"{loser} forfeited" in page
+    assert f"{record.forfeit.seat} ({loser}) forfeited: {record.forfeit.reason}" in page
+    assert "does not replay" not in page

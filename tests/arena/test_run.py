@@ -1,6 +1,7 @@
 """The arena runner: matches into the run directory, ratings, resume, errored matches kept
 out of the ratings, agent seats in the ledger, and the CLI."""
 
+import asyncio
 import json
 
 import pytest
@@ -10,7 +11,7 @@ from agentgym.agents import Agent
 from agentgym.arena.replay import replay
 from agentgym.arena.run import Arena, read_matches, run_arena
 from agentgym.cli import main
-from agentgym.errors import UsageError
+from agentgym.errors import ContextLengthError, ModelError, UsageError
 from agentgym.eval.engine import EngineLimits
 from agentgym.ledger import read_episodes
 
@@ -33,10 +34,41 @@ class Nonsense(Agent):
 
 
 class Broken(Agent):
-    """A backend that fails: an infrastructure failure."""
+    """A model server that fails (a backend raises the typed ModelError): infrastructure."""
 
     async def act(self, observation, info):
-        raise ConnectionError("the model server went away")
+        raise ModelError("the model server went away")
+
+
+class Overflows(Agent):
+    """A prompt that outgrows the model's context: errored, and not retried (as eval)."""
+
+    async def act(self, observation, info):
+        raise ContextLengthError("the prompt and the reply do not fit the context")
+
+
+class FailsOnSecondMove(Agent):
+    """An agent with a bug of its own: its second move raises. Tic-tac-toe cannot end in
+    fewer than five moves and rock-paper-scissors in fewer than two rounds, so the game is
+    still on when it fails, in either seat."""
+
+    def reset(self, context):
+        self.moves = 0
+
+    async def act(self, observation, info):
+        self.moves += 1
+        if self.moves == 2:
+            raise ValueError("a bug in the agent")
+        return info["admissible_actions"][0]
+
+
+class SlowOnSecondMove(FailsOnSecondMove):
+    """Its second move takes longer than the arena's step timeout."""
+
+    async def act(self, observation, info):
+        if self.moves == 1:
+            await asyncio.sleep(30)
+        return await super().act(observation, info)
 
 
 class Crasher:
@@ -138,8 +170,65 @@ def test_an_agent_that_writes_nonsense_loses_and_one_that_fails_errors(tmp_path)
         broken, tmp_path / "b", agents={"broken": Broken}, limits=EngineLimits(retries=0)
     )
     assert not result.records and len(result.errored) == 2
-    assert "ConnectionError: the model server went away" in result.errored[0]["error"]
+    assert "ModelError: the model server went away" in result.errored[0]["error"]
     assert not (tmp_path / "b" / "episodes.jsonl").read_text()
+
+
+def test_an_agent_whose_context_overflows_errors_the_match_without_a_retry(tmp_path):
+    arena = Arena(TICTACTOE, ("long", "random"), games=1)
+    result = run_arena(arena, tmp_path, agents={"long": Overflows}, limits=EngineLimits())
+    assert not result.records and len(result.errored) == 1
+    assert "1 attempt(s) failed; last: ContextLengthError" in result.errored[0]["error"]
+
+
+@pytest.mark.parametrize("env_id", [TICTACTOE, "multiagent/RockPaperScissors-v0"])
+def test_an_agent_that_raises_forfeits_its_seat_in_a_scored_match(tmp_path, env_id):
+    """Its own bug is a lost match (scored, the moves before it kept, the forfeit named),
+    never an errored one left out of the ratings, and it is not played again."""
+    arena = Arena(env_id, ("buggy", "random"), games=2)
+    played = []
+    result = run_arena(arena, tmp_path, agents={"buggy": FailsOnSecondMove}, on_match=played.append)
+    assert not result.errored and len(result.records) == 2 == len(played)
+    assert [row.player for row in result.ratings.rows] == ["random", "buggy"]
+    episodes = {e.episode_id: e for e in read_episodes(tmp_path / "episodes.jsonl")}
+    for record in result.records:
+        seat = next(s for s, p in record.seats.items() if p == "buggy")
+        assert record.forfeit.seat == seat
+        assert record.forfeit.reason == "its move raised ValueError: a bug in the agent"
+        assert record.scores == {s: float(s != seat) for s in record.seats}
+        assert sum(seat in turn for turn in record.moves) == 1  # its first move, then the bug
+        assert replay(record) == record
+        episode = episodes[f"{record.match_id}/{seat}"]
+        assert episode.status == "ok" and episode.verdict.score == 0.0 == episode.total_reward
+        assert "forfeited: its move raised ValueError" in episode.verdict.details
+        assert len(episode.steps) == 1 and episode.steps[-1].terminated
+    assert read_matches(tmp_path)[0] == result.records  # the forfeit reads back
+
+
+def test_a_slow_agent_forfeits_on_its_move_instead_of_erroring_the_match(tmp_path):
+    arena = Arena(TICTACTOE, ("slow", "random"), games=2)
+    limits = EngineLimits(step_timeout=0.5, retries=0)
+    result = run_arena(arena, tmp_path, agents={"slow": SlowOnSecondMove}, limits=limits)
+    assert not result.errored and len(result.records) == 2
+    for record in result.records:
+        assert record.seats[record.forfeit.seat] == "slow"
+        assert record.forfeit.reason == "its move took over the step timeout of 0.5 s"
+        assert replay(record) == record
+
+
+def test_a_resume_after_a_crash_between_episodes_and_record_writes_no_episode_twice(tmp_path):
+    """A match's episodes are written before its record: a crash between the two (the
+    record's line never written) must not leave the replayed match's episodes twice."""
+    arena = Arena(TICTACTOE, ("first-legal", "random"), games=4)
+    agents = {"first-legal": FirstLegal}
+    run_arena(arena, tmp_path, agents=agents)
+    matches = (tmp_path / "matches.jsonl").read_text().splitlines()
+    (tmp_path / "matches.jsonl").write_text("\n".join(matches[:-1]) + "\n")  # the crash
+    again = run_arena(arena, tmp_path, agents=agents, resume=True)
+    assert again.resumed == 3 and len(again.records) == 4
+    ids = [e.episode_id for e in read_episodes(tmp_path / "episodes.jsonl")]
+    assert len(ids) == len(set(ids)) == 4
+    assert sorted(i.rpartition("/")[0] for i in ids) == sorted(r.match_id for r in again.records)
 
 
 def test_swiss_rounds_play_distinct_pairings(tmp_path):
@@ -175,7 +264,7 @@ def test_the_command_prints_the_ratings_with_intervals(tmp_path, capsys):
     assert main([*argv, "--out", str(out), "--num-matches", "2"]) == 0
     printed = capsys.readouterr().out
     assert "RANK  PLAYER" in printed and "95% INTERVAL" in printed and "tie groups" in printed
-    assert "2 matches scored, 0 errored" in printed
+    assert "2 matches scored, 0 errored" in printed and "forfeit" not in printed
     assert len(read_matches(out)[0]) == 2
     assert main([*argv, "--out", str(out), "--resume"]) == 0
     assert "(2 already done)" in capsys.readouterr().out
@@ -213,3 +302,12 @@ def test_the_command_with_every_match_errored_says_so_and_writes_no_report(tmp_p
     printed = capsys.readouterr().out
     assert "no match was scored" in printed and "0 matches scored, 2 errored" in printed
     assert not (tmp_path / "report.html").exists()
+
+
+def test_the_command_counts_forfeits_per_player(tmp_path, capsys):
+    buggy = "tests.arena.test_run:FailsOnSecondMove"
+    argv = ["arena", "--env", TICTACTOE, "--agents", buggy, "random", "--games", "2"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "2 matches scored, 0 errored (0 already done)" in printed
+    assert f"forfeits: {buggy} 2" in printed
