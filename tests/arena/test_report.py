@@ -96,7 +96,9 @@ def test_agentgym_report_reads_an_arena_run_directory(tmp_path, capsys):
     assert "arena run" in capsys.readouterr().err
 
 
-def test_forfeits_are_counted_per_player_and_shown_in_their_game(tmp_path):
+def test_forfeits_are_counted_per_player_and_shown_in_their_game(tmp_path, capsys):
+    from agentgym.cli import main
+
     run_dir, _ = arena_run(tmp_path / "run", games=1)
     record = forfeited(3)
     with (run_dir / "matches.jsonl").open("a") as matches:
@@ -111,3 +113,5 @@ def test_forfeits_are_counted_per_player_and_shown_in_their_game(tmp_path):
     assert f"{loser} forfeited" in page
     assert f"{record.forfeit.seat} ({loser}) forfeited: {record.forfeit.reason}" in page
     assert "does not replay" not in page
+    assert main(["report", str(run_dir), "--no-html"]) == 0
+    assert f"forfeits: {loser} 1" in capsys.readouterr().out
