@@ -17,21 +17,31 @@
   shuffles; a pairing already played is avoided where another pairing of the round allows
   it; with an odd field the lowest-placed player who has not sat out sits out. Each pairing
   plays ``games`` games, seat-swapped, and the round's games of a pair are one group. A
-  round's pairings depend on the results before it, so the runner plans one round at a time.
+  round's pairings depend on the results before it, so :func:`swiss_schedule` plans one
+  round at a time: the runner plays each round before the next is planned, and a
+  leaderboard rebuilds a finished run's rounds from its records the same way.
 """
 
 from __future__ import annotations
 
 import itertools
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from agentgym.arena.records import MatchRecord
 from agentgym.errors import UsageError
 
-__all__ = ["ScheduledMatch", "block_seed", "check_players", "round_robin", "swiss_round"]
+__all__ = [
+    "ScheduledMatch",
+    "block_seed",
+    "check_players",
+    "round_robin",
+    "swiss_round",
+    "swiss_schedule",
+]
 
 
 @dataclass(frozen=True)
@@ -135,6 +145,38 @@ def swiss_round(
     for a, b in pairs:
         matches.extend(_table_games((a, b), seats, games, seed, round, f"swiss-{round}/"))
     return matches
+
+
+def swiss_schedule(
+    players: Sequence[str],
+    seats: Sequence[str],
+    games: int,
+    seed: int,
+    rounds: int,
+    results: Callable[[], Iterable[MatchRecord]],
+) -> Iterator[list[ScheduledMatch]]:
+    """The ``rounds`` rounds of a Swiss arena, one list of matches a round, each planned from
+    the results of the rounds before it.
+
+    ``results()`` is called as each round is planned and gives the scored records so far: a
+    runner plays a round before it asks for the next (and reads its run directory again), a
+    leaderboard passes a finished run's records at once. Only the records of earlier rounds
+    count, so a result recorded later (a resumed run's) never changes a pairing, and an
+    errored match, which has no record, gives its players no points."""
+    played: set[frozenset[str]] = set()
+    sat_out: set[str] = set()
+    earlier: set[str] = set()  # the ids of the rounds before this one
+    for round in range(1, rounds + 1):
+        points: dict[str, float] = {}
+        for record in results():
+            if record.match_id in earlier:
+                for seat, player in record.seats.items():
+                    points[player] = points.get(player, 0.0) + record.scores[seat]
+        batch = swiss_round(players, seats, games, seed, round, points, played, sat_out)
+        sat_out |= set(players) - {p for m in batch for p in m.seats.values()}
+        played |= {frozenset(m.seats.values()) for m in batch}
+        earlier |= {m.match_id for m in batch}
+        yield batch
 
 
 def _pair(standing: list[str], played: set[frozenset[str]]) -> list[tuple[str, str]] | None:

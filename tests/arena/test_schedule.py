@@ -1,11 +1,13 @@
-"""The arena's schedules: every pairing, seat swaps on shared seeds, Swiss without repeats."""
+"""The arena's schedules: every pairing, seat swaps on shared seeds, Swiss without repeats,
+and Swiss rounds rebuilt from a run's results."""
 
 import itertools
 from collections import Counter
 
 import pytest
 
-from agentgym.arena.schedule import round_robin, swiss_round
+from agentgym.arena import MatchRecord
+from agentgym.arena.schedule import round_robin, swiss_round, swiss_schedule
 from agentgym.errors import UsageError
 
 SEATS = ["player_0", "player_1"]
@@ -88,3 +90,51 @@ def test_a_field_that_cannot_be_scheduled_is_one_clear_line(players, games, mess
 def test_swiss_refuses_games_of_more_than_two_seats():
     with pytest.raises(UsageError, match="use --schedule round-robin"):
         swiss_round(["a", "b", "c"], ["x", "y", "z"], 3, 0, 1, {}, set(), set())
+
+
+STRENGTH = {"a": 5, "b": 4, "c": 3, "d": 2, "e": 1}
+
+
+def won(match, strength=STRENGTH) -> MatchRecord:
+    """The match's record: the stronger player wins."""
+    best = max(match.seats.values(), key=strength.__getitem__)
+    scores = {seat: float(player == best) for seat, player in match.seats.items()}
+    return MatchRecord(match.match_id, "game", match.seats, scores, match.group, match.seed)
+
+
+def test_swiss_schedule_plans_each_round_from_the_results_before_it():
+    """A runner plays each round before the next is planned; a board rebuilds the same rounds
+    from the finished run's records at once."""
+    players, recorded = list(STRENGTH), []
+    played = []
+    for batch in swiss_schedule(players, SEATS, 2, 7, 3, recorded.copy):
+        played.append(batch)
+        recorded += [won(match) for match in batch]  # the round is played before the next
+    assert [m.round for m in played[2]] == [3] * 4 and len(played) == 3
+    rebuilt = list(swiss_schedule(players, SEATS, 2, 7, 3, lambda: recorded))
+    assert rebuilt == played
+    sat_out = [set(players) - {p for m in batch for p in m.seats.values()} for batch in played]
+    assert all(len(out) == 1 for out in sat_out) and len(set.union(*sat_out)) == 3
+    # other results give other later rounds: the rounds are a function of the results
+    upset = {p: -s for p, s in STRENGTH.items()}
+    reversed_results = [won(m, upset) for batch in played[:1] for m in batch]
+    other = list(swiss_schedule(players, SEATS, 2, 7, 2, lambda: reversed_results))
+    assert other[0] == played[0] and other[1] != played[1]
+
+
+def test_swiss_schedule_counts_only_the_rounds_before_the_one_it_plans():
+    """A resumed run has later rounds' results on disk already: they change no pairing."""
+    players, recorded = list(STRENGTH), []
+    played = []
+    for batch in swiss_schedule(players, SEATS, 1, 0, 3, recorded.copy):
+        played.append(batch)
+        recorded += [won(match) for match in batch]
+    every = list(recorded)
+    asked = []
+
+    def results():
+        asked.append(len(asked))
+        return every  # all three rounds' results, from the start
+
+    assert list(swiss_schedule(players, SEATS, 1, 0, 3, results)) == played
+    assert asked == [0, 1, 2]  # asked once per round, as each is planned
