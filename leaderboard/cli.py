@@ -551,7 +551,8 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _submit_arena(run_dir: Path, base: str, token: str) -> int:
-    """An arena run directory: its matches, which the board replays as it takes them."""
+    """An arena run directory: its whole schedule, scored and errored matches, which the board
+    replays and checks against the manifest's arena as it takes them."""
     import httpx
 
     from agentgym.leaderboard.arena import arena_payload
@@ -564,7 +565,9 @@ def _submit_arena(run_dir: Path, base: str, token: str) -> int:
             files={"bundle": ("arena.json", data, "application/json")},
         )  # fmt: skip
     known = "" if answer["new"] else " (these matches were sent before)"
-    print(f"submitted {answer['id']}: {answer['matches']} matches replayed and accepted{known}")
+    errored = answer.get("errored", 0)
+    counted = f", {errored} errored (counted as lost by their agent seats)" if errored else ""
+    print(f"submitted {answer['id']}: {answer['matches']} matches accepted{counted}{known}")
     for page in answer["boards"]:
         print(f"  {base}{page}")
     return 0

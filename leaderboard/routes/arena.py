@@ -6,8 +6,10 @@ env's board out, as JSON and as a page.
     POST /api/v1/arena/submissions        an arena run (multipart field 'bundle': the JSON of
                                           agentgym.leaderboard.arena.arena_payload); token: submit
     GET  /api/v1/arena                    every env with arena matches, and how many
-    GET  /api/v1/arena/board?env=ID       the env's ratings: intervals, ranks, tie groups
-    GET  /api/v1/arena/matches?env=ID     every accepted match of the env, as replayed
+    GET  /api/v1/arena/board?env=ID       the env's ratings: intervals, ranks, tie groups, and
+                                          each player's errored matches
+    GET  /api/v1/arena/matches?env=ID     every accepted match of the env, as replayed, and
+                                          every errored one with the scores the board counts
     GET  /arena   /arena?env=ID           the pages: the boards, one env's board
 """
 
@@ -31,13 +33,16 @@ router = APIRouter()
 async def submit_arena(request: Request, services: AppServices) -> JSONResponse:
     token, data = await uploaded_bundle(request, services, "submit")
     try:
-        found, new, envs = await run_in_threadpool(accept_arena, services.store, data, token)
+        found, new, envs, errored = await run_in_threadpool(
+            accept_arena, services.store, data, token
+        )
     except ArenaRejected as error:
         raise ApiError(422, f"arena matches refused: {error}") from None
     result = {
         "id": found.id,
         "new": new,
         "matches": found.matches,
+        "errored": errored,
         "boards": [services.links.arena(env_id) for env_id in envs],
     }
     return JSONResponse(result, status_code=201 if new else 200)
@@ -61,9 +66,11 @@ def arena_board_json(env: str, services: AppServices) -> dict[str, Any]:
 @router.get("/api/v1/arena/matches")
 def arena_matches(env: str, services: AppServices) -> dict[str, Any]:
     stored = services.store.arena_matches(env)
+    failed = services.store.arena_errored(env)
     return {
         "env_id": env,
         "matches": [{"submission": sub, **record.to_dict()} for sub, record in stored],
+        "errored": [{"submission": sub, **match.to_dict()} for sub, match in failed],
     }
 
 

@@ -24,9 +24,9 @@ What it keeps, and why that way (one module per table, :class:`Store` their one 
   version adds a row and the older ones stay as history. Each :class:`ScoredEpisode` is a row
   of its own, so paired comparisons and confidence intervals read the board without reading
   any JSONL.
-* **arena_submissions**, **arena_matches** (``arena.py``) -- arena match records, each
-  re-scored by replay before it is stored (:mod:`agentgym.leaderboard.arena`); the same
-  matches twice are one submission.
+* **arena_submissions**, **arena_matches** (``arena.py``) -- an arena run's match records, each
+  re-scored by replay before it is stored (:mod:`agentgym.leaderboard.arena`), and its
+  errored matches; the same matches twice are one submission.
 * **audit_log** (``audit.py``) -- who (a token's name, or ``system``) wrote what, when: every
   write above adds its entry in the same transaction (``database.py``).
 
@@ -37,7 +37,7 @@ never ORM objects, so nothing a caller holds reaches back into a closed session.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ from agentgym.arena import MatchRecord
 
 from ..results import Rescore, Tier
 from ..submission import SubmissionInfo
-from .arena import ArenaMatches, ArenaSubmission
+from .arena import ArenaMatches, ArenaSubmission, ErroredMatch
 from .audit import AuditLog
 from .benchmarks import Benchmarks
 from .blobs import Blobs
@@ -82,6 +82,7 @@ __all__ = [
     "Base",
     "BenchmarkRecord",
     "ConflictError",
+    "ErroredMatch",
     "NotFoundError",
     "RescoreRecord",
     "Scope",
@@ -270,12 +271,19 @@ class Store:
     # -- arena matches (:class:`~.arena.ArenaMatches`) ----------------------------------------
 
     def add_arena_submission(
-        self, records: list[MatchRecord], manifest: dict[str, Any], token: Token | None
+        self,
+        records: list[MatchRecord],
+        manifest: dict[str, Any],
+        token: Token | None,
+        errored: Sequence[ErroredMatch] = (),
     ) -> tuple[ArenaSubmission, bool]:
-        return self._arena.add(records, manifest, token)
+        return self._arena.add(records, manifest, token, errored)
 
     def arena_matches(self, env_id: str) -> list[tuple[str, MatchRecord]]:
         return self._arena.matches(env_id)
+
+    def arena_errored(self, env_id: str) -> list[tuple[str, ErroredMatch]]:
+        return self._arena.errored(env_id)
 
     def arena_envs(self) -> list[tuple[str, int]]:
         return self._arena.envs()
