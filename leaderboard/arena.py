@@ -63,6 +63,7 @@ __all__ = [
     "ArenaUpload",
     "accept_arena",
     "arena_board",
+    "arena_matches_json",
     "arena_payload",
     "errored_scores",
     "read_arena_payload",
@@ -395,6 +396,18 @@ def arena_board(store: Store, env_id: str, *, seed: int = 0) -> ArenaBoard:
     return ArenaBoard(
         env_id, ratings, len(submissions), {row.player: errored[row.player] for row in ratings.rows}
     )
+
+
+def arena_matches_json(store: Store, env_id: str) -> dict[str, Any]:
+    """Every accepted match of ``env_id`` with its submission: the scored ones as replayed,
+    the errored ones with the scores the board counts (the API's and the export's JSON)."""
+    stored = store.arena_matches(env_id)
+    failed = store.arena_errored(env_id)
+    return {
+        "env_id": env_id,
+        "matches": [{"submission": sub, **record.to_dict()} for sub, record in stored],
+        "errored": [{"submission": sub, **match.to_dict()} for sub, match in failed],
+    }
 
 
 def _namespaced(submission: str, record: MatchRecord) -> MatchRecord:

@@ -364,6 +364,8 @@ def _export(args: argparse.Namespace) -> int:
             store, args.out, benchmarks=args.benchmark or None, episodes=not args.no_episodes
         )
     counts = f"{written.boards} boards, {written.entries} entries, {written.downloads} downloads"
+    if written.arena_boards:
+        counts += f", {written.arena_boards} arena boards"
     print(f"{written.pages} pages in {args.out} ({counts})")
     return 0
 

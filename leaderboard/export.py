@@ -11,6 +11,9 @@ static host (GitHub Pages, an object store) or an archive of the board as it sto
     OUT/s/ID.episodes.json   its episodes as the board counts them, and as CSV (.csv)
     OUT/e/ID/N.html          its episodes (N: the episode's place in the plan)
     OUT/c/A--B.html          the paired comparison of each row with the next
+    OUT/arena/index.html     the arena boards (when any arena run was accepted)
+    OUT/arena/ENV.html       an env's arena board, as JSON (.json, the API's board), and
+    OUT/arena/ENV.matches.json  its matches (the API's /api/v1/arena/matches)
 
 The pages are the server's templates (:class:`~agentgym.leaderboard.pages.Site`) with
 relative links, so they show the same numbers; what only a server can do (filters, other
@@ -19,12 +22,14 @@ comparisons) is left out. Like the served pages they hold no script.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentgym.errors import UsageError
 
+from .arena import arena_board, arena_matches_json
 from .bundle import public_bundle
 from .downloads import episodes_csv, episodes_json
 from .pages import BenchmarkView, BoardView, FileLinks, Site, file_name
@@ -42,7 +47,10 @@ class Exported:
     boards: int
     entries: int
     downloads: int = 0
-    """Files to download: each entry's bundle and its episodes as JSON and CSV."""
+    """Files to download: each entry's bundle and its episodes as JSON and CSV (and each
+    arena board's JSON files)."""
+    arena_boards: int = 0
+    """Envs with an arena board."""
 
 
 def export_site(
@@ -90,7 +98,9 @@ class _Writer:
             self.downloads += 1
 
     def write_all(self, shown: list[BenchmarkView]) -> Exported:
-        self.write("index.html", self.site.render("index.html", FileLinks(0), benchmarks=shown))
+        arena = self._arena()
+        home = FileLinks(0, arena_boards=bool(arena))
+        self.write("index.html", self.site.render("index.html", home, benchmarks=shown))
         entries = 0
         for benchmark in shown:
             name, version = benchmark.record.name, benchmark.record.version
@@ -104,7 +114,24 @@ class _Writer:
                 entries += 1
                 self._entry(row.id)
             self._comparisons(board)
-        return Exported(self.pages, len(shown), entries, self.downloads)
+        return Exported(self.pages, len(shown), entries, self.downloads, arena)
+
+    def _arena(self) -> int:
+        """Every env's arena board: its page, its board and matches as the API gives them,
+        and the list of them; nothing when no arena run was accepted."""
+        store, links = self.site.store, FileLinks(1, arena_boards=True)
+        envs = store.arena_envs()
+        if not envs:
+            return 0
+        self.write("arena/index.html", self.site.render("arena.html", links, board=None, envs=envs))
+        for env_id, _ in envs:
+            board = arena_board(store, env_id, seed=self.site.seed)
+            stem = f"arena/{file_name(env_id)}"
+            page = self.site.render("arena.html", links, board=board, envs=[])
+            self.write(f"{stem}.html", page)
+            self.write(f"{stem}.json", json.dumps(board.to_dict(), indent=2))
+            self.write(f"{stem}.matches.json", json.dumps(arena_matches_json(store, env_id)))
+        return len(envs)
 
     def _board_page(self, view: BoardView) -> str:
         return self.site.render("board.html", FileLinks(1), view=view)

@@ -124,12 +124,17 @@ class Links:
         return "/compare" + _query({"a": a, "b": b})
 
     def arena(self, env_id: str) -> str:
-        """An env's arena board (served pages only: the static export has none)."""
+        """An env's arena board, or the list of them (``env_id`` empty)."""
         return "/arena" + _query({"env": env_id})
 
     def arena_matches(self, env_id: str) -> str:
         """The JSON of every match on an env's arena board."""
         return "/api/v1/arena/matches" + _query({"env": env_id})
+
+    @property
+    def arena_boards(self) -> bool:
+        """Whether there are arena boards to link to (a server always has their list)."""
+        return True
 
     @property
     def live(self) -> bool:
@@ -141,10 +146,23 @@ class FileLinks(Links):
     """Relative links between exported files, valid from a page ``depth`` folders down:
     ``index.html``, ``b/NAME.html`` (and ``b/NAME--FAMILY.html``), ``s/ID.html`` with its
     ``s/ID.bundle.tar.gz``, ``s/ID.episodes.json`` and ``.csv``, ``e/ID/N.html``,
-    ``c/A--B.html``."""
+    ``c/A--B.html``, and where the export has arena boards (``arena_boards``)
+    ``arena/index.html``, ``arena/ENV.html`` with its ``arena/ENV.matches.json``."""
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, *, arena_boards: bool = False) -> None:
         self.root = "../" * depth
+        self._arena_boards = arena_boards
+
+    def arena(self, env_id: str) -> str:
+        page = file_name(env_id) if env_id else "index"
+        return f"{self.root}arena/{page}.html"
+
+    def arena_matches(self, env_id: str) -> str:
+        return f"{self.root}arena/{file_name(env_id)}.matches.json"
+
+    @property
+    def arena_boards(self) -> bool:
+        return self._arena_boards
 
     def home(self) -> str:
         return f"{self.root}index.html"

@@ -21,7 +21,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ..arena import ArenaRejected, accept_arena, arena_board
+from ..arena import ArenaRejected, accept_arena, arena_board, arena_matches_json
 from ..web import ApiError, AppServices, uploaded_bundle
 
 __all__ = ["router"]
@@ -65,13 +65,7 @@ def arena_board_json(env: str, services: AppServices) -> dict[str, Any]:
 
 @router.get("/api/v1/arena/matches")
 def arena_matches(env: str, services: AppServices) -> dict[str, Any]:
-    stored = services.store.arena_matches(env)
-    failed = services.store.arena_errored(env)
-    return {
-        "env_id": env,
-        "matches": [{"submission": sub, **record.to_dict()} for sub, record in stored],
-        "errored": [{"submission": sub, **match.to_dict()} for sub, match in failed],
-    }
+    return arena_matches_json(services.store, env)
 
 
 @router.get("/arena", response_class=HTMLResponse)

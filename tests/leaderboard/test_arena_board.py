@@ -8,7 +8,9 @@ databases. Every run here is a real arena run of tic-tac-toe."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from agentgym.leaderboard.arena import (
     errored_scores,
     read_arena_payload,
 )
+from agentgym.leaderboard.export import export_site
 from agentgym.leaderboard.server import create_app
 from agentgym.multiagent import play_game
 
@@ -364,6 +367,30 @@ def test_agentgym_submit_sends_an_arena_run_directory(store, serve, runs, tmp_pa
     (run_dir / "matches.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert main(["submit", str(run_dir), "--to", live.url, "--token", token]) != 0
     assert "does not replay" in capsys.readouterr().err
+
+
+def test_the_static_export_writes_the_arena_boards(arena, runs, tmp_path):
+    """The boards as files: the pages, the board and matches as the API gives them, every
+    link relative and to a file the export wrote."""
+    client, token, store = arena
+    assert post(client, upload(runs["errored"]), token).status_code == 201
+    written = export_site(store, tmp_path / "site")
+    site = tmp_path / "site"
+    assert written.arena_boards == 1
+    stem = "arena/multiagent~2FTicTacToe-v0"
+    board = json.loads((site / f"{stem}.json").read_text())
+    assert board == client.get("/api/v1/arena/board", params={"env": TICTACTOE}).json()
+    matches = json.loads((site / f"{stem}.matches.json").read_text())
+    assert matches == client.get("/api/v1/arena/matches", params={"env": TICTACTOE}).json()
+    page = (site / f"{stem}.html").read_text()
+    assert page.count('data-errored="2"') == 2
+    assert f'href="../{stem}.html"' in (site / "arena/index.html").read_text()
+    assert 'href="arena/index.html"' in (site / "index.html").read_text()
+    for name in ("index.html", "arena/index.html", f"{stem}.html"):
+        for link in re.findall(r'href="([^"]*)"', (site / name).read_text()):
+            link = html.unescape(link)
+            assert not link.startswith(("/", "http")), f"{name} links to {link}"
+            assert (site / name).parent.joinpath(link).resolve().is_file(), f"{name}: {link}"
 
 
 def test_one_game_sent_twice_under_two_ids_is_refused(runs):
