@@ -389,6 +389,8 @@ class RandomPlayer:
     Its draws are seeded by ``seed``, the env's reset seed and the seat together (new streams
     at each new game; the env's own generator is left alone), so the same seeds replay the
     same game, different games' seeds give different games, and two random seats differ.
+    A game whose random player draws otherwise (weighted moves, free text) subclasses it and
+    overrides :meth:`choose`, keeping these streams.
     """
 
     name = "random"
@@ -405,11 +407,19 @@ class RandomPlayer:
 
     def act(self, env: Any, agent: str) -> str:
         game = env.unwrapped
+        return self.choose(game, agent, self.generator(game, agent))
+
+    def generator(self, game: Any, agent: str) -> np.random.Generator:
+        """``agent``'s stream in ``game`` (the env under its wrappers)."""
         if game.world is not self._world:  # a new game: new streams
             self._world, self._rngs = game.world, {}
         if agent not in self._rngs:  # one stream per seat: two random seats differ
             seat = game.possible_agents.index(agent)
             self._rngs[agent] = np.random.default_rng([self.seed, game.episode_seed or 0, seat])
+        return self._rngs[agent]
+
+    def choose(self, game: Any, agent: str, rng: np.random.Generator) -> str:
+        """A uniformly random legal move for ``agent``, drawn from ``rng``."""
         if self._legal_moves is not None:
             legal: list[str] | None = self._legal_moves(game, agent)
         else:
@@ -421,7 +431,7 @@ class RandomPlayer:
             )
         if not legal:
             raise UsageError(f"{agent} has no legal action now: it is not its turn to move")
-        return str(legal[int(self._rngs[agent].integers(len(legal)))])
+        return str(legal[int(rng.integers(len(legal)))])
 
     def close(self) -> None:
         """Nothing to free."""

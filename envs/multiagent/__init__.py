@@ -66,10 +66,16 @@ register(
 
 # Language games with rule-based reference bots (envs/multiagent/negotiation.py, taboo.py).
 register(
-    "multiagent/Negotiation-v1",
+    "multiagent/Negotiation-v2",
     entry_point="agentgym.envs.multiagent.negotiation:NegotiationEnv",
     kind="aec",
-    description="divide books, hats and balls whose values are private; deal or no deal",
+    description="divide books, hats and balls whose values are private; scored by what is won",
+)
+register(  # deprecated: its utility score pays blind acceptance; kept to re-read v1 results
+    "multiagent/Negotiation-v1",
+    entry_point="agentgym.envs.multiagent.negotiation:UtilityNegotiationEnv",
+    kind="aec",
+    description="deprecated (use Negotiation-v2): the same game scored by the deal's utility",
 )
 register(
     "multiagent/Taboo-v0",

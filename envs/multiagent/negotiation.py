@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from agentgym.core import GeneratedTaskSet, Task, Verdict
-from agentgym.multiagent import ReferencePlayer, TurnBasedEnv
+from agentgym.multiagent import RandomPlayer, ReferencePlayer, TurnBasedEnv
 from agentgym.task_env import InvalidAction
 
 PLAYERS = ("player_0", "player_1")
@@ -151,6 +151,50 @@ def negotiated(world: Bargain, agent: str) -> bool:
         and utility >= nash_share(world, agent)
         and pareto_optimal(world)
     )
+
+
+BLIND_SHARE = 0.5
+"""What a division drawn blind is worth to either side on average: each kind's kept count is
+uniform from 0 to the pool's, half of it on average, so half of the pool's worth."""
+
+
+def reach(world: Bargain, agent: str) -> float:
+    """The most ``agent`` could get from a division that leaves the other player at least the
+    least it asked for in its own proposals (the whole pool's worth when it proposed nothing):
+    the Pareto frontier at the concession the other player showed."""
+    other = PLAYERS[1 - PLAYERS.index(agent)]
+    asks = [worth(world.values[other], share) for who, share in world.proposals if who == other]
+    floor = min(asks, default=0)
+    return (
+        max(
+            worth(world.values[agent], share)
+            for share in bundles(world.pool)
+            if worth(world.values[other], rest(world.pool, share)) >= floor
+        )
+        / TOTAL_VALUE
+    )
+
+
+def gain(world: Bargain, agent: str) -> float:
+    """The v2 score: what ``agent`` won by negotiating, in ``[0, 1]``.
+
+    ``(utility - base) / (reach - base)``, clipped to ``[0, 1]``, where ``base`` is what the
+    agent had without negotiating -- the best offer the other player made it
+    (:func:`best_offer`), and at least :data:`BLIND_SHARE`, what a division drawn blind is
+    worth on average -- and ``reach`` is the most it could get at the other player's shown
+    concession (:func:`reach`; everything, where that is no more than ``base``). No deal
+    scores 0; accepting an offer scores 0 (it gets exactly that offer, which a policy blind
+    to its values gets too); 1 is a deal at or beyond the frontier at the other's lowest ask.
+    Utility alone, v1's score, paid a blind ``[Accept]`` 0.25 to 0.61 against the bots."""
+    if world.deal is None:
+        return 0.0
+    base = max(BLIND_SHARE, best_offer(world, agent))
+    target = reach(world, agent)
+    target = target if target > base else 1.0
+    if target <= base:  # offered all it values: nothing left to win
+        return 0.0
+    won = round((world.utility(agent) - base) / (target - base), 9)  # worths are tenths
+    return min(1.0, max(0.0, won))
 
 
 def _value_vectors(pool: Bundle) -> list[Bundle]:
@@ -249,11 +293,18 @@ def parse_move(text: str, pool: Bundle) -> tuple[str, Bundle | None]:
 
 class NegotiationEnv(TurnBasedEnv[Bargain]):
     __doc__ = __doc__
-    # A fixed proposal, repeated whatever happens, is sometimes worth the adaptive bot's
-    # demand and accepted: 0.06 to 0.11 of the maximum on average, measured by the checker's
-    # task-blind seat and over 500 games a seat (docs/envs/multiagent.md).
-    metadata = {**TurnBasedEnv.metadata, "name": "negotiation_v1", "chance_score": 0.1}
+    # Accepting scores 0; a blind proposal a bot happens to accept is a lottery: the most any
+    # of 21 task-blind policies earned against a rule-based bot, in either seat, was 0.09 and
+    # passed 8% (random shares against adaptive; tests/perf/negotiation_pass_rule.py, 200
+    # test tasks; docs/envs/multiagent.md).
+    metadata = {**TurnBasedEnv.metadata, "name": "negotiation_v2", "chance_score": 0.1}
     possible_agents = list(PLAYERS)
+    scoring = (
+        "Your score is what you win by negotiating: how much more your share is worth to you "
+        "than the best offer the other player made you (and than half the pool), as a "
+        "fraction of the most its offers show you could win. Accepting an offer, or no deal, "
+        "scores 0."
+    )
 
     def __init__(self, **kwargs: Any) -> None:
         self.tasks = GeneratedTaskSet(
@@ -339,7 +390,11 @@ class NegotiationEnv(TurnBasedEnv[Bargain]):
     def outcome(self, world: Bargain) -> dict[str, float] | None:
         if not world.over():
             return None
-        return {a: world.utility(a) for a in PLAYERS}
+        return {a: self.score(world, a) for a in PLAYERS}
+
+    def score(self, world: Bargain, agent: str) -> float:
+        """``agent``'s score of a finished game: :func:`gain`."""
+        return gain(world, agent)
 
     def step(self, action: Any) -> None:
         """The base's step, then each agent's own verdict once a game ends (not by forfeit):
@@ -353,13 +408,13 @@ class NegotiationEnv(TurnBasedEnv[Bargain]):
                 self.infos[agent]["verdict"] = self._deal_verdict(world, agent)
 
     def _deal_verdict(self, world: Bargain, agent: str) -> Verdict:
-        score = world.utility(agent)
+        utility = world.utility(agent)
         return Verdict(
-            score=score,
+            score=self.score(world, agent),
             passed=negotiated(world, agent),
-            components={"utility": score, "deal": float(world.deal is not None)},
+            components={"utility": utility, "deal": float(world.deal is not None)},
             details=(
-                f"deal worth {score:.0%} of the maximum"
+                f"deal worth {utility:.0%} of the maximum"
                 if world.deal is not None
                 else self._ending(world, PLAYERS[0])
             ),
@@ -369,8 +424,7 @@ class NegotiationEnv(TurnBasedEnv[Bargain]):
         return (
             "Negotiation (Deal or No Deal): you and another player divide a pool of books, hats "
             f"and balls. Each of you values the items privately; the whole pool is worth "
-            f"{TOTAL_VALUE} to each. Your score is the value of what you get divided by "
-            f"{TOTAL_VALUE}; with no deal both score 0. Players alternate turns; after the turn "
+            f"{TOTAL_VALUE} to each. {self.scoring} Players alternate turns; after the turn "
             "limit there is no deal.\n"
             "Each turn write a message, with at most one move in it:\n"
             "  [Propose] books=1 hats=2 balls=0   (what YOU keep; the other gets the rest)\n"
@@ -393,6 +447,22 @@ class NegotiationEnv(TurnBasedEnv[Bargain]):
         }
 
 
+class UtilityNegotiationEnv(NegotiationEnv):
+    """``multiagent/Negotiation-v1``, deprecated: scored by utility alone, which paid a policy
+    that accepts whatever it is offered 0.25 to 0.61 (docs/envs/multiagent.md). Kept so that
+    v1's results can be read again; use ``multiagent/Negotiation-v2``."""
+
+    metadata = {**NegotiationEnv.metadata, "name": "negotiation_v1", "chance_score": 0.1}
+    scoring = (
+        f"Your score is the value of what you get divided by {TOTAL_VALUE}; with no deal both "
+        "score 0."
+    )
+
+    def score(self, world: Bargain, agent: str) -> float:
+        """v1's score: the deal's worth to ``agent`` over its maximum."""
+        return world.utility(agent)
+
+
 # ---------------------------------------------------------------------- reference players
 
 
@@ -408,8 +478,9 @@ class Concession:
     share worth at least its demand that leaves the most to the other player.
 
     ``model_other``: estimate what the other values from the items it asks for, and leave it
-    those. ``deadline``: on its last chance take any offer worth more than no deal, from a player
-    who has conceded at least once.
+    those. ``deadline``: on its last chance take an offer worth at least this much of its
+    maximum, from a player who has changed its offer at least once (not any positive offer: a
+    blind seat alternating two greedy proposals was then accepted on 20 to 30% of tasks).
     Knows only its own values (read from its own seat). It keeps no state of
     its own, so one instance serves every game.
     """
@@ -419,7 +490,7 @@ class Concession:
     floor: float
     step: float
     model_other: bool = False
-    deadline: bool = False
+    deadline: float | None = None
 
     def demand(self, world: Bargain) -> float:
         return max(self.floor, self.opening - self.step * (world.turn // 2))
@@ -429,16 +500,18 @@ class Concession:
         values, demand = world.values[agent], self.demand(world)
         offered = world.offer_to(agent)
         if offered is not None:
-            value = worth(values, offered) / TOTAL_VALUE
-            if value >= demand or (self.deadline and self._settle(world, agent) and value > 0):
+            value, least = worth(values, offered) / TOTAL_VALUE, demand
+            if self.deadline is not None and self._settle(world, agent):
+                least = min(demand, self.deadline)
+            if value >= least:
                 return "That works for me. [Accept]"
         share = self.propose(world, agent, demand)
         return f"Here is what I can do. [Propose] {show(share)}"
 
     @staticmethod
     def _settle(world: Bargain, agent: str) -> bool:
-        """Whether to take any positive offer: on the bot's last chance (the other may not
-        accept its next proposal), and only from a player who has moved from its first
+        """Whether to lower the demand to ``deadline``: on the bot's last chance (the other may
+        not accept its next proposal), and only from a player who has moved from its first
         offer -- a seat repeating one offer whatever happens gets no deadline discount."""
         theirs = {share for who, share in world.proposals if who != agent}
         return world.turn >= world.max_turns - 2 and len(theirs) > 1
@@ -470,25 +543,18 @@ class Concession:
 
 GREEDY = Concession("greedy", opening=1.0, floor=0.6, step=0.1)
 FAIR = Concession("fair", opening=0.5, floor=0.5, step=0.0)
-ADAPTIVE = Concession("adaptive", opening=0.9, floor=0.5, step=0.1, model_other=True, deadline=True)
+ADAPTIVE = Concession("adaptive", opening=0.9, floor=0.5, step=0.1, model_other=True, deadline=0.4)
 
 
-class RandomNegotiator:
+class RandomNegotiator(RandomPlayer):
     """Random legal moves: a random proposal, accepting a standing offer, talk, and now and
-    then walking away. Seeded from the env's generator at its first move, so the same reset
-    seed gives the same game."""
+    then walking away. Its draws are :class:`~agentgym.multiagent.RandomPlayer`'s streams (its
+    seed, the reset seed and the seat), so the same seeds replay the same game and its moves do
+    not depend on what else draws from the env's generator."""
 
-    name = "random"
-
-    def __init__(self) -> None:
-        self._rng: np.random.Generator | None = None
-
-    def act(self, env: Any, agent: str) -> str:
-        game = getattr(env, "unwrapped", env)
-        if self._rng is None:
-            self._rng = np.random.default_rng(int(game.np_random.integers(2**32)))
+    def choose(self, game: Any, agent: str, rng: np.random.Generator) -> str:
         world: Bargain = game.world
-        roll = float(self._rng.random())
+        roll = float(rng.random())
         if roll < 0.05:
             return "I am done here. [Walk away]"
         if roll < 0.4 and world.offer_to(agent) is not None:
@@ -496,7 +562,4 @@ class RandomNegotiator:
         if roll < 0.5:
             return "Let me think about it."
         options = list(bundles(world.pool))
-        return f"[Propose] {show(options[int(self._rng.integers(len(options)))])}"
-
-    def close(self) -> None:
-        """Nothing to free."""
+        return f"[Propose] {show(options[int(rng.integers(len(options)))])}"

@@ -1,6 +1,7 @@
 """A reference player made of a policy function, for the games' solvers and searches.
 
-(The ``"random"`` player is :class:`agentgym.multiagent.RandomPlayer`.) A
+(The ``"random"`` player is :class:`agentgym.multiagent.RandomPlayer`, or a subclass of it
+that draws the game's own way from the same seeded streams: negotiation's and taboo's.) A
 :class:`~agentgym.multiagent.ReferencePlayer` reads the env it is handed; the env may come
 wrapped (``make_multi`` puts PettingZoo's order-enforcing wrapper around AEC envs), so the
 policy is handed the game under the wrappers.

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from agentgym.core import DataTaskSet, Task, Verdict
-from agentgym.multiagent import ReferencePlayer, TurnBasedEnv
+from agentgym.multiagent import RandomPlayer, ReferencePlayer, TurnBasedEnv
 from agentgym.task_env import InvalidAction
 
 ATTACKER, DEFENDER = "attacker_0", "defender_0"  # PettingZoo names agents <role>_<n>
@@ -302,28 +302,25 @@ class TabooBot:
         """Nothing to free."""
 
 
-class RandomTaboo:
+class RandomTaboo(RandomPlayer):
     """Random list words in either seat (never the target as attacker); as defender, a guess
-    of a random list word one turn in five. Seeded from the env's generator at its first
-    move, so the same reset seed gives the same game."""
+    of a random list word one turn in five. Its draws are
+    :class:`~agentgym.multiagent.RandomPlayer`'s streams (its seed, the reset seed and the
+    seat), so the same seeds replay the same game and its moves do not depend on what else
+    draws from the env's generator."""
 
-    name = "random"
-
-    def __init__(self) -> None:
-        self._rng: np.random.Generator | None = None
-
-    def act(self, env: Any, agent: str) -> str:
-        game = getattr(env, "unwrapped", env)
-        if self._rng is None:
-            self._rng = np.random.default_rng(int(game.np_random.integers(2**32)))
+    def choose(self, game: Any, agent: str, rng: np.random.Generator) -> str:
         world: Parley = game.world
-        words = sorted({c for clues in clue_lists().values() for c in clues} | set(clue_lists()))
+        words = _vocabulary()
         if agent == ATTACKER:
             words = [w for w in words if not says(w, world.target)]
-        pick = words[int(self._rng.integers(len(words)))]
-        if agent == DEFENDER and self._rng.random() < 0.2:
+        pick = words[int(rng.integers(len(words)))]
+        if agent == DEFENDER and rng.random() < 0.2:
             return f'I know the word! It is "{pick}".'
         return f"What about {pick}?"
 
-    def close(self) -> None:
-        """Nothing to free."""
+
+@functools.cache
+def _vocabulary() -> tuple[str, ...]:
+    """Every list word and clue word, sorted: what the random player says."""
+    return tuple(sorted({c for clues in clue_lists().values() for c in clues} | set(clue_lists())))

@@ -2,16 +2,19 @@
 
 import re
 
+import numpy as np
 import pytest
 from sampling import sample
 
 import agentgym
+from agentgym.checker import chance_bound
 from agentgym.envs.multiagent.negotiation import (
     ADAPTIVE,
     PLAYERS,
     TOTAL_VALUE,
     Bargain,
     BargainTask,
+    gain,
     negotiated,
     parse_move,
     show,
@@ -24,7 +27,7 @@ TASK = "dev/long/0"
 
 
 def fresh(task=TASK):
-    env = agentgym.make_multi("multiagent/Negotiation-v1")
+    env = agentgym.make_multi("multiagent/Negotiation-v2")
     env.reset(seed=0, options={"task_id": task})
     return env
 
@@ -71,9 +74,50 @@ def test_a_proposal_then_accept_is_a_deal_scored_by_private_values():
     for agent in PLAYERS:
         utility = worth(world.values[agent], got[agent]) / TOTAL_VALUE
         verdict = env.infos[agent]["verdict"]
-        assert verdict.score == pytest.approx(utility)
+        assert verdict.components["utility"] == pytest.approx(utility)
+        assert verdict.score == gain(world, agent)
         assert verdict.passed == negotiated(world, agent)
-        assert env.rewards[agent] == pytest.approx(2 * utility - 1)
+        assert env.rewards[agent] == pytest.approx(2 * verdict.score - 1)
+    assert env.infos["player_1"]["verdict"].score == 0.0  # it accepted: nothing won
+
+
+def test_the_score_is_what_the_deal_wins_beyond_the_best_offer_and_a_blind_split():
+    # player_0 values books (4 each) and the hat; player_1 the hat and the ball (5 each).
+    def deal(keep, proposals):
+        world = Bargain((2, 1, 1), {"player_0": (4, 2, 0), "player_1": (0, 5, 5)}, 12)
+        world.deal = {"player_0": keep, "player_1": (2 - keep[0], 1 - keep[1], 1 - keep[2])}
+        world.proposals = proposals
+        return world
+
+    # player_1 offered player_0 the books (0.8) and asked for the hat and ball (1.0 to it):
+    # at that ask, the books are the most player_0 can get, so 0.8 is its reach and its base.
+    asked = [("player_1", (0, 1, 1))]
+    assert gain(deal((2, 0, 0), asked), "player_0") == 0.0  # exactly what it was offered
+    # No offer: the base is a blind split (0.5) and the reach everything (1.0).
+    assert gain(deal((2, 0, 0), [("player_0", (2, 0, 0))]), "player_0") == pytest.approx(0.6)
+    assert gain(deal((2, 1, 0), [("player_0", (2, 1, 0))]), "player_0") == 1.0
+    assert gain(deal((1, 0, 1), [("player_0", (1, 0, 1))]), "player_0") == 0.0  # 0.4 < 0.5
+    # player_1 conceded to a book and the ball (0.5 to it; player_0 offered a book and the
+    # hat, 0.6): leaving it 0.5, player_0 could get 1.0, so 0.8 is halfway from the base 0.6.
+    ask = [("player_1", (1, 1, 1)), ("player_1", (1, 0, 1)), ("player_0", (2, 0, 0))]
+    assert gain(deal((2, 0, 0), ask), "player_0") == pytest.approx(0.5)
+    no_deal = deal((0, 0, 0), [])
+    no_deal.deal = None
+    assert gain(no_deal, "player_0") == 0.0
+
+
+def test_v1_is_kept_with_its_utility_score():
+    env = agentgym.make_multi("multiagent/Negotiation-v1")
+    env.reset(seed=0, options={"task_id": TASK})
+    world = env.unwrapped.world
+    env.step(f"[Propose] {show((world.pool[0], 0, 0))}")
+    env.step("[Accept]")
+    verdict = env.infos["player_1"]["verdict"]
+    assert verdict.score == pytest.approx(
+        worth(world.values["player_1"], (0, *world.pool[1:])) / 10
+    )
+    assert env.unwrapped.metadata["name"] == "negotiation_v1"
+    assert "Your score is the value of what you get" in env.unwrapped.rules()
 
 
 def test_accepting_without_an_offer_is_feedback_and_the_same_player_moves_again():
@@ -109,7 +153,7 @@ def test_values_are_drawn_as_lewis_et_al_constrain_them():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_an_agent_never_sees_the_other_players_values(seed):
-    env = agentgym.make_multi("multiagent/Negotiation-v1")
+    env = agentgym.make_multi("multiagent/Negotiation-v2")
     game = env.unwrapped
     env.reset(seed=seed)
     bots = {a: game.reference_players()["random"]() for a in PLAYERS}
@@ -131,7 +175,7 @@ def test_an_agent_never_sees_the_other_players_values(seed):
 
 
 def test_every_pair_of_bots_finishes_and_the_same_seed_replays_the_same_game():
-    env = agentgym.make_multi("multiagent/Negotiation-v1")
+    env = agentgym.make_multi("multiagent/Negotiation-v2")
     names = list(env.unwrapped.reference_players())
     assert names == ["greedy", "fair", "adaptive", "random"]
     for first in names:
@@ -144,17 +188,41 @@ def test_every_pair_of_bots_finishes_and_the_same_seed_replays_the_same_game():
                 assert env.unwrapped.world.transcript == transcript
 
 
-def test_the_oracle_bot_earns_the_most_against_the_field():
-    env = agentgym.make_multi("multiagent/Negotiation-v1")
+def test_the_random_player_draws_its_own_seeded_stream_not_the_envs():
+    """Its moves come from its seed, the reset seed and the seat (RandomPlayer's streams):
+    whatever else draws from the env's generator, the same seeds give the same moves."""
+
+    def moves(draw_first, seed=7):
+        env = agentgym.make_multi("multiagent/Negotiation-v2")
+        env.reset(seed=seed, options={"task_id": TASK})
+        if draw_first:
+            env.unwrapped.np_random.integers(1000, size=5)
+        bot = env.unwrapped.reference_players()["random"]()
+        made = []
+        for _ in range(6):
+            made.append(bot.act(env, env.agent_selection))
+            env.step("Let us talk.")
+        return made
+
+    assert moves(False) == moves(True)
+    assert moves(False) != moves(False, seed=8)
+
+
+def test_the_oracle_bot_reaches_the_best_deals_against_the_field():
+    """Adaptive gets the most utility; v2's score puts it level with greedy, whose hard asks
+    win more when accepted (docs/envs/multiagent.md: 0.32 and 0.33 over 100 seeds)."""
+    env = agentgym.make_multi("multiagent/Negotiation-v2")
     names = ["greedy", "fair", "adaptive", "random"]
-    earned = dict.fromkeys(names, 0.0)
+    utility, score = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0.0)
     for first in names:
         for second in names:
             for seed in range(25):
                 verdicts = play(env, {"player_0": first, "player_1": second}, seed=seed)
-                earned[first] += verdicts["player_0"].score
-                earned[second] += verdicts["player_1"].score
-    assert max(earned, key=earned.__getitem__) == "adaptive"
+                for agent, name in zip(PLAYERS, (first, second), strict=True):
+                    utility[name] += verdicts[agent].components.get("utility", 0.0)
+                    score[name] += verdicts[agent].score
+    assert max(utility, key=utility.__getitem__) == "adaptive"
+    assert score["adaptive"] > max(score["fair"], score["random"])
 
 
 def _fixed(text):
@@ -168,7 +236,7 @@ def _fixed(text):
     "text", ["[Walk away]", "[Propose] EVERYTHING", "Hello, what do you want?", "banana"]
 )
 def test_fixed_texts_earn_nothing_against_the_bots(text):
-    env = agentgym.make_multi("multiagent/Negotiation-v1")
+    env = agentgym.make_multi("multiagent/Negotiation-v2")
     for bot in ("greedy", "fair", "adaptive"):
         for seat, other in (PLAYERS, PLAYERS[::-1]):
             for seed in range(10):
@@ -177,10 +245,9 @@ def test_fixed_texts_earn_nothing_against_the_bots(text):
 
 
 def test_always_accepting_earns_less_than_negotiating():
-    """Accepting the first offer takes what the bot leaves: what it does not value. Measured
-    over 100 seeds: 0.29 against greedy, 0.38 against adaptive (adaptive in that seat: 0.57,
-    0.77); fair offers half the pool by design, so accepting it is sound (0.67)."""
-    env = agentgym.make_multi("multiagent/Negotiation-v1")
+    """Accepting gets exactly the offer, so v2 scores it 0 (v1's utility: 0.29 against greedy,
+    0.38 against adaptive over 100 seeds); negotiating in that seat scores more."""
+    env = agentgym.make_multi("multiagent/Negotiation-v2")
     for bot in ("greedy", "adaptive"):
         accepted = negotiated = 0.0
         for seed in range(30):
@@ -242,6 +309,36 @@ def _propose_then_accept(observation):
     return "[Propose] books=1 hats=1 balls=1"
 
 
+def _less(pool, k):
+    """The pool less ``k`` items, a kind at a time in turn."""
+    share = list(pool)
+    for i in range(min(k, sum(pool))):
+        kind = next(j % 3 for j in range(i, i + 3) if share[j % 3])
+        share[kind] -= 1
+    return tuple(share)
+
+
+def _concede(observation):
+    return f"[Propose] {show(_less(_pool(observation), _turn(observation) // 2))}"
+
+
+def _alternate(observation):
+    return f"[Propose] {show(_less(_pool(observation), (_turn(observation) // 2) % 2))}"
+
+
+def _random_share(observation):
+    rng = np.random.default_rng([_turn(observation), *_pool(observation)])
+    return f"[Propose] {show(tuple(int(rng.integers(n + 1)) for n in _pool(observation)))}"
+
+
+def _then_accept_last(policy):
+    def accepting(observation):
+        last = "Standing offer" in observation and _last_turn(observation)
+        return "[Accept]" if last else policy(observation)
+
+    return accepting
+
+
 BLIND = {
     "always accept": lambda _obs: "[Accept]",
     "talk once, then accept": _accept_after(1),
@@ -254,19 +351,27 @@ BLIND = {
     "propose the pool": lambda obs: f"[Propose] {show(_pool(obs))}",
     "propose half": lambda obs: f"[Propose] {show(tuple(n // 2 for n in _pool(obs)))}",
     "propose 1/1/1, then accept": _propose_then_accept,
+    "concede an item a turn": _concede,
+    "concede, accept on the last turn": _then_accept_last(_concede),
+    "alternate the pool and the pool less one": _alternate,
+    "random shares": _random_share,
+    "random shares, accept on the last turn": _then_accept_last(_random_share),
+    "no word (invalid)": lambda _obs: "...",
 }
 """Policies an RL agent finds without reading its values: they read only the turn, whether
-an offer stands and the pool (tests/perf/negotiation_pass_rule.py measures more, on 200)."""
+an offer stands and the pool (tests/perf/negotiation_pass_rule.py measures them on 200)."""
 
 TEST_IDS = [f"test/{level}/{i}" for level in ("long", "short") for i in range(500)]
-TEST_TASKS = sample(TEST_IDS, 10)
+TEST_TASKS = sample(TEST_IDS, 16)
+ENV_V1 = "multiagent/Negotiation-v1"
 
 
-def _seated_passes(bot, seat, policy, tasks):
-    """How many of ``tasks`` ``policy`` passes in ``seat`` against ``bot``, seated."""
-    env = agentgym.make("multiagent/Negotiation-v1", opponent=bot, seat=seat)
+def _seated(bot, seat, policy, tasks, env_id="multiagent/Negotiation-v2"):
+    """How many of ``tasks`` ``policy`` passes in ``seat`` against ``bot``, seated, and its
+    mean score."""
+    env = agentgym.make(env_id, opponent=bot, seat=seat)
     game = env.unwrapped.game
-    passes = 0
+    passes = score = 0
     for seed, task in enumerate(tasks):
         observation, _ = env.reset(seed=seed, options={"task_id": task})
         done = False
@@ -275,20 +380,36 @@ def _seated_passes(bot, seat, policy, tasks):
             observation, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         passes += info["verdict"].passed
+        score += info["verdict"].score
     env.close()
-    return passes
+    return passes, score / len(tasks)
+
+
+def _seated_passes(bot, seat, policy, tasks):
+    return _seated(bot, seat, policy, tasks)[0]
 
 
 @pytest.mark.sampled
 @pytest.mark.parametrize("bot", ["greedy", "fair", "adaptive"])
-def test_no_fixed_policy_passes_more_often_than_chance(bot):
+def test_no_fixed_policy_passes_or_scores_more_than_chance(bot):
     """Under v0's rule (a deal worth half) always accepting passed 28% against greedy and 66%
-    against fair; now every blind policy is at or under the declared chance, in both seats."""
-    chance = agentgym.make_multi("multiagent/Negotiation-v1").unwrapped.metadata["chance_score"]
+    against fair; under v1's score (the utility) it earned 0.29 and 0.62. Now every blind
+    policy passes and scores within the checker's bound of the declared chance, in both seats
+    (tests/perf/negotiation_pass_rule.py, 200 tasks: at most 8% and 0.09)."""
+    chance = agentgym.make_multi("multiagent/Negotiation-v2").unwrapped.metadata["chance_score"]
     for name, policy in BLIND.items():
         for seat in PLAYERS:
-            passes = _seated_passes(bot, seat, policy, TEST_TASKS)
-            assert passes <= chance * len(TEST_TASKS), (name, seat, passes)
+            passes, score = _seated(bot, seat, policy, TEST_TASKS)
+            bound = chance_bound(chance, len(TEST_TASKS))  # a lottery's luck on a sample
+            assert passes <= bound * len(TEST_TASKS), (name, seat, passes)
+            assert score <= bound, (name, seat, score)
+
+
+def test_v1s_score_paid_a_blind_accept():
+    """What v2's score fixes: under v1, accepting whatever fair offers scores far above its
+    declared chance (0.1)."""
+    score = _seated("fair", "player_1", BLIND["always accept"], TEST_TASKS[:5], ENV_V1)[1]
+    assert score > 0.4
 
 
 @pytest.mark.sampled

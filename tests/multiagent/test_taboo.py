@@ -153,3 +153,23 @@ def test_a_fixed_text_never_wins_against_the_bots(seat, text):
         for seed, task in enumerate(env.unwrapped.tasks.ids("dev")):
             verdicts = play(env, {seat: text, other: bot}, task, seed)
             assert not verdicts[seat].passed, (bot, task)
+
+
+def test_the_random_player_draws_its_own_seeded_stream_not_the_envs():
+    """Its words come from its seed, the reset seed and the seat (RandomPlayer's streams):
+    whatever else draws from the env's generator, the same seeds give the same words."""
+
+    def words(draw_first, seed=7):
+        env = agentgym.make_multi("multiagent/Taboo-v0")
+        env.reset(seed=seed)
+        if draw_first:
+            env.unwrapped.np_random.integers(1000, size=5)
+        bot = env.unwrapped.reference_players()["random"]()
+        said = []
+        for _ in range(6):
+            said.append(bot.act(env, env.agent_selection))
+            env.step("Tell me more.")
+        return said
+
+    assert words(False) == words(True)
+    assert words(False) != words(False, seed=8)

@@ -1,13 +1,14 @@
-"""Measure: what fixed, task-blind policies and the reference bots pass in the seated
-negotiation game, under the pass rule (``verdict.passed``) and the rules it was chosen over.
+"""Measure: what fixed, task-blind policies and the reference bots pass and score in the
+seated negotiation game, under the pass rule (``verdict.passed``) and the rules it was chosen
+over, and under v2's score (:func:`gain`) and v1's (the deal's utility).
 
 Not a test (the suite plays a sample: tests/multiagent/test_negotiation.py). Each policy sits
-in each seat of ``multiagent/Negotiation-v1`` against each reference player, over the test
+in each seat of ``multiagent/Negotiation-v2`` against each reference player, over the test
 split's tasks, through the seated env (``agentgym.make(..., opponent=, seat=)``). A blind
 policy reads only what the game's mechanics show -- the turn count and whether an offer
 stands -- and the pool where it names one; never its values. Printed per policy and bot:
-the pass rate under each rule and the mean score. The figures in docs/envs/multiagent.md
-("No reward without the task") come from this script.
+the pass rate under each rule, the mean score and the mean utility (v1's score). The figures
+in docs/envs/multiagent.md ("No reward without the task") come from this script.
 
     python tests/perf/negotiation_pass_rule.py [--tasks 1000]
 """
@@ -18,6 +19,8 @@ import argparse
 import re
 import time
 from collections.abc import Callable
+
+import numpy as np
 
 import agentgym
 from agentgym.envs.multiagent.negotiation import (
@@ -78,6 +81,47 @@ def propose_then_accept(observation: str) -> str:
     return "[Propose] books=1 hats=1 balls=1"
 
 
+def less(pool: tuple[int, int, int], k: int) -> tuple[int, int, int]:
+    """The pool less ``k`` items, taken a kind at a time in turn (books, hats, balls, ...)."""
+    share = list(pool)
+    for i in range(min(k, sum(pool))):
+        kind = next(j % 3 for j in range(i, i + 3) if share[j % 3])
+        share[kind] -= 1
+    return share[0], share[1], share[2]
+
+
+def concede(observation: str) -> str:
+    """Ask for the pool, then one item fewer each own turn: a concession schedule, blind."""
+    turn, _ = _turn(observation)
+    return f"[Propose] {show(less(_pool(observation), turn // 2))}"
+
+
+def alternate(observation: str) -> str:
+    """The pool and the pool less one item, in turn: a changing offer that concedes nothing."""
+    turn, _ = _turn(observation)
+    return f"[Propose] {show(less(_pool(observation), (turn // 2) % 2))}"
+
+
+def random_share(observation: str) -> str:
+    """A share drawn from the turn and the pool: a lottery on the other's acceptance."""
+    turn, _ = _turn(observation)
+    pool = _pool(observation)
+    rng = np.random.default_rng([turn, *pool])
+    a, b, c = (int(rng.integers(n + 1)) for n in pool)
+    return f"[Propose] {show((a, b, c))}"
+
+
+def then_accept_last(policy: Policy) -> Policy:
+    """``policy``, but accept a standing offer on the last turn."""
+
+    def accepting(observation: str) -> str:
+        turn, limit = _turn(observation)
+        last = turn >= limit - 1 and _offered(observation)
+        return "[Accept]" if last else policy(observation)
+
+    return accepting
+
+
 POLICIES: dict[str, Policy] = {
     "always [Accept]": lambda _obs: "[Accept]",
     **{f"talk {k} then accept": accept_after(k) for k in range(5)},
@@ -89,6 +133,12 @@ POLICIES: dict[str, Policy] = {
     "propose half": propose(lambda pool: (pool[0] // 2, pool[1] // 2, pool[2] // 2)),
     "propose nothing": propose(lambda _pool: (0, 0, 0)),
     "propose 1/1/1, then accept": propose_then_accept,
+    "concede an item a turn": concede,
+    "concede, accept the last": then_accept_last(concede),
+    "alternate pool, pool-1": alternate,
+    "random shares": random_share,
+    "random, accept the last": then_accept_last(random_share),
+    "no word (invalid)": lambda _obs: "...",
 }
 
 
@@ -119,10 +169,10 @@ def nash_proposer(world: Bargain, seat: str, _observation: str) -> str:
 
 
 def play(bot: str, seat: str, tasks: list[str], act: Callable[[Bargain, str, str], str]):
-    env = agentgym.make("multiagent/Negotiation-v1", opponent=bot, seat=seat)
+    env = agentgym.make("multiagent/Negotiation-v2", opponent=bot, seat=seat)
     game = env.unwrapped.game.unwrapped
     counts: dict[str, int] = {}
-    passed = score = 0.0
+    passed = score = utility = 0.0
     for seed, task in enumerate(tasks):  # the seed draws the random player's moves
         observation, info = env.reset(seed=seed, options={"task_id": task})
         done = False
@@ -135,17 +185,21 @@ def play(bot: str, seat: str, tasks: list[str], act: Callable[[Bargain, str, str
             counts[name] = counts.get(name, 0) + ok
         passed += info["verdict"].passed
         score += info["verdict"].score
+        utility += info["verdict"].components.get("utility", 0.0)  # none at a forfeit
     env.close()
     n = len(tasks)
-    return {name: c / n for name, c in counts.items()}, passed / n, score / n
+    return {name: c / n for name, c in counts.items()}, passed / n, score / n, utility / n
 
 
 def report(name: str, act: Callable[[Bargain, str, str], str], tasks: list[str]) -> None:
     for bot in BOTS:
         for seat in PLAYERS:
-            rates, passed, score = play(bot, seat, tasks, act)
+            rates, passed, score, utility = play(bot, seat, tasks, act)
             shown = "  ".join(f"{k} {v:4.0%}" for k, v in rates.items())
-            head = f"  {name:<26} {seat} vs {bot:<8} passed {passed:4.0%}  score {score:.2f}"
+            head = (
+                f"  {name:<26} {seat} vs {bot:<8} passed {passed:4.0%}  score {score:.2f}  "
+                f"utility {utility:.2f}"
+            )
             print(f"{head}  {shown}")
 
 
@@ -153,7 +207,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=1000, help="test tasks (1000: all)")
     count = parser.parse_args().tasks
-    env = agentgym.make_multi("multiagent/Negotiation-v1")
+    env = agentgym.make_multi("multiagent/Negotiation-v2")
     tasks = list(env.unwrapped.tasks.ids("test"))[:: max(1, 1000 // count)][:count]
     players = env.unwrapped.reference_players()
     started = time.perf_counter()
