@@ -20,15 +20,18 @@ Text without a move is talk and uses a turn. Text with no word in it, two moves 
 text, an offer of more than the pool holds, or ``[Accept]`` with no offer from the other
 player are invalid actions (the same agent moves again, told why; three mistakes forfeit).
 
-**Scoring.** An agent's score is its utility normalised by its maximum: the value of its
-share divided by the value of the whole pool (10), in ``[0, 1]``; walking away and reaching
-the turn limit without a deal score 0 for both. Rewards at the end are ``2 * score - 1``.
-``verdict.passed`` is :func:`negotiated`: a Pareto-optimal deal (Lewis et al.'s measure),
-worth at least the agent's share of the Nash bargaining solution (the division maximising
-the product of the two utilities), and worth more to it than every offer the other player
-made -- so accepting what a bot hands over never passes, while a policy blind to its values
-can do nothing else well. A forfeit is scored like every game's: 1 to the other, 0 to the
-one who forfeits.
+**Scoring.** An agent's score is what it won by negotiating (:func:`gain`): the worth of
+its share (its utility, over the whole pool's worth of 10) above a base -- the best offer the
+other player made it, and at least 0.5, what a division drawn blind is worth on average --
+as a fraction of the way from that base to the most it could get at the other player's
+lowest ask (:func:`reach`), clipped to ``[0, 1]``. Accepting an offer scores 0 (it gets that
+offer exactly, as a policy blind to its values would); no deal (walking away, the turn limit)
+scores 0 for both. Rewards at the end are ``2 * score - 1``; ``verdict.components`` hold the
+utility. ``verdict.passed`` is :func:`negotiated`: a Pareto-optimal deal (Lewis et al.'s
+measure), worth at least the agent's share of the Nash bargaining solution (the division
+maximising the product of the two utilities), and worth more to it than every offer the other
+player made -- so accepting what a bot hands over never passes. A forfeit is scored like every
+game's: 1 to the other, 0 to the one who forfeits.
 
 **Tasks.** A pool of 5 to 7 items (1 to 4 of each kind) and two value vectors with
 ``sum(count * value) == 10``, drawn from the task seed as Lewis et al. did: every item is
@@ -39,13 +42,16 @@ first.
 **Reference players.** ``greedy`` opens by asking for everything and concedes 0.1 of its
 maximum per turn down to 0.6, accepting offers above its current demand; ``fair`` asks for
 and accepts half of its maximum; ``adaptive`` (the oracle) concedes from 0.9 to 0.5, models
-what the other wants from its offers, and on its last chance takes any positive offer from
-a player who has changed its offer at least once;
-``random`` makes random legal moves. Each knows only its own values.
+what the other wants from its offers, and on its last chance takes an offer worth 0.4 of its
+maximum from a player who has changed its offer at least once;
+``random`` makes random legal moves (:class:`~agentgym.multiagent.RandomPlayer`'s seeded
+streams). Each knows only its own values.
 
 **Version history.** v0: first release. v1: ``passed`` is :func:`negotiated` (v0's "a deal
 worth half the maximum" was passed by always accepting on 22 to 66% of tasks against the
-bots); scores unchanged.
+bots); scores unchanged. v2: the score is :func:`gain` (v1's, the utility, paid always
+accepting 0.29 to 0.62 against the bots); v1 stays registered, deprecated
+(:class:`UtilityNegotiationEnv`).
 """
 
 from __future__ import annotations

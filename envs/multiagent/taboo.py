@@ -311,9 +311,7 @@ class RandomTaboo(RandomPlayer):
 
     def choose(self, game: Any, agent: str, rng: np.random.Generator) -> str:
         world: Parley = game.world
-        words = _vocabulary()
-        if agent == ATTACKER:
-            words = [w for w in words if not says(w, world.target)]
+        words = [w for w in _vocabulary() if agent != ATTACKER or not says(w, world.target)]
         pick = words[int(rng.integers(len(words)))]
         if agent == DEFENDER and rng.random() < 0.2:
             return f'I know the word! It is "{pick}".'
