@@ -1,6 +1,6 @@
 """Benchmark: the language games' reference players against each other.
 
-Not a test (the suite plays fewer games). For ``multiagent/Negotiation-v1`` and
+Not a test (the suite plays fewer games). For ``multiagent/Negotiation-v2`` and
 ``multiagent/Taboo-v0`` it plays every ordered pair of reference players (the first named
 in the first seat) over ``--games`` seeds and prints each seat's mean score; for the
 negotiation also how often a deal is struck, each bot's mean over both seats and all
@@ -41,14 +41,14 @@ def round_robin(env_id: str, games: int, tasks: list[str] | None = None) -> None
                 overall[a].append(result.outcome[first])
                 overall[b].append(result.outcome[second])
             mean = [sum(s) / games for s in scores]
-            dealt = f"  deals {deals / games:.0%}" if env_id.endswith("Negotiation-v1") else ""
+            dealt = f"  deals {deals / games:.0%}" if env_id.endswith("Negotiation-v2") else ""
             print(f"  {a:>9} vs {b:<9} {mean[0]:.2f}  {mean[1]:.2f}{dealt}")
     print("  mean over both seats:", {k: round(sum(v) / len(v), 3) for k, v in overall.items()})
     print(f"  {time.perf_counter() - started:.1f} s")
 
 
 def always_accept(games: int) -> None:
-    env = agentgym.make_multi("multiagent/Negotiation-v1")
+    env = agentgym.make_multi("multiagent/Negotiation-v2")
     players = env.unwrapped.reference_players()
     for bot in ("greedy", "fair", "adaptive"):
         seats = {"player_0": players[bot](), "player_1": lambda _env, _agent: "[Accept]"}
@@ -62,7 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=100)
     games = parser.parse_args().games
-    round_robin("multiagent/Negotiation-v1", games)
+    round_robin("multiagent/Negotiation-v2", games)
     always_accept(games)
     taboo = agentgym.make_multi("multiagent/Taboo-v0")
     round_robin("multiagent/Taboo-v0", games, list(taboo.unwrapped.tasks.ids("dev")))
