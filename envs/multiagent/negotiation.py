@@ -191,7 +191,14 @@ def gain(world: Bargain, agent: str) -> float:
     concession (:func:`reach`; everything, where that is no more than ``base``). No deal
     scores 0; accepting an offer scores 0 (it gets exactly that offer, which a policy blind
     to its values gets too); 1 is a deal at or beyond the frontier at the other's lowest ask.
-    Utility alone, v1's score, paid a blind ``[Accept]`` 0.25 to 0.61 against the bots."""
+
+    Why these: utility alone, v1's score, paid a blind ``[Accept]`` 0.29 to 0.62 against the
+    bots, because a bot's offer leaves what it does not value, often much to the agent. The
+    base must be the offers themselves (no task-only base rules accepting out: against
+    ``fair`` a blind accept and a careful one take the same offers). The 0.5 floor keeps a
+    blind proposal that a bot takes at once from scoring its luck, and the reach is what the
+    other's own asks show was there to win, so 1 is reachable. The most any of 21 blind
+    policies scores against the bots is 0.09 (docs/envs/multiagent.md)."""
     if world.deal is None:
         return 0.0
     base = max(BLIND_SHARE, best_offer(world, agent))
@@ -455,7 +462,7 @@ class NegotiationEnv(TurnBasedEnv[Bargain]):
 
 class UtilityNegotiationEnv(NegotiationEnv):
     """``multiagent/Negotiation-v1``, deprecated: scored by utility alone, which paid a policy
-    that accepts whatever it is offered 0.25 to 0.61 (docs/envs/multiagent.md). Kept so that
+    that accepts whatever it is offered 0.29 to 0.62 (docs/envs/multiagent.md). Kept so that
     v1's results can be read again; use ``multiagent/Negotiation-v2``."""
 
     metadata = {**NegotiationEnv.metadata, "name": "negotiation_v1", "chance_score": 0.1}
