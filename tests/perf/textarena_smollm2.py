@@ -3,11 +3,16 @@
 The issue's "Done means": each game is played once with SmolLM2-135M-Instruct (the embedded
 model, greedy, ``--max-new-tokens`` per move) prompted with each seat's own observation,
 through :func:`agentgym.multiagent.play_game`; it prints each game's moves, outcome, invalid
-moves and time. A script, not a test: on a busy two-core CPU a game takes minutes (a
-negotiation's history grows to thousands of prompt tokens). Figures: docs/envs/multiagent.md,
-"TextArena".
+moves and time. The suite plays the same three games with the product's SmolLM2 agent (8 new
+tokens a move; ``test_spirals_games_play_to_the_end_with_smollm2_in_every_seat`` in
+tests/multiagent/test_textarena.py); this script is for longer replies and the transcripts.
+Figures: docs/envs/multiagent.md, "TextArena".
 
-    .venv/bin/python tests/perf/textarena_smollm2.py [--device cuda] [--seed 0]
+On a loaded CPU give torch one thread (``OMP_NUM_THREADS=1``, as the suite's workers have):
+its default of one per core busy-waits against the other processes and made a move about
+eight times slower here.
+
+    OMP_NUM_THREADS=1 .venv/bin/python tests/perf/textarena_smollm2.py [--device cuda] [--seed 0]
 """
 
 from __future__ import annotations
