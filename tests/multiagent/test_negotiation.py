@@ -1,6 +1,7 @@
 """Negotiation: moves in free text, deals and no deals, private values, bots, fixed policies."""
 
 import re
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -104,20 +105,6 @@ def test_the_score_is_what_the_deal_wins_beyond_the_best_offer_and_a_blind_split
     no_deal = deal((0, 0, 0), [])
     no_deal.deal = None
     assert gain(no_deal, "player_0") == 0.0
-
-
-def test_v1_is_kept_with_its_utility_score():
-    env = agentgym.make_multi("multiagent/Negotiation-v1")
-    env.reset(seed=0, options={"task_id": TASK})
-    world = env.unwrapped.world
-    env.step(f"[Propose] {show((world.pool[0], 0, 0))}")
-    env.step("[Accept]")
-    verdict = env.infos["player_1"]["verdict"]
-    assert verdict.score == pytest.approx(
-        worth(world.values["player_1"], (0, *world.pool[1:])) / 10
-    )
-    assert env.unwrapped.metadata["name"] == "negotiation_v1"
-    assert "Your score is the value of what you get" in env.unwrapped.rules()
 
 
 def test_accepting_without_an_offer_is_feedback_and_the_same_player_moves_again():
@@ -260,6 +247,21 @@ def test_always_accepting_earns_less_than_negotiating():
         assert accepted / 30 <= 0.45 and accepted < negotiated - 3, (bot, accepted, negotiated)
     verdicts = play(env, {"player_0": _fixed("[Accept]"), "player_1": "greedy"}, seed=0)
     assert verdicts["player_0"].score == 0.0  # no offer to accept: three mistakes forfeit
+
+
+def test_adaptive_settles_on_its_last_chance_only_for_an_offer_worth_its_deadline_floor():
+    """Its last-chance discount stops at 0.4 of its maximum: taking any positive offer let a
+    blind seat alternating the pool and the pool less one item score 0.22 to 0.30."""
+
+    def answer(kept_by_player_0):  # adaptive, player_1, on its last turn
+        values = {"player_0": (2, 0, 2), "player_1": (2, 2, 1)}
+        world = Bargain((3, 1, 2), values, 12, turn=11)
+        world.proposals = [("player_0", (3, 1, 2)), ("player_0", kept_by_player_0)]
+        world.offer = ("player_0", kept_by_player_0)
+        return ADAPTIVE.act(SimpleNamespace(world=world), "player_1")
+
+    assert "[Accept]" not in answer((2, 1, 2))  # a book: 0.2 to it, more than no deal
+    assert "[Accept]" in answer((2, 0, 2))  # a book and the hat: 0.4, under its demand 0.5
 
 
 def test_only_a_pareto_optimal_proposal_of_the_agents_own_worth_its_nash_share_passes():
@@ -405,11 +407,18 @@ def test_no_fixed_policy_passes_or_scores_more_than_chance(bot):
             assert score <= bound, (name, seat, score)
 
 
-def test_v1s_score_paid_a_blind_accept():
-    """What v2's score fixes: under v1, accepting whatever fair offers scores far above its
-    declared chance (0.1)."""
-    score = _seated("fair", "player_1", BLIND["always accept"], TEST_TASKS[:5], ENV_V1)[1]
-    assert score > 0.4
+def test_v1_is_kept_deprecated_with_its_utility_score_which_paid_a_blind_accept():
+    """Negotiation-v1 scores the deal's utility: accepting whatever fair offers earns over 0.4
+    there (its declared chance is 0.1) and 0 under v2, on the same tasks."""
+    accept = BLIND["always accept"]
+    v1 = _seated("fair", "player_1", accept, TEST_TASKS[:5], ENV_V1)[1]
+    assert v1 > 0.4 and _seated("fair", "player_1", accept, TEST_TASKS[:5])[1] == 0.0
+    env = agentgym.make_multi(ENV_V1).unwrapped
+    assert env.metadata["name"] == "negotiation_v1"
+    assert "Your score is the value of what you get" in env.rules()
+    assert "Accepting an offer, or no deal, scores 0" in (
+        agentgym.make_multi("multiagent/Negotiation-v2").unwrapped.rules()
+    )
 
 
 @pytest.mark.sampled
