@@ -57,7 +57,7 @@ from agentgym.arena.match import MatchPlay, play_match
 from agentgym.arena.provisional import ProvisionalRating, provisional_ratings
 from agentgym.arena.ratings import Ratings, rate
 from agentgym.arena.records import MatchRecord
-from agentgym.arena.schedule import ScheduledMatch, check_players, round_robin, swiss_round
+from agentgym.arena.schedule import ScheduledMatch, check_players, round_robin, swiss_schedule
 from agentgym.errors import ContextLengthError, UsageError
 from agentgym.eval.engine import EngineLimits, check_num_envs, gather_or_cancel
 from agentgym.eval.run import open_run_dir
@@ -229,21 +229,14 @@ def _batches(arena: Arena, seats: list[str], run_dir: Path) -> Iterator[list[Sch
         return
     if arena.schedule != "swiss":
         raise UsageError(f"unknown schedule {arena.schedule!r}; use round-robin or swiss")
-    played: set[frozenset[str]] = set()
-    sat_out: set[str] = set()
-    earlier: set[str] = set()  # the ids of the rounds before this one: a resume's later
-    for round in range(1, arena.swiss_rounds() + 1):  # results must not change a pairing
-        records, _ = read_matches(run_dir)
-        points: dict[str, float] = {}
-        for record in (r for r in records if r.match_id in earlier):
-            for seat, player in record.seats.items():
-                points[player] = points.get(player, 0.0) + record.scores[seat]
-        batch = swiss_round(players, seats, arena.games, arena.seed, round, points, played, sat_out)
-        paired = {p for m in batch for p in m.seats.values()}
-        sat_out |= set(players) - paired
-        played |= {frozenset(m.seats.values()) for m in batch}
-        earlier |= {m.match_id for m in batch}
-        yield batch
+    yield from swiss_schedule(
+        players,
+        seats,
+        arena.games,
+        arena.seed,
+        arena.swiss_rounds(),
+        lambda: read_matches(run_dir)[0],
+    )
 
 
 @dataclass
