@@ -49,7 +49,7 @@ from typing import Any
 from agentgym.arena import MatchRecord, Ratings, rate
 from agentgym.arena.replay import ReplayMismatch, replay
 from agentgym.arena.run import Arena
-from agentgym.arena.schedule import ScheduledMatch, round_robin, swiss_schedule
+from agentgym.arena.schedule import ScheduledMatch
 from agentgym.errors import AgentGymError, RegistryError, TaskError, UsageError
 from agentgym.registry import make_multi
 
@@ -301,12 +301,7 @@ def _schedule(
             "upload may hold"
         )
     try:
-        if arena.schedule == "round-robin":
-            yield round_robin(players, seats, arena.games, arena.seed)
-        else:
-            yield from swiss_schedule(
-                players, seats, arena.games, arena.seed, arena.swiss_rounds(), lambda: records
-            )
+        yield from arena.batches(seats, lambda: records)
     except UsageError as error:
         raise ArenaRejected(f"the manifest's arena cannot be scheduled: {error}") from None
 

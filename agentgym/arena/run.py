@@ -46,7 +46,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -102,6 +102,21 @@ class Arena:
     def swiss_rounds(self) -> int:
         """The Swiss rounds: as asked, else enough to rank the field (ceil(log2 n) + 1)."""
         return self.rounds or max(1, (len(self.players) - 1).bit_length() + 1)
+
+    def batches(
+        self, seats: Sequence[str], results: Callable[[], Iterable[MatchRecord]]
+    ) -> Iterator[list[ScheduledMatch]]:
+        """The schedule, one batch at a time: all of a round-robin at once; a Swiss round
+        each, planned from ``results()``, the scored records so far (the runner's run
+        directory, or a submitted run's replayed records on the leaderboard)."""
+        players = list(self.players)
+        if self.schedule == "round-robin":
+            yield round_robin(players, seats, self.games, self.seed)
+        elif self.schedule == "swiss":
+            rounds = self.swiss_rounds()
+            yield from swiss_schedule(players, seats, self.games, self.seed, rounds, results)
+        else:
+            raise UsageError(f"unknown schedule {self.schedule!r}; use round-robin or swiss")
 
 
 @dataclass
@@ -169,7 +184,7 @@ async def run_arena_async(
     resumed = len(done)
     try:
         with runner.open():
-            for batch in _batches(arena, seats, run_dir):
+            for batch in arena.batches(seats, lambda: read_matches(run_dir)[0]):
                 todo = [m for m in batch if m.match_id not in done]
                 await runner.play(todo, num_matches)
     finally:
@@ -218,25 +233,6 @@ def _agent_factories(
                     f"agent spec: {error}"
                 ) from None
     return factories
-
-
-def _batches(arena: Arena, seats: list[str], run_dir: Path) -> Iterator[list[ScheduledMatch]]:
-    """The schedule, one batch at a time: all of a round-robin at once; a Swiss round each,
-    planned from the results recorded before it."""
-    players = list(arena.players)
-    if arena.schedule == "round-robin":
-        yield round_robin(players, seats, arena.games, arena.seed)
-        return
-    if arena.schedule != "swiss":
-        raise UsageError(f"unknown schedule {arena.schedule!r}; use round-robin or swiss")
-    yield from swiss_schedule(
-        players,
-        seats,
-        arena.games,
-        arena.seed,
-        arena.swiss_rounds(),
-        lambda: read_matches(run_dir)[0],
-    )
 
 
 @dataclass
