@@ -8,23 +8,33 @@ draw 0, a loss the negative), pruned by the moves that do not lose at once,
 ordered by how many threats a move creates (centre first on ties), with a transposition table
 of upper and lower bounds, and driven by null-window probes (``solve``).
 
-:func:`best_move` asks, in turn: the opening book (``data/connectfour_book.json``: the first
-player's first two moves, written by the C solver with no budget, about 20 minutes: ``python
--m agentgym.envs.multiagent.connectfour_solver --book``); a move that wins at once; the same
-search in C (``connectfour_native.py``, about 50 times faster) within ``NATIVE_BUDGET``
-positions; and, where no C compiler is available, this module's Python :class:`Solver` within
-``BUDGET`` positions. A proof past its budget falls back to a depth-limited search, so the
-player is exact wherever :func:`decide` says ``exact`` and strong elsewhere: a proof from the
-third ply takes the C solver minutes, and ``tests/perf/bench_multiagent.py`` measures the
-budget holding at every position from ply 12 on, about half of plies 6-11 and few before, so
-this is not yet a perfect player from the empty board.
+:func:`best_move` asks, in turn: the opening book (``data/connectfour_book.json``); a move that
+wins at once; the same search in C (``connectfour_native.py``, about 50 times faster) within
+``NATIVE_BUDGET`` positions; and, where no C compiler is available, this module's Python
+:class:`Solver` within ``BUDGET`` positions. A proof past its budget falls back to a
+depth-limited search, so the player is exact wherever :func:`decide` says ``exact``.
+
+**Weak proofs.** Play proves only whether the position is won, drawn or lost (a null window
+around 0, many times faster than the exact score: a two-stone position in under a minute
+instead of many) and keeps that value: the first column, centre first, that keeps a win a win
+or a draw a draw; in a lost position every column loses, and the depth-limited search picks
+the defence. So a won game is always won (in a finite game, keeping the win ends in one), but
+not always by the shortest road.
+
+**The book** holds, for either seat, every position of up to ``BOOK_PLIES`` stones that a book
+player meets from the empty board against any replies (mirror images looked up): where proofs
+take minutes. ``python -m agentgym.envs.multiagent.connectfour_solver --book`` writes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import functools
 import json
+import multiprocessing
+import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,12 +59,14 @@ BOTTOM = sum(1 << (c * LANE) for c in range(WIDTH))
 BOARD = BOTTOM * ((1 << HEIGHT) - 1)
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 BUDGET = 25_000  # positions: about half a second of Python
-NATIVE_BUDGET = 2_000_000  # positions: about a second of C on an idle core
+NATIVE_BUDGET = 50_000_000  # positions: at most about 6 s of C on an idle core
+BOOK_TABLE_SIZE = 67_108_879  # the book writer's table: a prime near 2^26
+LOST_BY_THEORY = frozenset({"4"})
+"""Positions known lost for the mover, so not proved again for the book: after X's centre
+opening every reply loses (Allis 1988; the proof is as long as solving the whole game)."""
 BOOK_FILE = Path(__file__).with_name("data") / "connectfour_book.json"
-BOOK_PLIES = 2
-"""The book holds every position of up to this many stones that the first player, playing the
-book, can meet (as second player the book is empty: the first of the seven positions after
-the first move ran 19 minutes in the C solver on the shared 2-core machine without finishing)."""
+BOOK_PLIES = 6
+"""The book's depth: from seven stones on, a weak proof along a book game fits the budget."""
 
 
 def column_bits(column: int) -> int:
@@ -150,11 +162,14 @@ class Solver:
         self._upper: dict[int, int] = {}
         self._lower: dict[int, int] = {}
 
-    def solve(self, position: Position) -> int:
-        """The exact score for the player to move; raises SearchBudgetExceeded."""
+    def solve(self, position: Position, *, weak: bool = False) -> int:
+        """The exact score for the player to move, or with ``weak`` only its sign (1, 0 or
+        -1: proved many times faster); raises SearchBudgetExceeded."""
         if position.can_win_next():
-            return (CELLS + 1 - position.moves) // 2
+            return 1 if weak else (CELLS + 1 - position.moves) // 2
         low, high = -((CELLS - position.moves) // 2), (CELLS + 1 - position.moves) // 2
+        if weak:
+            low, high = -1, 1
         while low < high:  # null-window probes, bisecting towards 0 first
             middle = low + (high - low) // 2
             if middle <= 0 and int(low / 2) < middle:
@@ -166,7 +181,7 @@ class Solver:
                 high = score
             else:
                 low = score
-        return low
+        return (low > 0) - (low < 0) if weak else low
 
     def negamax(self, position: Position, alpha: int, beta: int) -> int:
         """Alpha-beta for a mover who cannot win at once; fails soft within the window."""
@@ -282,12 +297,16 @@ def _decide(
             return Decision(column, "win")
     solver = native()
     if solver is not None:
-        found = solver.best_move(columns, native_budget)
+        found = solver.best_move(columns, native_budget, weak=True)
         if found is not None:
-            return Decision(found[0], "proof")
+            column, value = found
+            if value < 0:  # every column loses: defend as well as a search can see
+                column = searched_best(position, playable, fallback_depth)
+            return Decision(column, "proof")
     else:
         try:
-            return Decision(_proven_best(position, playable, Solver(budget)), "proof")
+            proved = _proven_best(position, playable, Solver(budget), fallback_depth)
+            return Decision(proved, "proof")
         except SearchBudgetExceeded:
             pass
     return Decision(searched_best(position, playable, fallback_depth), "search")
@@ -301,7 +320,10 @@ def opening_book() -> dict[str, int]:
 
 def book_move(columns: Sequence[int]) -> int | None:
     """The book's column after ``columns``, looked up as played or mirrored."""
-    book = opening_book()
+    return _lookup(opening_book(), columns)
+
+
+def _lookup(book: dict[str, int], columns: Sequence[int]) -> int | None:
     column = book.get(_moves(columns))
     if column is not None:
         return column
@@ -309,9 +331,12 @@ def book_move(columns: Sequence[int]) -> int | None:
     return None if mirrored is None else WIDTH - 1 - mirrored
 
 
-def _proven_best(position: Position, playable: list[int], solver: Solver) -> int:
-    """The first column (centre first) whose child's exact score equals the position's."""
-    value = solver.solve(position)
+def _proven_best(position: Position, playable: list[int], solver: Solver, depth: int) -> int:
+    """The first column (centre first) that keeps the position's value (win, draw or loss):
+    in a lost position, where every column loses, the ``depth``-ply search's defence."""
+    value = solver.solve(position, weak=True)
+    if value < 0:
+        return searched_best(position, playable, depth)
     for column in playable:
         child = position.play(column)
         # the child's mover scores at most -value iff this move keeps our value
@@ -319,7 +344,7 @@ def _proven_best(position: Position, playable: list[int], solver: Solver) -> int
             continue
         if solver.negamax(child, -value, -value + 1) <= -value:
             return column
-    return playable[0]  # every move loses at once
+    raise AssertionError(f"no column keeps the value {value} of {position}")
 
 
 def searched_best(position: Position, playable: list[int], depth: int) -> int:
@@ -333,39 +358,82 @@ def searched_best(position: Position, playable: list[int], depth: int) -> int:
     return next(column for score, column in scored if score == best)
 
 
-def write_book(plies: int = BOOK_PLIES, path: Path = BOOK_FILE, seats: int = 1) -> dict[str, int]:
-    """Solve every position the book player meets in its first ``plies`` stones (as X its
-    own book moves and every reply; with ``seats`` 2 also as O, every opening of X's; one of
-    each mirror pair) with the C solver, no budget (minutes each), and write them to
-    ``path``."""
-    solver = native()
-    if solver is None:
-        raise RuntimeError("the book is written by the C solver, which did not build")
-    book = {"": 3}  # the empty board: the centre is the one winning first move (Allis 1988)
+def write_book(
+    plies: int = BOOK_PLIES, path: Path = BOOK_FILE, workers: int = 1, resume: bool = False
+) -> dict[str, int]:
+    """Prove, with no budget, every position of up to ``plies`` stones where a book player
+    is to move, in either seat, having played the book against any replies (one of each
+    mirror pair); rewrite ``path`` after each, so ``resume`` picks up an interrupted run.
 
-    def walk(columns: tuple[int, ...], seat: int) -> None:
-        if len(columns) > plies:
-            return
-        if len(columns) % 2 != seat:  # the opponent's turn: every reply that is no win
-            position = Position.from_columns(columns)
-            for column in range(WIDTH):
-                if position.can_play(column) and not position.is_winning_move(column):
-                    walk((*columns, column), seat)
-            return
-        key, mirrored = _moves(columns), _moves(tuple(WIDTH - 1 - c for c in columns))
-        if key not in book and mirrored not in book:
-            found = solver.best_move(columns)
-            assert found is not None, "no budget, so always found"
-            book[key] = found[0]
-            print(f"{key or '(empty)'}: column {found[0] + 1}, score {found[1]}", flush=True)
-        column = book[key] if key in book else WIDTH - 1 - book[mirrored]
-        if len(columns) < plies:
-            walk((*columns, column), seat)
+    ``workers`` processes prove positions at once, each with its own large table (about 470
+    MB); a position's replies are queued as soon as its move is known."""
+    book: dict[str, int] = json.loads(path.read_text()) if resume and path.exists() else {}
+    book[""] = 3  # the empty board: the centre is the one winning first move (Allis 1988)
+    seen: set[tuple[int, ...]] = set()
+    running: dict[concurrent.futures.Future[tuple[int, int, float]], tuple[int, ...]] = {}
+    spawn = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=spawn) as pool:
 
-    for seat in range(seats):
-        walk((), seat)
-    path.write_text(json.dumps(dict(sorted(book.items(), key=lambda i: (len(i[0]), i[0])))))
+        def queue(columns: tuple[int, ...]) -> None:
+            if len(columns) > plies or columns in seen:
+                return
+            seen.update({columns, tuple(WIDTH - 1 - c for c in columns)})
+            if _lookup(book, columns) is None:
+                lost = _moves(columns) in LOST_BY_THEORY
+                running[pool.submit(_book_entry, columns, lost)] = columns
+            else:
+                for reply in _replies(columns, book):
+                    queue(reply)
+
+        for columns in [(), *((c,) for c in range(WIDTH))]:
+            queue(columns)
+        while running:
+            done, _ = concurrent.futures.wait(running, return_when="FIRST_COMPLETED")
+            for future in done:
+                columns = running.pop(future)
+                column, value, seconds = future.result()
+                book[_moves(columns)] = column
+                ordered = sorted(book.items(), key=lambda item: (len(item[0]), item[0]))
+                path.write_text(json.dumps(dict(ordered)))
+                shown = _moves(columns) or "(empty)"
+                print(f"{shown}: column {column + 1}, value {value}, {seconds:.0f} s", flush=True)
+                for reply in _replies(columns, book):
+                    queue(reply)
     return book
+
+
+def _book_entry(columns: tuple[int, ...], lost: bool = False) -> tuple[int, int, float]:
+    """One book position proved (a worker's job): its column, value sign and seconds; a
+    position ``lost`` by theory is not proved again, only defended."""
+    started = time.perf_counter()
+    value = -1
+    if not lost:
+        solver = native(BOOK_TABLE_SIZE)
+        if solver is None:
+            raise RuntimeError("the book is written by the C solver, which did not build")
+        found = solver.best_move(columns, weak=True)
+        assert found is not None, "no budget, so always found"
+        column, value = found
+    if value < 0:
+        position = Position.from_columns(columns)
+        playable = [c for c in CENTRE_FIRST if position.can_play(c)]
+        column = searched_best(position, playable, 6)
+    return column, value, time.perf_counter() - started
+
+
+def _replies(columns: tuple[int, ...], book: dict[str, int]) -> list[tuple[int, ...]]:
+    """The positions after the book's move and each reply that does not win at once."""
+    column = _lookup(book, columns)
+    assert column is not None
+    position = Position.from_columns(columns)
+    if position.is_winning_move(column):
+        return []
+    after = position.play(column)
+    return [
+        (*columns, column, reply)
+        for reply in range(WIDTH)
+        if after.can_play(reply) and not after.is_winning_move(reply)
+    ]
 
 
 def _moves(columns: Sequence[int]) -> str:
@@ -376,10 +444,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--book", action="store_true", help="write data/connectfour_book.json")
     parser.add_argument("--plies", type=int, default=BOOK_PLIES)
-    parser.add_argument("--seats", type=int, choices=(1, 2), default=1)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--resume", action="store_true", help="keep the book's entries")
     args = parser.parse_args()
     if args.book:
-        write_book(args.plies, seats=args.seats)
+        write_book(args.plies, workers=args.workers, resume=args.resume)
 
 
 if __name__ == "__main__":

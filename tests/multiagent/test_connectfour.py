@@ -12,6 +12,7 @@ import agentgym
 from agentgym.envs.multiagent import connectfour_native, connectfour_solver
 from agentgym.envs.multiagent.connectfour_native import native
 from agentgym.envs.multiagent.connectfour_solver import (
+    BOOK_PLIES,
     Position,
     Solver,
     best_move,
@@ -158,22 +159,61 @@ def test_threads_share_the_c_solver_safely():
 
 
 def test_a_move_past_the_budget_is_searched_and_says_it_is_not_exact():
-    decision = decide([3, 3, 2], native_budget=1_000)
+    columns, _ = random_position(random.Random(1), 8)  # off the book's lines
+    assert book_move(columns) is None
+    decision = decide(columns, native_budget=1_000)
     assert decision.how == "search" and not decision.exact
-    assert decide([3, 3, 2], native_budget=1_000) == decision  # the same on every call
+    assert decide(columns, native_budget=1_000) == decision  # the same on every call
     late, _ = random_position(random.Random(3), 24)
     assert decide(late).how == "proof"
 
 
-def test_the_book_covers_every_position_its_player_meets():
-    """As X: the centre, then a move after every reply (mirrors looked up)."""
+def book_positions(plies=BOOK_PLIES):
+    """Every position where a book player is to move, in either seat, within ``plies``
+    stones: the book's move, then each reply that does not win at once."""
+    level, found = [(), *((c,) for c in range(7))], []
+    while level:
+        found += level
+        following = []
+        for columns in level:
+            column = book_move(columns)
+            assert column is not None, f"the book has no move after {columns}"
+            position = Position.from_columns(columns)
+            if position.is_winning_move(column) or len(columns) + 2 > plies:
+                continue
+            after = position.play(column)
+            following += [
+                (*columns, column, reply)
+                for reply in range(7)
+                if after.can_play(reply) and not after.is_winning_move(reply)
+            ]
+        level = following
+    return found
+
+
+def test_the_book_covers_every_position_either_seat_meets():
+    """From the empty board, as X or as O, against any replies (mirrors looked up)."""
     assert book_move([]) == 3  # the one winning first move (Allis 1988)
-    for reply in range(7):
-        assert book_move([3, reply]) in range(7)
-    assert book_move([3, 5]) == 6 - book_move([3, 1]) == 5  # 46 is the mirror of 42
-    assert book_move([0]) is None  # no book as second player
-    assert decide([3, 5]).how == "book"
-    assert all(len(moves) <= 2 for moves in opening_book())
+    positions = book_positions()
+    assert max(len(p) for p in positions) == BOOK_PLIES
+    assert book_move([3, 5]) == 6 - book_move([3, 1])  # 46 is the mirror of 42
+    assert decide([3, 5]).how == "book" and decide([2]).how == "book"
+
+
+@pytest.mark.parametrize("index", range(2))
+def test_a_sample_of_the_book_keeps_each_positions_value(index):
+    """The book's column keeps a won position won and a drawn one drawn (a weak proof of
+    the position and of the child; in a lost position every column loses)."""
+    deep = sorted(moves for moves in opening_book() if len(moves) == BOOK_PLIES)
+    moves = random.Random(index).choice(deep)
+    columns = [int(c) - 1 for c in moves]
+    position, column = Position.from_columns(columns), book_move(columns)
+    value = native().best_move(columns, weak=True)[1]
+    if position.is_winning_move(column):
+        assert value == 1
+    elif value >= 0:
+        child = [*columns, column]
+        assert -native().best_move(child, weak=True)[1] == value
 
 
 def test_the_python_search_stands_in_without_a_compiler(monkeypatch, tmp_path, caplog):

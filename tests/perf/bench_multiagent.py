@@ -10,11 +10,12 @@ and docs/envs/multiagent.md. It measures, in one run:
   remember the repeated search); GNU Go's reference player (its engine told the position)
   plus ``env.step`` vs our bare ``gtp`` client's ``genmove`` and ``undo`` on a kept process.
 * **The connect-four solver**: seconds per move and the share of moves proved exact, by ply
-  band, along games of the ``solver`` from ``opening`` tasks; its results as first player
-  and second player against ``random`` and against the Python-only solver it replaces
-  (``old``), from the empty board and from ``--games`` - 1 random two-move openings.
-* ``--verify-book N``: N book entries solved again with no budget (minutes each; the empty
-  board's entry is Allis' result, not the solver's, and is left out).
+  band, along games of the ``solver`` from the empty board and from openings; its results
+  as first player and second player against ``random`` and against the Python-only solver
+  it replaces (``old``), from the empty board and from ``--games`` - 1 random two-move
+  openings.
+* ``--verify-book N``: N book moves proved again to keep their positions' values (seconds to
+  minutes each; the entries taken from Allis' result, not the solver's, are left out).
 
     python tests/perf/bench_multiagent.py [--rounds 30] [--games 6] [--verify-book 0]
 """
@@ -115,7 +116,7 @@ def old_solver(columns: list[int]) -> int:
         if position.is_winning_move(column):
             return column
     try:
-        return c4._proven_best(position, playable, c4.Solver(c4.BUDGET))
+        return c4._proven_best(position, playable, c4.Solver(c4.BUDGET), 6)
     except c4.SearchBudgetExceeded:
         return c4.searched_best(position, playable, 6)
 
@@ -148,11 +149,9 @@ RESULT = {1.0: "won", 0.5: "drawn", 0.0: "lost"}
 
 def connect_four(games: int) -> None:
     print(f"connect four C solver: {'built' if native() else 'UNAVAILABLE (Python stands in)'}")
-    bands: dict[int, list[tuple[float, bool]]] = {}
+    from_empty: dict[int, list[tuple[float, bool]]] = {}
+    from_openings: dict[int, list[tuple[float, bool]]] = {}
     rng = random.Random(0)
-
-    def solver(columns: list[int]) -> int:
-        return timed_solver(columns, bands)
 
     def rand(columns: list[int]) -> int:
         position = c4.Position.from_columns(columns)
@@ -161,10 +160,17 @@ def connect_four(games: int) -> None:
     starts = [[]] + [[rng.randrange(7), rng.randrange(7)] for _ in range(games - 1)]
     for opponent, name in ((rand, "random"), (old_solver, "old")):
         for seat in ("first", "second"):
-            if seat == "first":
-                scores = [c4_game(solver, opponent, start) for start in starts]
-            else:
-                scores = [1.0 - c4_game(opponent, solver, start) for start in starts]
+            scores = []
+            for start in starts:
+                bands = from_openings if start else from_empty
+
+                def solver(columns: list[int], bands: Any = bands) -> int:
+                    return timed_solver(columns, bands)
+
+                if seat == "first":
+                    scores.append(c4_game(solver, opponent, start))
+                else:
+                    scores.append(1.0 - c4_game(opponent, solver, start))
             rest = scores[1:]
             print(
                 f"connect four solver as {seat} player vs {name}: "
@@ -172,24 +178,39 @@ def connect_four(games: int) -> None:
                 f"openings {rest.count(1.0)} won, {rest.count(0.5)} drawn, "
                 f"{rest.count(0.0)} lost (an opening may already be lost)"
             )
-    for band, moves in sorted(bands.items()):
-        seconds = statistics.mean(s for s, _ in moves)
-        exact = sum(e for _, e in moves) / len(moves)
-        print(
-            f"connect four plies {band:2d}-{band + 5:2d}: {seconds:.3f} s a move, "
-            f"{exact:5.1%} proved exact ({len(moves)} moves)"
-        )
+    for title, bands in (("from the empty board", from_empty), ("from openings", from_openings)):
+        for band, moves in sorted(bands.items()):
+            seconds = statistics.mean(s for s, _ in moves)
+            slowest = max(s for s, _ in moves)
+            exact = sum(e for _, e in moves) / len(moves)
+            print(
+                f"connect four {title}, plies {band:2d}-{band + 5:2d}: {seconds:.3f} s a move "
+                f"(slowest {slowest:.2f}), {exact:5.1%} proved exact ({len(moves)} moves)"
+            )
 
 
 def verify_book(entries: int) -> None:
+    """Prove again that ``entries`` book moves keep their position's value (a weak proof of
+    the position and of the position after the move)."""
     solver = native()
     assert solver is not None, "the book is checked with the C solver"
-    book = sorted(item for item in c4.opening_book().items() if item[0])  # "": Allis, not solved
+    theory = {"", *c4.LOST_BY_THEORY}  # Allis 1988, not proved again
+    book = sorted(item for item in c4.opening_book().items() if item[0] not in theory)
     for moves, column in random.Random(0).sample(book, entries):
         start = time.perf_counter()
-        found = solver.best_move([int(c) - 1 for c in moves])
-        verdict = "agrees" if found is not None and found[0] == column else f"DIFFERS: {found}"
-        print(f"book {moves or '(empty)'}: {verdict} ({time.perf_counter() - start:.0f} s)")
+        columns = [int(c) - 1 for c in moves]
+        found = solver.best_move(columns, weak=True)
+        assert found is not None
+        value = found[1]
+        if value < 0:
+            verdict = "lost: every column loses"
+        elif c4.Position.from_columns(columns).is_winning_move(column):
+            verdict = "agrees (wins at once)"
+        else:
+            child = solver.best_move([*columns, column], weak=True)
+            kept = child is not None and -child[1] == value
+            verdict = "agrees" if kept else f"DIFFERS: value {value}, after the move {child}"
+        print(f"book {moves}: value {value}, {verdict} ({time.perf_counter() - start:.0f} s)")
 
 
 def main() -> None:

@@ -14,7 +14,9 @@
 #define HEIGHT 6
 #define LANE (HEIGHT + 1)
 #define CELLS (WIDTH * HEIGHT)
+#ifndef TABLE_SIZE /* the book writer compiles a larger table (-DTABLE_SIZE=67108879u) */
 #define TABLE_SIZE 8388593u /* a prime above 2^17: the key's low 32 bits identify it */
+#endif
 
 typedef uint64_t u64;
 
@@ -187,17 +189,31 @@ int c4_solve(const int8_t *columns, int count, long long budget, long long *visi
 }
 
 /* A best column after ``columns``: the first, centre first, that keeps the position's exact
-   score (``*value``); C4_ILLEGAL or C4_BUDGET as c4_solve. */
-int c4_best_move(const int8_t *columns, int count, long long budget, int *value,
+   score (``*value``); C4_ILLEGAL or C4_BUDGET as c4_solve. With ``weak`` the score is only its
+   sign (1 win, 0 draw, -1 loss), which a search proves many times faster: the column keeps
+   the win or the draw; in a lost position every column loses, and the first legal one is
+   returned unprobed (the caller picks its defence). */
+int c4_best_move(const int8_t *columns, int count, long long budget, int weak, int *value,
                  long long *visited) {
     u64 current, mask;
     if (start(columns, count, budget, &current, &mask) || count >= CELLS) return C4_ILLEGAL;
     u64 moves = possible(mask), wins = winning_cells(current, mask);
     int first = -1;
-    *value = (CELLS + 1 - count) / 2;
+    *value = weak ? 1 : (CELLS + 1 - count) / 2;
     for (int k = 0; k < WIDTH; k++)
         if (moves & wins & column_bits(CENTRE_FIRST[k])) return CENTRE_FIRST[k];
-    *value = solve(current, mask, count, -((CELLS - count) / 2), *value);
+    if (weak) {
+        int sign = solve(current, mask, count, -1, 1);
+        *value = (sign > 0) - (sign < 0);
+        if (*value < 0) {
+            for (int k = 0; first < 0; k++)
+                if (moves & column_bits(CENTRE_FIRST[k])) first = CENTRE_FIRST[k];
+            *visited = nodes;
+            return aborted ? C4_BUDGET : first;
+        }
+    } else {
+        *value = solve(current, mask, count, -((CELLS - count) / 2), *value);
+    }
     for (int k = 0; k < WIDTH && !aborted; k++) {
         u64 bit = moves & column_bits(CENTRE_FIRST[k]);
         if (!bit) continue;
