@@ -230,7 +230,7 @@ CHEAP_GAMES = (
     TICTACTOE,
     "multiagent/ConnectFour-v0",
     "multiagent/Taboo-v0",
-    "multiagent/Negotiation-v1",
+    "multiagent/Negotiation-v2",
 )
 """The games whose benchmark opponent plays fast enough for the suite. Poker is left out
 (one hand is luck: a blind policy wins some)."""
