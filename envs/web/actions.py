@@ -19,6 +19,7 @@ Every mistake — syntax, an unknown action, a missing or extra argument, a wron
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -28,7 +29,16 @@ from typing import Any
 from agentgym.spaces import ToolCall, tool
 from agentgym.task_env import InvalidAction, clean_action, parse_tool_call
 
-__all__ = ["ACTIONS", "TOOLS", "Action", "Param", "describe_actions", "format_action", "parse"]
+__all__ = [
+    "ACTIONS",
+    "TOOLS",
+    "Action",
+    "Param",
+    "describe_actions",
+    "format_action",
+    "parse",
+    "tools_of",
+]
 
 
 @dataclass(frozen=True)
@@ -136,59 +146,70 @@ ACTIONS: dict[str, Action] = {
 }
 """Every action, by name."""
 
-TOOLS: list[dict[str, Any]] = [
-    tool(
-        a.name,
-        a.doc,
-        {
-            p.name: {"type": p.type, "description": p.doc}
-            | ({} if p.required else {"default": p.default})
-            for p in a.params
-        },
-        optional=[p.name for p in a.params if not p.required],
-    )
-    for a in ACTIONS.values()
-]
-"""The actions as JSON-schema tools (OpenAI's function format), declared the project's one
-way (:func:`agentgym.spaces.tool`): an argument with a default is optional."""
+
+def tools_of(table: Mapping[str, Action]) -> list[dict[str, Any]]:
+    """The actions of ``table`` as JSON-schema tools (OpenAI's function format), declared the
+    project's one way (:func:`agentgym.spaces.tool`): an argument with a default is optional."""
+    return [
+        tool(
+            a.name,
+            a.doc,
+            {
+                p.name: {"type": p.type, "description": p.doc}
+                | ({} if p.required else {"default": p.default})
+                for p in a.params
+            },
+            optional=[p.name for p in a.params if not p.required],
+        )
+        for a in table.values()
+    ]
+
+
+TOOLS: list[dict[str, Any]] = tools_of(ACTIONS)
+"""The actions as JSON-schema tools (:func:`tools_of`)."""
 
 _TOOL_SPACE = ToolCall(TOOLS)
 
 
-def describe_actions(names: Any = None) -> str:
-    """The action language as a prompt reads it: one line per action."""
-    chosen = [ACTIONS[n] for n in names] if names is not None else list(ACTIONS.values())
+def describe_actions(names: Any = None, table: Mapping[str, Action] = ACTIONS) -> str:
+    """The action language as a prompt reads it: one line per action (of ``table``, another
+    language built of :class:`Action`\\ s, such as the pixel family's)."""
+    chosen = [table[n] for n in names] if names is not None else list(table.values())
     width = max(len(a.signature()) for a in chosen)
     return "\n".join(f"  {a.signature():<{width}}  {a.doc}" for a in chosen)
 
 
-def format_action(name: str, *args: Any) -> str:
+def format_action(name: str, *args: Any, table: Mapping[str, Action] = ACTIONS) -> str:
     """An action as text, quoted correctly: ``format_action("fill", "9", 'say "hi"')``."""
-    if name not in ACTIONS:
-        raise ValueError(f"unknown action {name!r}; actions: {', '.join(ACTIONS)}")
+    if name not in table:
+        raise ValueError(f"unknown action {name!r}; actions: {', '.join(table)}")
     return f"{name}({', '.join(json.dumps(a) for a in args)})"
 
 
-def parse(text: str, allowed: Any = None) -> tuple[str, dict[str, Any]]:
+def parse(
+    text: str, allowed: Any = None, table: Mapping[str, Action] = ACTIONS
+) -> tuple[str, dict[str, Any]]:
     """``(name, arguments)`` of one action, checked; :class:`InvalidAction` if it is not one.
 
-    ``allowed`` restricts the language to some action names (an env's subset).
+    ``allowed`` restricts the language to some action names (an env's subset); ``table`` is
+    the language (another one built of :class:`Action`\\ s reads the same way).
     """
     body = _strip(text)
     if body.startswith("{"):
-        name, arguments = parse_tool_call(body, _TOOL_SPACE)
+        space = _TOOL_SPACE if table is ACTIONS else ToolCall(tools_of(table))
+        name, arguments = parse_tool_call(body, space)
     else:
         try:
-            name, arguments = _parse_call(body)
+            name, arguments = _parse_call(body, table)
         except InvalidAction:
             # A model's reply: reasoning, then the action on a line of its own.
-            found = _last_call_in(body)
+            found = _last_call_in(body, table)
             if found is None:
                 raise
             name, arguments = found
-    action = ACTIONS.get(name)
+    action = table.get(name)
     if action is None or (allowed is not None and name not in allowed):
-        names = ", ".join(allowed if allowed is not None else ACTIONS)
+        names = ", ".join(allowed if allowed is not None else table)
         raise InvalidAction(f"unknown action {name!r}; the actions are: {names}")
     return name, _bind(action, arguments)
 
@@ -201,27 +222,28 @@ def _strip(text: str) -> str:
     return body.strip().strip("`").strip()
 
 
-_CALL_LINE = re.compile(
-    r"^(?:[A-Za-z ]{1,20}:\s*)?\W{0,3}(" + "|".join(ACTIONS) + r")\(.*\)\W{0,3}$"
-)
+@functools.cache
+def _call_line(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"^(?:[A-Za-z ]{1,20}:\s*)?\W{0,3}(" + "|".join(names) + r")\(.*\)\W{0,3}$")
 
 
-def _last_call_in(body: str) -> tuple[str, dict[str, Any]] | None:
+def _last_call_in(body: str, table: Mapping[str, Action]) -> tuple[str, dict[str, Any]] | None:
     """The last line of a longer text that is an action call by itself (after a label such as
     ``Action:``, in backticks or not), parsed."""
+    call_line = _call_line(tuple(table))
     for line in reversed(body.splitlines()):
-        match = _CALL_LINE.match(line.strip())
+        match = call_line.match(line.strip())
         if match:
             start = line.index(match.group(1))
             end = line.rindex(")") + 1
             try:
-                return _parse_call(line[start:end])
+                return _parse_call(line[start:end], table)
             except InvalidAction:
                 continue
     return None
 
 
-def _parse_call(body: str) -> tuple[str, dict[str, Any]]:
+def _parse_call(body: str, table: Mapping[str, Action]) -> tuple[str, dict[str, Any]]:
     example = 'one action such as click("12") or fill("9", "some text")'
     try:
         tree = ast.parse(body, mode="eval")
@@ -233,8 +255,8 @@ def _parse_call(body: str) -> tuple[str, dict[str, Any]]:
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         raise InvalidAction(f"{body[:80]!r} is not a call; write {example}")
     name = node.func.id
-    if name not in ACTIONS:
-        raise InvalidAction(f"unknown action {name!r}; the actions are: {', '.join(ACTIONS)}")
+    if name not in table:
+        raise InvalidAction(f"unknown action {name!r}; the actions are: {', '.join(table)}")
     try:
         # Cleaned: a "\ud800" escape in a literal decodes to a lone surrogate.
         args = [clean_action(ast.literal_eval(a)) for a in node.args]
@@ -245,10 +267,10 @@ def _parse_call(body: str) -> tuple[str, dict[str, Any]]:
         ) from None
     if any(k.arg is None for k in node.keywords):
         raise InvalidAction(f"{name}: '**' arguments are not allowed")
-    params = ACTIONS[name].params
+    params = table[name].params
     if len(args) > len(params):
         raise InvalidAction(
-            f"{name} takes {len(params)} argument(s), got {len(args)}: {ACTIONS[name].signature()}"
+            f"{name} takes {len(params)} argument(s), got {len(args)}: {table[name].signature()}"
         )
     bound = {p.name: value for p, value in zip(params, args, strict=False)}
     for key, value in kwargs.items():

@@ -20,7 +20,7 @@ import contextlib
 import hashlib
 import sqlite3
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
@@ -60,6 +60,9 @@ machine, or a tab whose renderer died as it loaded) before the browser has faile
 NEW_TAB_TIMEOUT_S = 5.0
 """How long opening a tab may take: it takes milliseconds, but a renderer killed as the tab
 opens can leave Playwright's ``new_page`` waiting forever."""
+
+ActionDoer = Callable[[str, dict[str, Any]], Awaitable[str]]
+"""Carries one parsed action out in the page (``WebWorld._do``), returns its feedback."""
 
 PROBE_TIMEOUT_S = 2.0
 """How long a page has to answer a trivial script when an error leaves open whether its
@@ -253,19 +256,22 @@ class WebWorld:
 
     # ------------------------------------------------------------------ acting
 
-    def perform(self, name: str, arguments: Mapping[str, Any]) -> str:
-        """Carry one parsed action out, wait for the page to settle, and look at it again."""
+    def perform(self, name: str, arguments: Mapping[str, Any], do: ActionDoer | None = None) -> str:
+        """Carry one parsed action out, wait for the page to settle, and look at it again.
+
+        ``do`` carries it out instead of :meth:`_do` (another action language over the same
+        world: the pixel view's, ``agentgym.envs.gui.pixel``)."""
         pool = self._live_pool()
-        feedback = pool.call(self._perform(name, dict(arguments)))
+        feedback = pool.call(self._perform(name, dict(arguments), do or self._do))
         if not pool.server.alive:
             raise BrowserCrashedError("the site server died during the step")
         return feedback
 
-    async def _perform(self, name: str, args: dict[str, Any]) -> str:
+    async def _perform(self, name: str, args: dict[str, Any], do: ActionDoer) -> str:
         from playwright.async_api import Error as PlaywrightError
 
         try:
-            feedback = await self._do(name, args)
+            feedback = await do(name, args)
         except PlaywrightError as error:
             if await self._broke(error):
                 raise died(error) from None

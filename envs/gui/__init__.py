@@ -1,0 +1,13 @@
+"""The GUI family: screens, a mouse and a keyboard.
+
+* ``gui/<family>_<name>-vN`` — the pixel twin of every web and MiniWoB++ id (``gui/web_Shop-v1``,
+  ``gui/miniwob_click_test-v0``): the web task by screenshots and mouse and keyboard actions
+  (:mod:`agentgym.envs.gui.pixel`).
+
+Importing this module registers the ids and imports nothing heavy. See ``docs/envs/gui.md``.
+"""
+
+# --- pixel web (envs/gui/pixel*.py) ---
+from agentgym.envs.gui.pixel_ids import register_pixel_twins
+
+register_pixel_twins()

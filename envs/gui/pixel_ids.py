@@ -1,0 +1,46 @@
+"""The pixel twins' ids: ``gui/<family>_<name>-vN`` for every web id ``<family>/<name>-vN``.
+
+Kept apart from :mod:`agentgym.envs.gui.pixel` (the env and Playwright's side) so that
+registering imports nothing but the registry and the web family's own id module.
+"""
+
+from __future__ import annotations
+
+from agentgym.registry import list_envs, register
+
+__all__ = ["STEP_FACTOR", "WEB_FAMILIES", "pixel_id", "register_pixel_twins", "web_id_of"]
+
+WEB_FAMILIES = ("web", "miniwob")
+"""The families whose ids get a pixel twin (the web family registers both)."""
+
+STEP_FACTOR = 3
+"""A twin's step limit is its web id's times this: one web action can take up to three pixel
+actions (``fill`` is a click, ``Control+a`` and the typing)."""
+
+
+def pixel_id(web_id: str) -> str:
+    """``miniwob/click_test-v0`` -> ``gui/miniwob_click_test-v0``."""
+    family, rest = web_id.split("/", 1)
+    return f"gui/{family}_{rest}"
+
+
+def web_id_of(gui_id: str) -> str:
+    """The inverse of :func:`pixel_id`."""
+    family, rest = gui_id.split("/", 1)[1].split("_", 1)
+    return f"{family}/{rest}"
+
+
+def register_pixel_twins() -> None:
+    """Register a pixel twin of every web and MiniWoB++ id registered now."""
+    import agentgym.envs.web  # noqa: F401  (registers the web ids; cheap, see its docstring)
+
+    for spec in (s for family in WEB_FAMILIES for s in list_envs(family, kind="env")):
+        steps = spec.max_episode_steps
+        register(
+            pixel_id(spec.id),
+            entry_point="agentgym.envs.gui.pixel:PixelWebEnv",
+            kwargs={"web_id": spec.id},
+            max_episode_steps=None if steps is None else steps * STEP_FACTOR,
+            extra=spec.extra,
+            description=f"{spec.id} by pixels: screenshots in, mouse and keyboard out",
+        )
