@@ -18,18 +18,23 @@ install: $(STAMP)
 # System packages (only when running as root and something is missing), then a virtualenv
 # with the project and its extras installed under the pinned constraints. Debian puts
 # PostgreSQL's initdb in /usr/lib/postgresql/N/bin, off PATH; the leaderboard's tests start a
-# throwaway cluster with it (tests/leaderboard/conftest.py).
+# throwaway cluster with it (tests/leaderboard/conftest.py). The GUI family's desktop runs
+# Xvfb, openbox and real applications (envs/gui/desktop.py).
 $(STAMP): pyproject.toml setup.py constraints.txt
 	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v bwrap >/dev/null \
 		&& command -v dockerd >/dev/null && command -v debootstrap >/dev/null \
 		&& command -v chromium >/dev/null && command -v ip >/dev/null \
+		&& command -v Xvfb >/dev/null && command -v openbox >/dev/null \
+		&& command -v mousepad >/dev/null && command -v xterm >/dev/null \
+		&& command -v xdpyinfo >/dev/null \
 		&& test -x /usr/games/stockfish && test -x /usr/games/gnugo \
 		&& (command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1) \
 		&& $(PYTHON) -c 'import ensurepip' 2>/dev/null \
 		&& /usr/bin/python3 -c 'import seccomp' 2>/dev/null); then \
 		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
 		bubblewrap util-linux iproute2 docker.io debootstrap chromium fonts-liberation \
-		python3-seccomp postgresql stockfish gnugo; fi
+		python3-seccomp postgresql stockfish gnugo \
+		xvfb openbox mousepad xterm x11-utils; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
