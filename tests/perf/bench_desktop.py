@@ -1,0 +1,121 @@
+"""The desktop's costs, measured side by side in one process (docs/envs/gui.md, "Desktop").
+
+* a desktop step (an XTEST pointer move through :class:`~agentgym.envs.gui.x11.X11Screen` and
+  a screenshot as an RGB array) against a bare one (the same XTEST request and ``GetImage`` on
+  a raw python-xlib connection, no conversion): p50 and p99 of each and the ratio of p50s; the
+  two take turns step by step, on a desktop showing mousepad;
+* start (``Desktop()``: Xvfb and openbox up), reset (home restored, mousepad relaunched and
+  focused) and close, medians;
+* ``--leak-cycles`` make/reset/screenshot/close cycles through the checker's leak check (the
+  issue's 100), then nothing of any desktop left: processes, display lock, socket, directory.
+
+Run: ``.venv/bin/python tests/perf/bench_desktop.py [--steps N] [--rounds N] [--leak-cycles N]``
+(as root, with Debian's xvfb, openbox and mousepad: ``make install`` puts them there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+
+from Xlib import X
+from Xlib.ext import xtest
+
+from agentgym.checker import check_leaks
+from agentgym.envs.gui.desktop import Desktop
+from agentgym.envs.gui.x11 import X11Screen
+from agentgym.sandbox.uids import processes_of
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def steps(count: int) -> None:
+    """Desktop step vs bare XTEST + GetImage, taking turns."""
+    with Desktop() as desktop:
+        desktop.reset(["mousepad"])
+        bare = X11Screen(desktop.number or 0, desktop.runtime / "Xauthority")
+        raw, root = bare._display, bare._display.screen().root
+        width, height = desktop.width, desktop.height
+        ours, theirs = [], []
+        for index in range(count):
+            x, y = 100 + index % 400, 100 + index % 300
+            started = time.perf_counter()
+            desktop.screen.move(x, y)
+            desktop.screen.screenshot()
+            ours.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            xtest.fake_input(raw, X.MotionNotify, x=x + 1, y=y + 1)
+            raw.sync()
+            root.get_image(0, 0, width, height, X.ZPixmap, 0xFFFFFFFF)
+            theirs.append(time.perf_counter() - started)
+        bare.close()
+    print(f"step ({width}x{height}, {count} each, taking turns; load {os.getloadavg()[0]:.1f})")
+    for name, values in (("desktop step", ours), ("bare XTEST+GetImage", theirs)):
+        p50, p99 = _percentile(values, 0.5), _percentile(values, 0.99)
+        print(f"  {name:<22} p50 {p50 * 1000:6.1f} ms  p99 {p99 * 1000:6.1f} ms")
+    print(f"  ratio of p50s          {statistics.median(ours) / statistics.median(theirs):6.2f}")
+
+
+def lifecycle(rounds: int) -> None:
+    """Start, reset (mousepad) and close, medians."""
+    timings: dict[str, list[float]] = {"start": [], "reset (mousepad)": [], "close": []}
+    for _ in range(rounds):
+        started = time.perf_counter()
+        desktop = Desktop()
+        timings["start"].append(time.perf_counter() - started)
+        desktop.reset(["mousepad"])
+        started = time.perf_counter()
+        desktop.reset(["mousepad"])  # the second: a reset that kills a running app too
+        timings["reset (mousepad)"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        desktop.close()
+        timings["close"].append(time.perf_counter() - started)
+    print(f"lifecycle, median of {rounds}")
+    for name, values in timings.items():
+        print(f"  {name:<22} {statistics.median(values) * 1000:7.0f} ms")
+
+
+def leaks(cycles: int) -> None:
+    """The checker's leak check over make/reset/screenshot/close, then nothing left."""
+    made: list[Desktop] = []
+
+    def touch(desktop: Desktop, index: int) -> None:
+        desktop.reset(["xterm"])
+        desktop.screen.screenshot()
+        made.append(desktop)
+
+    started = time.perf_counter()
+    check_leaks(Desktop, "desktop", cycles=cycles, seed=0, touch=touch)
+    left = [
+        str(path)
+        for d in made
+        for path in (d.root, Path(f"/tmp/.X{d.number}-lock"), Path(f"/tmp/.X11-unix/X{d.number}"))
+        if path.exists()
+    ] + [f"pid {pid}" for d in made for pid in processes_of(d.uid)]
+    seconds = time.perf_counter() - started
+    verdict = "nothing left" if not left else f"LEFT: {left[:5]}"
+    print(
+        f"leak check: {len(made)} desktops ({cycles} measured cycles) in {seconds:.1f} s, {verdict}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--leak-cycles", type=int, default=100)
+    args = parser.parse_args()
+    steps(args.steps)
+    lifecycle(args.rounds)
+    if args.leak_cycles:
+        leaks(args.leak_cycles)
+
+
+if __name__ == "__main__":
+    main()
