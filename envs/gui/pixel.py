@@ -106,7 +106,14 @@ class PixelWebEnv(WebEnv):
         except InvalidAction as mistake:
             self._feedback = f"Invalid action: {mistake}"  # as TaskEnv.step words it
             raise
-        world.history.append(format_pixel(name, *arguments.values()))
+        # The history is the web task's to read (an oracle counts its own key presses in
+        # it): an action that has a web form is written in it.
+        web_form = _WEB_FORMS.get(name)
+        world.history.append(
+            web_actions.format_action(web_form, *arguments.values())
+            if web_form
+            else format_pixel(name, *arguments.values())
+        )
         self._feedback = feedback
         return feedback
 
@@ -235,16 +242,75 @@ def pixel_plan(
         cx, cy = round(x + w / 2), round(y + h / 2)
         width, height = viewport
         if not (0 <= cx < width and 0 <= cy < height):
-            px, py = min(max(cx, 0), width - 1), min(max(cy, 0), height - 1)
-            return [format_pixel("scroll", px, py, cx - px, cy - height // 2 if cy >= 0 else cy)]
+            return [_scroll_to(world, node.id, (cx, cy), viewport)]
         return _element_plan(world, name, args, node, (cx, cy))
     return [_pointless(name, args, mouse)]
+
+
+SCROLLER_JS = """(id) => {
+  const e = document.querySelector(`[data-agid="${id}"]`);
+  let p = e && e.parentElement;
+  const scrolls = (p) => p.scrollHeight > p.clientHeight + 1
+    && /(auto|scroll)/.test(getComputedStyle(p).overflowY);
+  while (p && p !== document.body && !scrolls(p)) p = p.parentElement;
+  if (!p || p === document.body) return null;
+  const r = p.getBoundingClientRect();
+  return [r.left, r.top, r.right, r.bottom];
+}"""
+"""The viewport box of the nearest scrolled box around an element (null: the page scrolls)."""
+
+
+def _scroll_to(
+    world: WebWorld, node_id: str, centre: tuple[int, int], viewport: tuple[int, int]
+) -> str:
+    """A wheel turn that brings an element's centre into view: over its scrolled box's
+    visible middle (or the screen's), by the distance from there to the centre."""
+    width, height = viewport
+    found = world.evaluate(SCROLLER_JS, node_id.rsplit(".", 1)[-1])
+    left, top, right, bottom = found if found else (0, 0, width, height)
+    px = (max(left, 0) + min(right, width)) / 2
+    py = (max(top, 0) + min(bottom, height)) / 2
+    px, py = round(min(max(px, 0), width - 1)), round(min(max(py, 0), height - 1))
+    cx, cy = centre
+    dx = 0 if 0 <= cx < width else cx - px
+    dy = 0 if 0 <= cy < height else cy - py
+    return format_pixel("scroll", px, py, dx, dy)
+
+
+COVERED_JS = """([id, x, y]) => {
+  const e = document.querySelector(`[data-agid="${id}"]`);
+  const hit = document.elementFromPoint(x, y);
+  return !!(e && hit && !e.contains(hit) && !hit.contains(e));
+}"""
+"""Whether something else (a pop-up, a menu) lies over an element's centre."""
+
+
+FREE_POINT_JS = """([x, y]) => {
+  const cover = document.elementFromPoint(x, y);
+  const active = 'a,button,input,select,textarea,label,canvas,svg,[onclick],[tabindex]';
+  for (let py = 2; py < innerHeight; py += 8) for (let px = 2; px < innerWidth; px += 8) {
+    const hit = document.elementFromPoint(px, py);
+    if (hit && !hit.closest(active) && !(cover && cover.parentElement
+        && cover.parentElement.contains(hit))) return [px, py];
+  }
+  return null;
+}"""
+"""A point of the page where a click does nothing (no control, not beside the element over
+``(x, y)``): clicking there closes a pop-up that closes on a click outside it."""
 
 
 def _element_plan(
     world: WebWorld, name: str, args: dict[str, Any], node: Any, centre: tuple[int, int]
 ) -> list[str]:
     cx, cy = centre
+    escape = format_pixel("key", "Escape")
+    covered = world.evaluate(COVERED_JS, [node.id.rsplit(".", 1)[-1], cx, cy])
+    if covered:  # what a person does about a pop-up in the way: close it
+        if world.history[-1:] != [web_actions.format_action("press", "Escape")]:
+            return [escape]
+        free = world.evaluate(FREE_POINT_JS, [cx, cy])
+        if free:  # Escape left it open: click beside it
+            return [format_pixel("click", *free)]
     if name in ("click", "check", "uncheck"):
         if name != "click" and node.checked == (name == "check"):
             return [format_pixel("wait")]
@@ -253,6 +319,8 @@ def _element_plan(
         return [format_pixel("double_click", cx, cy)]
     if name == "hover":
         return [format_pixel("move", cx, cy)]
+    if name == "fill" and _input_type(world, node.id) == "date":
+        return _date_plan(node, args["text"])
     if name == "fill":
         clear = format_pixel("key", "Control+a")
         text = args["text"]
@@ -261,6 +329,23 @@ def _element_plan(
     if name == "select":
         return [format_pixel("click", cx, cy), *_select_keys(world, node.id, args["option"])]
     raise LookupError(f"the web action {name!r} has no pixel plan")
+
+
+def _input_type(world: WebWorld, node_id: str) -> str:
+    found = world.evaluate(
+        "(id) => document.querySelector(`[data-agid=\"${id}\"]`)?.type ?? ''",
+        node_id.rsplit(".", 1)[-1],
+    )
+    return str(found)
+
+
+def _date_plan(node: Any, value: str) -> list[str]:
+    """A date field takes keys segment by segment, in the locale's order (en-US: month, day,
+    year), from the segment clicked: the first one, at the field's left edge."""
+    year, month, day = value.split("-")
+    x, y, w, h = node.box
+    first = format_pixel("click", x + min(8, w // 4), round(y + h / 2))
+    return [first, format_pixel("type", f"{month}{day}{year}")]
 
 
 def _select_keys(world: WebWorld, node_id: str, option: str) -> list[str]:
@@ -278,6 +363,9 @@ def _select_keys(world: WebWorld, node_id: str, option: str) -> list[str]:
     arrow = "ArrowDown" if wanted > now else "ArrowUp"
     return [format_pixel("key", arrow)] * abs(wanted - now) + [format_pixel("key", "Enter")]
 
+
+_WEB_FORMS = {"click": "mouse_click", "key": "press", "type": "type", "wait": "noop"}
+"""Pixel actions that are also web actions, by another name."""
 
 _SCROLL = {"down": (0, 1), "up": (0, -1), "right": (1, 0), "left": (-1, 0)}
 
