@@ -25,19 +25,19 @@ forfeit.
 random moves drawn from the task seed, none of them winning (player_0 is X and moves first).
 
 **Oracle and reference players.** The ``solver`` (``connectfour_solver.py``) follows Pascal
-Pons' design. It plays the opening book's move (the first player's first two moves, solved
-with no budget), else a proved best move when the C solver's proof fits 2,000,000 positions
-(under a second), else a 6-ply search. Measured (``tests/perf/bench_multiagent.py``, along
-games from the empty board and two-move openings): the proof fits every position from ply 12
-on, about half at plies 6-11 and few before, so play is exact there and in the book, not in
-between: not yet a perfect player from the empty board. Without a C compiler a warning says
-so and the Python search stands in (exact from about ply 24). ``oracle_action`` is the same
-solver with budgets of 200,000 positions in C or 5,000 in Python. ``reference_players()``:
-``random``, ``solver``, and ``solver-depth-N`` (N = 2, 4, 6: a search N plies deep, for graded
-strengths).
+Pons' design and is a perfect player from the empty board in either seat: an opening book of
+every position of up to 7 stones either seat meets (proved with no budget), then weak proofs
+(won, drawn or lost) in C within 50,000,000 positions, keeping the position's value; past the
+budget, which along the book's lines was never reached (``tests/perf/bench_multiagent.py``),
+a 6-ply search. From positions off the book's lines (the ``opening`` tasks' random stones)
+early proofs may not fit. Without a C compiler a warning says so and the Python search stands
+in (exact from about ply 24). ``oracle_action`` is the same solver with budgets of 200,000
+positions in C or 5,000 in Python. ``reference_players()``: ``random``, ``solver``, and
+``solver-depth-N`` (N = 2, 4, 6: a search N plies deep, for graded strengths).
 
 **Version history.** v0: first release. Still v0: the ``solver`` player gained the C search
-and the book before the family was released (its moves changed; rules, tasks, verdicts did not).
+and the book, then weak proofs and the second player's book (its moves changed; rules, tasks,
+verdicts did not).
 """
 
 from __future__ import annotations

@@ -65,8 +65,8 @@ LOST_BY_THEORY = frozenset({"4"})
 """Positions known lost for the mover, so not proved again for the book: after X's centre
 opening every reply loses (Allis 1988; the proof is as long as solving the whole game)."""
 BOOK_FILE = Path(__file__).with_name("data") / "connectfour_book.json"
-BOOK_PLIES = 6
-"""The book's depth: from seven stones on, a weak proof along a book game fits the budget."""
+BOOK_PLIES = 7
+"""The book's depth: past it, a weak proof along a book game fits ``NATIVE_BUDGET``."""
 
 
 def column_bits(column: int) -> int:

@@ -14,6 +14,8 @@ and docs/envs/multiagent.md. It measures, in one run:
   as first player and second player against ``random`` and against the Python-only solver
   it replaces (``old``), from the empty board and from ``--games`` - 1 random two-move
   openings.
+* ``--empty-games N``: N games a seat from the empty board against ``random``: how many of
+  the solver's moves were proved, and the slowest.
 * ``--verify-book N``: N book moves proved again to keep their positions' values (seconds to
   minutes each; the entries taken from Allis' result, not the solver's, are left out).
 
@@ -189,6 +191,33 @@ def connect_four(games: int) -> None:
             )
 
 
+def connect_four_from_empty(games: int) -> None:
+    """``games`` games a seat from the empty board against ``random``: whether every move of
+    the solver was proved (the book, then weak proofs within the budget) and the slowest."""
+    rng = random.Random(1)
+    moves: list[tuple[float, bool]] = []
+
+    def solver(columns: list[int]) -> int:
+        c4._decide.cache_clear()
+        start = time.perf_counter()
+        decision = c4.decide(columns)
+        moves.append((time.perf_counter() - start, decision.exact))
+        return decision.column
+
+    def rand(columns: list[int]) -> int:
+        position = c4.Position.from_columns(columns)
+        return rng.choice([c for c in range(7) if position.can_play(c)])
+
+    won = sum(c4_game(solver, rand, []) for _ in range(games))
+    won += sum(1.0 - c4_game(rand, solver, []) for _ in range(games))
+    exact = sum(e for _, e in moves)
+    print(
+        f"connect four from the empty board vs random, {games} games a seat: {won:g} points of "
+        f"{2 * games}; {exact} of {len(moves)} moves proved exact; slowest move "
+        f"{max(s for s, _ in moves):.2f} s, mean {statistics.mean(s for s, _ in moves):.3f} s"
+    )
+
+
 def verify_book(entries: int) -> None:
     """Prove again that ``entries`` book moves keep their position's value (a weak proof of
     the position and of the position after the move)."""
@@ -218,10 +247,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--games", type=int, default=6)
     parser.add_argument("--verify-book", type=int, default=0)
+    parser.add_argument("--connect-four-only", action="store_true")
+    parser.add_argument("--empty-games", type=int, default=20)
     args = parser.parse_args()
-    stockfish(args.rounds)
-    gnugo(args.rounds)
+    if not args.connect_four_only:
+        stockfish(args.rounds)
+        gnugo(args.rounds)
     connect_four(args.games)
+    connect_four_from_empty(args.empty_games)
     verify_book(args.verify_book)
 
 
