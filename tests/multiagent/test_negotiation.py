@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from random_player_moves import random_player_moves
 from sampling import sample
 
 import agentgym
@@ -180,16 +181,13 @@ def test_the_random_player_draws_its_own_seeded_stream_not_the_envs():
     whatever else draws from the env's generator, the same seeds give the same moves."""
 
     def moves(draw_first, seed=7):
-        env = agentgym.make_multi("multiagent/Negotiation-v2")
-        env.reset(seed=seed, options={"task_id": TASK})
-        if draw_first:
-            env.unwrapped.np_random.integers(1000, size=5)
-        bot = env.unwrapped.reference_players()["random"]()
-        made = []
-        for _ in range(6):
-            made.append(bot.act(env, env.agent_selection))
-            env.step("Let us talk.")
-        return made
+        return random_player_moves(
+            "multiagent/Negotiation-v2",
+            "Let us talk.",
+            seed=seed,
+            draw_first=draw_first,
+            task_id=TASK,
+        )
 
     assert moves(False) == moves(True)
     assert moves(False) != moves(False, seed=8)

@@ -1,6 +1,7 @@
 """Adversarial taboo: SPAG's outcome rules, word matching, private target, bots, fixed play."""
 
 import pytest
+from random_player_moves import random_player_moves
 
 import agentgym
 from agentgym.envs.multiagent.taboo import (
@@ -160,16 +161,9 @@ def test_the_random_player_draws_its_own_seeded_stream_not_the_envs():
     whatever else draws from the env's generator, the same seeds give the same words."""
 
     def words(draw_first, seed=7):
-        env = agentgym.make_multi("multiagent/Taboo-v0")
-        env.reset(seed=seed)
-        if draw_first:
-            env.unwrapped.np_random.integers(1000, size=5)
-        bot = env.unwrapped.reference_players()["random"]()
-        said = []
-        for _ in range(6):
-            said.append(bot.act(env, env.agent_selection))
-            env.step("Tell me more.")
-        return said
+        return random_player_moves(
+            "multiagent/Taboo-v0", "Tell me more.", seed=seed, draw_first=draw_first
+        )
 
     assert words(False) == words(True)
     assert words(False) != words(False, seed=8)
