@@ -64,7 +64,7 @@ class PixelWebEnv(WebEnv):
     def __new__(cls, *, web_id: str = "", **kwargs: Any) -> PixelWebEnv:
         # The twin is the web class with this one in front of it: every hook this class
         # leaves alone (tasks, start, is_over, the verifier) is the web env's own.
-        return super().__new__(_twin_class(cls, web_id) if cls is PixelWebEnv else cls)
+        return super().__new__(_twin_class(web_id) if cls is PixelWebEnv else cls)
 
     def __init__(self, *, web_id: str, with_text: bool = False, **kwargs: Any) -> None:
         found = spec(web_id)
@@ -82,12 +82,14 @@ class PixelWebEnv(WebEnv):
         self.action_space = ToolCall(self.tools)
         width, height = self.viewport
         screen = spaces.Box(0, 255, (height, width, 3), np.uint8)
-        self.observation_space = (  # type: ignore[assignment]  # an image, not TaskEnv's text
+        observed: spaces.Space[Any] = (
             spaces.Dict({"screenshot": screen, "text": Text(self.max_observation_length)})
             if with_text
             else screen
         )
-        self.metadata = {**web_class.metadata, **self.metadata, **type(self).metadata}
+        self.observation_space = observed  # an image, where TaskEnv's is text
+        web_metadata = getattr(web_class, "metadata", {})
+        self.metadata = {**web_metadata, **self.metadata, **PixelWebEnv.metadata}
         self._mouse = (0.0, 0.0)
         self._plan: list[str] = []
         self._planned: str | None = None
@@ -238,6 +240,13 @@ def pixel_plan(
         node = world.snapshot.get(args["id"])
         if node is None:
             raise LookupError(f"the web oracle's {web_action} names no element on the page")
+        if name == "select" and _is_listbox(world, node.id):
+            # A list shown open: its option is clicked where it shows, as an element is.
+            options = [n for n in world.snapshot.nodes if n.parent == node.id]
+            chosen = [n for n in options if args["option"] in (n.name, n.value)]
+            if not chosen:
+                raise LookupError(f"the list [{node.id}] shows no option {args['option']!r}")
+            name, node = "click", chosen[0]
         x, y, w, h = node.box
         cx, cy = round(x + w / 2), round(y + h / 2)
         width, height = viewport
@@ -245,6 +254,16 @@ def pixel_plan(
             return [_scroll_to(world, node.id, (cx, cy), viewport)]
         return _element_plan(world, name, args, node, (cx, cy))
     return [_pointless(name, args, mouse)]
+
+
+def _is_listbox(world: WebWorld, node_id: str) -> bool:
+    return bool(
+        world.evaluate(
+            '(id) => { const s = document.querySelector(`[data-agid="${id}"]`);'
+            " return !!s && (s.multiple || s.size > 1); }",
+            node_id.rsplit(".", 1)[-1],
+        )
+    )
 
 
 SCROLLER_JS = """(id) => {
@@ -386,8 +405,10 @@ def _pointless(name: str, args: dict[str, Any], mouse: tuple[float, float]) -> s
     raise LookupError(f"the web action {name!r} has no pixel plan")
 
 
-@functools.cache
-def _twin_class(base: type[PixelWebEnv], web_id: str) -> type[PixelWebEnv]:
+_TWINS: dict[type[WebEnv], type[PixelWebEnv]] = {}
+
+
+def _twin_class(web_id: str) -> type[PixelWebEnv]:
     """``PixelMiniWoBEnv`` and the like: :class:`PixelWebEnv` in front of the web env class of
     ``web_id`` (one class per web class, made once)."""
     if not isinstance(web_id, str) or not web_id:
@@ -395,10 +416,7 @@ def _twin_class(base: type[PixelWebEnv], web_id: str) -> type[PixelWebEnv]:
     web_class = spec(web_id).load()
     if not (isinstance(web_class, type) and issubclass(web_class, WebEnv)):
         raise UsageError(f"{web_id} is not a web env ({web_class!r}); a pixel twin needs one")
-    return _class_of(base, web_class)
-
-
-@functools.cache
-def _class_of(base: type[PixelWebEnv], web_class: type[WebEnv]) -> type[PixelWebEnv]:
-    twin = type(f"Pixel{web_class.__name__}", (base, web_class), {"__module__": __name__})
-    return twin
+    if web_class not in _TWINS:
+        name = f"Pixel{web_class.__name__}"
+        _TWINS[web_class] = type(name, (PixelWebEnv, web_class), {"__module__": __name__})
+    return _TWINS[web_class]
