@@ -60,6 +60,9 @@ BOARD = BOTTOM * ((1 << HEIGHT) - 1)
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 BUDGET = 25_000  # positions: about half a second of Python
 NATIVE_BUDGET = 50_000_000  # positions: at most about 6 s of C on an idle core
+EARLY_NATIVE_BUDGET = 2_000_000
+"""A position within the book's depth but off its lines (an ``opening`` task's random stones)
+gets only this quick try (about 0.3 s): its proof may take billions of positions."""
 BOOK_TABLE_SIZE = 67_108_879  # the book writer's table: a prime near 2^26
 LOST_BY_THEORY = frozenset({"4"})
 """Positions known lost for the mover, so not proved again for the book: after X's centre
@@ -274,8 +277,9 @@ def decide(
     fallback_depth: int = 6,
 ) -> Decision:
     """A best column after ``columns``: exact when the book knows the position or the proof
-    fits its budget (``native_budget`` positions in C, else ``budget`` in Python), else the
-    depth-limited search's choice.
+    fits its budget (``native_budget`` positions in C, at most ``EARLY_NATIVE_BUDGET``
+    within the book's depth; else ``budget`` in Python), else the depth-limited search's
+    choice.
 
     Deterministic (the C solver's table is emptied at every call), so remembered: games
     replayed from a seed (the conformance check's, the arena's seat swaps) ask again for the
@@ -297,6 +301,8 @@ def _decide(
             return Decision(column, "win")
     solver = native()
     if solver is not None:
+        if len(columns) <= BOOK_PLIES:  # off the book's lines, where proofs rarely fit
+            native_budget = min(native_budget, EARLY_NATIVE_BUDGET)
         found = solver.best_move(columns, native_budget, weak=True)
         if found is not None:
             column, value = found

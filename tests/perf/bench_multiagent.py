@@ -194,6 +194,8 @@ def connect_four(games: int) -> None:
 def connect_four_from_empty(games: int) -> None:
     """``games`` games a seat from the empty board against ``random``: whether every move of
     the solver was proved (the book, then weak proofs within the budget) and the slowest."""
+    if games < 1:
+        return
     rng = random.Random(1)
     moves: list[tuple[float, bool]] = []
 
