@@ -221,7 +221,6 @@ async def _let_navigation_start(world: WebWorld) -> None:
     being replaced fails ("execution context was destroyed")."""
     await world._wait_in_page(FRAMES_JS)
     await world._settle()
-    await world._wait_in_page(FRAMES_JS)
 
 
 def pixel_plan(
