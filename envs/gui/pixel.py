@@ -49,6 +49,8 @@ class PixelWebEnv(WebEnv):
 
     Args:
         web_id: the web or MiniWoB++ id this env is the twin of.
+        page: instead of ``web_id``, a MiniWoB++ page that only a pointer can play
+            (:data:`~agentgym.envs.gui.pixel_ids.POINTER_PAGES`; no web id is its text twin).
         with_text: observe a dict of the ``screenshot`` and the page's accessibility-tree
             ``text`` (ids in [brackets] to read, not to act on) instead of the screenshot alone.
         **kwargs: the web env's (``viewport``, ``set_of_marks``, ``split``, ...).
@@ -56,22 +58,25 @@ class PixelWebEnv(WebEnv):
 
     metadata: dict[str, Any] = {
         **WebEnv.metadata,
-        "task_kwargs": ("web_id",),
+        "task_kwargs": ("web_id", "page"),
         "replay": "verdict",
         "multimodal": True,
     }
 
-    def __new__(cls, *, web_id: str = "", **kwargs: Any) -> PixelWebEnv:
+    def __new__(cls, *, web_id: str = "", page: str = "", **kwargs: Any) -> PixelWebEnv:
         # The twin is the web class with this one in front of it: every hook this class
         # leaves alone (tasks, start, is_over, the verifier) is the web env's own.
-        return super().__new__(_twin_class(web_id) if cls is PixelWebEnv else cls)
+        if cls is PixelWebEnv:
+            cls = _twin_class(_web_of(web_id, page)[0])
+        return super().__new__(cls)
 
-    def __init__(self, *, web_id: str, with_text: bool = False, **kwargs: Any) -> None:
-        found = spec(web_id)
-        web_class = found.load()
+    def __init__(
+        self, *, web_id: str = "", page: str = "", with_text: bool = False, **kwargs: Any
+    ) -> None:
+        web_class, web_kwargs = _web_of(web_id, page)
         self.web_id = web_id
         self.with_text = with_text
-        super().__init__(**{**found.kwargs, **kwargs})
+        super().__init__(**{**web_kwargs, **kwargs})
         allowed = self.action_names or tuple(web_actions.ACTIONS)
         self.pixel_names = (*PIXEL_ACTIONS, *(n for n in BROWSER_ACTIONS if n in allowed))
         self.tools = [t for t in web_actions.tools_of(TABLE) if t["name"] in self.pixel_names]
@@ -232,7 +237,11 @@ def pixel_plan(
     element whose centre is off the screen is first scrolled to (the plan then ends: the
     oracle is asked again on the scrolled page).
     """
-    name, args = web_actions.parse(web_action)
+    try:
+        name, args = web_actions.parse(web_action)
+    except InvalidAction:  # an oracle of a pointer page speaks pixel actions already
+        web_actions.parse(web_action, None, TABLE)
+        return [web_action]
     if name in BROWSER_ACTIONS:
         return [web_action]
     if "id" in args:
@@ -407,14 +416,27 @@ def _pointless(name: str, args: dict[str, Any], mouse: tuple[float, float]) -> s
 _TWINS: dict[type[WebEnv], type[PixelWebEnv]] = {}
 
 
-def _twin_class(web_id: str) -> type[PixelWebEnv]:
-    """``PixelMiniWoBEnv`` and the like: :class:`PixelWebEnv` in front of the web env class of
-    ``web_id`` (one class per web class, made once)."""
-    if not isinstance(web_id, str) or not web_id:
-        raise UsageError("a pixel web env needs web_id='<a web or MiniWoB++ id>'")
-    web_class = spec(web_id).load()
+def _web_of(web_id: str, page: str) -> tuple[type[WebEnv], dict[str, Any]]:
+    """The web env class a twin stands in front of, and its constructor's arguments."""
+    if page and isinstance(page, str) and not web_id:
+        from agentgym.envs.gui.pixel_pages import PointerPagesEnv
+
+        return PointerPagesEnv, {"task": page}
+    if not isinstance(web_id, str) or not web_id or page:
+        raise UsageError(
+            "a pixel web env needs web_id='<a web or MiniWoB++ id>' or page='<a pointer page>' "
+            f"(one of them), got web_id={web_id!r}, page={page!r}"
+        )
+    found = spec(web_id)
+    web_class = found.load()
     if not (isinstance(web_class, type) and issubclass(web_class, WebEnv)):
         raise UsageError(f"{web_id} is not a web env ({web_class!r}); a pixel twin needs one")
+    return web_class, dict(found.kwargs)
+
+
+def _twin_class(web_class: type[WebEnv]) -> type[PixelWebEnv]:
+    """``PixelMiniWoBEnv`` and the like: :class:`PixelWebEnv` in front of a web env class (one
+    class per web class, made once)."""
     if web_class not in _TWINS:
         name = f"Pixel{web_class.__name__}"
         _TWINS[web_class] = type(name, (PixelWebEnv, web_class), {"__module__": __name__})

@@ -8,10 +8,24 @@ from __future__ import annotations
 
 from agentgym.registry import list_envs, register
 
-__all__ = ["STEP_FACTOR", "WEB_FAMILIES", "pixel_id", "register_pixel_twins", "web_id_of"]
+__all__ = [
+    "POINTER_PAGES",
+    "STEP_FACTOR",
+    "WEB_FAMILIES",
+    "pixel_id",
+    "register_pixel_twins",
+    "web_id_of",
+]
 
 WEB_FAMILIES = ("web", "miniwob")
 """The families whose ids get a pixel twin (the web family registers both)."""
+
+POINTER_PAGES = ("drag-box", "drag-single-shape", "resize-textarea")
+"""MiniWoB++ pages the web family leaves out for needing a drag that a twin plays
+(``gui/miniwob_<page>-v0``; their oracles are in :mod:`agentgym.envs.gui.pixel_pages`)."""
+
+MINIWOB_STEPS = 30
+"""A MiniWoB++ web id's step limit (``agentgym.envs.web.miniwob_ids``), for the pointer pages."""
 
 STEP_FACTOR = 3
 """A twin's step limit is its web id's times this: one web action can take up to three pixel
@@ -43,4 +57,13 @@ def register_pixel_twins() -> None:
             max_episode_steps=None if steps is None else steps * STEP_FACTOR,
             extra=spec.extra,
             description=f"{spec.id} by pixels: screenshots in, mouse and keyboard out",
+        )
+    for page in POINTER_PAGES:
+        register(
+            f"gui/miniwob_{page.replace('-', '_')}-v0",
+            entry_point="agentgym.envs.gui.pixel:PixelWebEnv",
+            kwargs={"page": page},
+            max_episode_steps=MINIWOB_STEPS * STEP_FACTOR,
+            extra="web",
+            description=f"MiniWoB++ task {page} by pixels (a drag: no text id), its own reward",
         )

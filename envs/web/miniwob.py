@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -332,6 +332,8 @@ class MiniWoBEnv(WebEnv):
         "noop",
     )
     max_invalid_default = 10
+    pages: ClassVar[tuple[str, ...]] = TASKS
+    """The pages this env plays (a subclass may play others: the gui family's drag pages)."""
     # ``task`` only chooses the page: one page's conformance run proves the class's own code.
     # "replay": "verdict": the pages run their own timers and animations, so a replay of the
     # same actions can see other observations (agentgym.leaderboard.rescore).
@@ -344,11 +346,11 @@ class MiniWoBEnv(WebEnv):
     def __init__(
         self, *, task: str = "click-test", viewport: tuple[int, int] = (160, 210), **kwargs: Any
     ) -> None:
-        if task not in TASKS:
-            near = [t for t in TASKS if t.split("-")[0] == str(task).split("-")[0]]
+        if task not in self.pages:
+            near = [t for t in self.pages if t.split("-")[0] == str(task).split("-")[0]]
             raise UsageError(
                 f"unknown MiniWoB task {task!r}"
-                + (f"; similar: {near}" if near else f"; tasks: {sorted(TASKS)}")
+                + (f"; similar: {near}" if near else f"; tasks: {sorted(self.pages)}")
                 + (f". It is excluded: {EXCLUDED[task]}" if task in EXCLUDED else "")
             )
         if miniwob_html() is None:
