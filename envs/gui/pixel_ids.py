@@ -20,7 +20,14 @@ __all__ = [
 WEB_FAMILIES = ("web", "miniwob")
 """The families whose ids get a pixel twin (the web family registers both)."""
 
-POINTER_PAGES = ("drag-box", "drag-single-shape", "resize-textarea")
+POINTER_PAGES = (
+    "drag-box",
+    "drag-single-shape",
+    "draw-line",
+    "highlight-text",
+    "highlight-text-2",
+    "resize-textarea",
+)
 """MiniWoB++ pages the web family leaves out for needing a drag that a twin plays
 (``gui/miniwob_<page>-v0``; their oracles are in :mod:`agentgym.envs.gui.pixel_pages`)."""
 

@@ -146,3 +146,49 @@ def _resize_textarea(world: MiniWoBWorld) -> str | None:
     handle = ".ui-resizable-e" if dimension == "width" else ".ui-resizable-s"
     by = (sign * 15, 0) if dimension == "width" else (0, sign * 15)
     return _drag(_grab(world, handle), by)
+
+
+@_page_oracle("draw-line")
+def _draw_line(world: MiniWoBWorld) -> str | None:
+    if any(action.startswith("drag(") for action in world.history):
+        return _submit(world, "#controls button")
+    # Through the dot, 48 px long: the page samples the pointer at each of the drag's moves
+    # (4 px apart), and pays in full for a sample within 6 px of the dot.
+    x, y = _centre(world, "#circ")
+    by = (48, 0) if "horizontal" in world.utterance else (0, 48)
+    return _drag((x - by[0] / 2, y - by[1] / 2), by)
+
+
+SELECTION_JS = """(s) => { const e = document.querySelector(s);
+  const strip = (t) => t.replace(/[\\n\\r\\s]/g, '');
+  if (strip(window.getSelection().toString()) === strip(e.textContent)) return null;
+  const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+  const nodes = []; while (walker.nextNode()) nodes.push(walker.currentNode);
+  const first = nodes[0], last = nodes[nodes.length - 1];
+  const start = first.textContent.search(/\\S/);
+  const end = last.textContent.trimEnd().length;
+  const box = (n, i) => { const r = document.createRange(); r.setStart(n, i);
+    r.setEnd(n, i + 1); return r.getBoundingClientRect(); };
+  const a = box(first, start), b = box(last, end - 1);
+  return [a.left + 1, a.top + a.height / 2, b.right + 1, b.top + b.height / 2]; }"""
+"""The drag that selects an element's text (from the left of its first letter to the right of
+its last), or null when the selection already holds that text."""
+
+
+def _highlight(world: MiniWoBWorld, selector: str) -> str | None:
+    found = world.evaluate(SELECTION_JS, selector)
+    if found is None:
+        return _submit(world)
+    x1, y1, x2, y2 = (float(v) for v in found)
+    return _drag((x1, y1), (x2 - x1, y2 - y1))
+
+
+@_page_oracle("highlight-text")
+def _highlight_text(world: MiniWoBWorld) -> str | None:
+    return _highlight(world, "#randomText")
+
+
+@_page_oracle("highlight-text-2")
+def _highlight_text_2(world: MiniWoBWorld) -> str | None:
+    which = ("1st", "2nd", "3rd").index(world.utterance.split("the ")[2].split()[0]) + 1
+    return _highlight(world, f"#randomText p:nth-of-type({which})")

@@ -31,8 +31,9 @@ def test_each_pointer_page_is_one_the_web_family_leaves_out_for_its_drag():
             MiniWoBEnv(task=page)  # the text env still refuses it
 
 
-@pytest.mark.parametrize("env_id", IDS)
-@pytest.mark.parametrize("task_id", ["test/default/0", "train/default/1"])
+@pytest.mark.parametrize(
+    ("env_id", "task_id"), [(env_id, f"test/default/{i}") for i, env_id in enumerate(IDS)]
+)
 def test_the_oracle_drags_to_score_max(env_id, task_id):
     env = agentgym.make(env_id)
     try:
