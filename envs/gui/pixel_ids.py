@@ -22,6 +22,7 @@ WEB_FAMILIES = ("web", "miniwob")
 
 POINTER_PAGES = (
     "drag-box",
+    "drag-items",
     "drag-single-shape",
     "draw-line",
     "highlight-text",

@@ -10,6 +10,7 @@ pages and the oracles differ (:class:`PointerPagesEnv`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -192,3 +193,33 @@ def _highlight_text(world: MiniWoBWorld) -> str | None:
 def _highlight_text_2(world: MiniWoBWorld) -> str | None:
     which = ("1st", "2nd", "3rd").index(world.utterance.split("the ")[2].split()[0]) + 1
     return _highlight(world, f"#randomText p:nth-of-type({which})")
+
+
+ITEMS_JS = """() => [...document.querySelectorAll('#sortable li')].map((li) => {
+  const r = li.getBoundingClientRect();
+  return [li.textContent.trim(), r.left + r.width / 2, r.top + r.height / 2, r.height]; })"""
+"""Each item of the sortable list: its name, the centre of its box and its height."""
+
+
+_ITEM_ASK = re.compile(
+    r"Drag (.+?) (to the top|to the bottom|up by one position|down by one position"
+    r"|to the (\d)(?:st|nd|rd|th) position)\."
+)
+
+
+@_page_oracle("drag-items")
+def _drag_items(world: MiniWoBWorld) -> str | None:
+    found = _ITEM_ASK.fullmatch(world.utterance)
+    items = world.evaluate(ITEMS_JS)
+    names = [item[0] for item in items]
+    if found is None or found.group(1) not in names:
+        raise LookupError(f"the drag-items oracle cannot read {world.utterance!r}")
+    now, how = names.index(found.group(1)), found.group(2)
+    moves = {"to the top": 0, "to the bottom": len(names) - 1}
+    moves |= {"up by one position": now - 1, "down by one position": now + 1}
+    wanted = moves[how] if how in moves else int(found.group(3)) - 1
+    _, x, y, _ = items[now]
+    _, _, target_y, height = items[wanted]
+    # Past the middle of the item in the way, so the list lets the dragged one by.
+    beyond = target_y + (0.4 if wanted > now else -0.4) * height
+    return _drag((x, y), (0, beyond - y))
