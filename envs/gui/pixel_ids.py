@@ -24,6 +24,7 @@ POINTER_PAGES = (
     "drag-box",
     "drag-items",
     "drag-single-shape",
+    "drag-sort-numbers",
     "draw-line",
     "highlight-text",
     "highlight-text-2",

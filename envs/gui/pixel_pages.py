@@ -218,8 +218,23 @@ def _drag_items(world: MiniWoBWorld) -> str | None:
     moves = {"to the top": 0, "to the bottom": len(names) - 1}
     moves |= {"up by one position": now - 1, "down by one position": now + 1}
     wanted = moves[how] if how in moves else int(found.group(3)) - 1
+    return _move_item(items, now, wanted)
+
+
+def _move_item(items: list[Any], now: int, wanted: int) -> str:
+    """The drag that moves a sortable list's item from place ``now`` to ``wanted``: past the
+    middle of the item in the way, so that the list lets the dragged one by."""
     _, x, y, _ = items[now]
     _, _, target_y, height = items[wanted]
-    # Past the middle of the item in the way, so the list lets the dragged one by.
     beyond = target_y + (0.4 if wanted > now else -0.4) * height
     return _drag((x, y), (0, beyond - y))
+
+
+@_page_oracle("drag-sort-numbers")
+def _drag_sort_numbers(world: MiniWoBWorld) -> str | None:
+    items = world.evaluate(ITEMS_JS)
+    numbers = [int(item[0]) for item in items]
+    for place, number in enumerate(sorted(numbers)):
+        if numbers[place] != number:  # the lowest number out of place goes to this place
+            return _move_item(items, numbers.index(number, place), place)
+    return _submit(world)
