@@ -183,6 +183,8 @@ class X11Screen:
         self._next_spare = 0
         self._borrowed: dict[int, int] = {}  # keysym -> the spare keycode it is on
         self._closed = False
+        self.broken = False
+        """Whether the server dropped the connection (as opposed to :meth:`close`)."""
 
     # ------------------------------------------------------------------ the connection
 
@@ -194,7 +196,7 @@ class X11Screen:
         try:
             yield
         except (error.ConnectionClosedError, OSError) as failure:
-            self._closed = True
+            self._closed = self.broken = True
             raise DesktopCrashedError(
                 f"the X server of display :{self.number} went away while {doing}: {failure}"
             ) from failure
