@@ -86,6 +86,7 @@ perf: install
 	$(PY) tests/perf/bench_search.py
 	$(PY) tests/perf/bench_code_verifier.py
 	$(PY) tests/perf/bench_web.py
+	$(PY) tests/perf/bench_desktop.py
 	$(PY) tests/perf/bench_train.py
 	$(PY) tests/perf/bench_swe.py
 	$(PY) tests/perf/bench_usersim.py
