@@ -124,16 +124,16 @@ def test_reset_restores_the_home_and_relaunches_the_apps():
 
 
 def test_a_killed_x_server_is_a_typed_error_and_close_still_cleans_up():
-    desktop = Desktop()
-    os.kill(desktop._xvfb_pid, signal.SIGKILL)
-    with pytest.raises(DesktopCrashedError, match="went away"):
-        for _ in range(50):  # the kill lands between two requests
-            desktop.screen.screenshot()
-            time.sleep(0.02)
-    with pytest.raises(DesktopCrashedError, match=r"Xvfb .*killed by signal 9"):
-        desktop.check()
-    desktop.close()
-    assert leftovers(desktop) == []
+    with Desktop() as desktop:  # closed even when an assertion fails
+        os.kill(desktop._xvfb_pid, signal.SIGKILL)
+        with pytest.raises(DesktopCrashedError, match="went away"):
+            for _ in range(50):  # the kill lands between two requests
+                desktop.screen.screenshot()
+                time.sleep(0.02)
+        with pytest.raises(DesktopCrashedError, match=r"Xvfb .*killed by signal 9"):
+            desktop.check()
+        desktop.close()
+        assert leftovers(desktop) == []
 
 
 def test_a_crashed_app_is_a_typed_error_but_quitting_it_is_not(desktop):
