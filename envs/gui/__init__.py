@@ -1,8 +1,11 @@
 """The GUI family: screens, a mouse and a keyboard.
 
-* ``gui/<family>_<name>-vN`` — the pixel twin of every web and MiniWoB++ id (``gui/web_Shop-v1``,
-  ``gui/miniwob_click_test-v0``): the web task by screenshots and mouse and keyboard actions
+* ``gui/<family>_<name>-vN`` — the pixel twin of every web and MiniWoB++ id
+  (``gui/web_Forum-v1``, ``gui/miniwob_click_test-v0``; the shop's is left out, see
+  ``pixel_ids.LEFT_OUT``): the web task by screenshots and mouse and keyboard actions
   (:mod:`agentgym.envs.gui.pixel`).
+* The desktop (:mod:`agentgym.envs.gui.desktop`): Xvfb, openbox and real applications as an
+  unprivileged uid; no id registered yet (``docs/envs/gui.md``, "Desktop").
 
 Importing this module registers the ids and imports nothing heavy. See ``docs/envs/gui.md``.
 """

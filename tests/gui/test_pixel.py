@@ -11,8 +11,9 @@ from PIL import Image
 import agentgym
 import agentgym.envs.gui  # registers the gui ids where the entry point is not installed
 from agentgym.checker import check_env
+from agentgym.envs.gui.pixel import PixelWebEnv
 from agentgym.envs.gui.pixel_actions import BROWSER_ACTIONS, PIXEL_ACTIONS, TABLE
-from agentgym.envs.gui.pixel_ids import STEP_FACTOR, WEB_FAMILIES, pixel_id, web_id_of
+from agentgym.envs.gui.pixel_ids import LEFT_OUT, STEP_FACTOR, WEB_FAMILIES, pixel_id, web_id_of
 from agentgym.envs.web import actions as web_actions
 from agentgym.envs.web.server import miniwob_html
 from agentgym.registry import list_envs, spec
@@ -51,6 +52,10 @@ def test_every_web_id_has_a_pixel_twin_with_the_web_ids_version():
     web_ids = [s.id for family in WEB_FAMILIES for s in list_envs(family, kind="env")]
     assert len(web_ids) > 100
     for web_id in web_ids:
+        if web_id in LEFT_OUT:
+            with pytest.raises(agentgym.UnknownEnvError):
+                spec(pixel_id(web_id))
+            continue
         twin = spec(pixel_id(web_id))
         assert web_id_of(twin.id) == web_id
         assert twin.kwargs == {"web_id": web_id}
@@ -71,7 +76,8 @@ def test_the_oracle_scores_max_through_pixel_actions_only(env_id):
 
 
 def test_the_shop_twin_buys_the_product_by_pixels():
-    env = agentgym.make("gui/web_Shop-v1", difficulty="easy")
+    """Built by hand: its id is left out of the registry (``LEFT_OUT``: a task-blind reward)."""
+    env = PixelWebEnv(web_id="web/Shop-v1", difficulty="easy")
     try:
         played, verdict = play_oracle(env, env.unwrapped.tasks.ids("test", "easy")[0])
     finally:
