@@ -144,7 +144,7 @@ class AgentSeat:
         done, _ = concurrent.futures.wait([future], self.timeout)
         if not done:
             future.cancel()
-            raise Forfeited(self.seat, f"{doing} took over the step timeout of {self.timeout} s")
+            raise Forfeited(self.seat, f"{doing} took over the step timeout of {self.timeout:g} s")
         error = future.exception()
         if error is None:
             return future.result()

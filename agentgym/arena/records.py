@@ -5,9 +5,9 @@ score per seat: the game's verdict (a win 1, a draw 0.5, a loss 0), or a utility
 game has one. The ratings read only the order of the scores: the higher score placed better,
 equal scores tied.
 
-``group`` is the unit the bootstrap resamples: the matches that share a seed or pairing
-(a game and its seat-swapped twin, one round of a Swiss pairing) are not independent draws,
-so they are drawn together or not at all.
+``group`` is the unit the bootstrap resamples: the matches of one table that share a seed
+(a game and its seat-swapped twin) are not independent draws, so they are drawn together or
+not at all.
 
 ``seed``, ``task_id`` and ``moves`` are the game itself: the reset that started it and every
 turn ``{seat: action}`` in order (as :class:`~agentgym.multiagent.GameResult` has them), so a

@@ -27,7 +27,9 @@ A seat held by one of the game's reference players (``solver``, ``stockfish-skil
 must have played that player's moves: the replay asks the real player at each of its turns
 and refuses the record where the recorded move differs. Otherwise a record could credit an
 agent with a win over ``solver`` whose moves it wrote itself. The players are deterministic
-given the game's seed, so an honest record always passes.
+given the game's seed, so an honest record passes as long as the reference player is the one
+it was played with: a game that changes a player's moves under the same name (its version
+history says so) leaves older records of that player unreplayable.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@
   current score (the sum of their scores so far), the first round in an order the seed
   shuffles; a pairing already played is avoided where another pairing of the round allows
   it; with an odd field the lowest-placed player who has not sat out sits out. Each pairing
-  plays ``games`` games, seat-swapped, and the round's games of a pair are one group. A
+  plays ``games`` games, seat-swapped; a game and its seat-swapped twin (one seed) are one
+  group. A
   round's pairings depend on the results before it, so :func:`swiss_schedule` plans one
   round at a time: the runner plays each round before the next is planned, and a
   leaderboard rebuilds a finished run's rounds from its records the same way.

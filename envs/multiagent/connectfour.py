@@ -65,7 +65,7 @@ MARKS = {"player_0": "X", "player_1": "O"}
 COLUMNS = 7
 DEPTHS = (2, 4, 6)
 ORACLE_BUDGET, ORACLE_NATIVE_BUDGET = 5_000, 200_000
-"""The oracle's proof budgets in Python and in C (positions; about 0.1 s each): a tenth of the
+"""The oracle's proof budgets in Python and in C (positions; about 0.1 s each): far below the
 solver's, since the conformance check plays whole oracle games."""
 
 

@@ -1,8 +1,9 @@
 """Connect four's solver in C (``data/connectfour_solver.c``), compiled once and called by ctypes.
 
 The Python search (``connectfour_solver.py``) visits 40,000-100,000 positions a second; the same
-algorithm in C visits about 3 million, which moves the ply from which every move is proved
-exact within a second from about 24 to about 12 (``tests/perf/bench_multiagent.py``).
+algorithm in C visits about 3 million on the loaded development machine and about 8 million on
+an idle core, which moves the ply from which every move is proved within a second from about
+24 to about 12 (``tests/perf/bench_multiagent.py``).
 
 The source is compiled with the machine's C compiler (``cc`` or ``gcc``; the Makefile installs
 Debian's ``build-essential``) into ``$AGENTGYM_CACHE/connectfour/``, under the cache's lock, the

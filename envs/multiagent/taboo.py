@@ -41,7 +41,9 @@ repeated message adds no evidence), otherwise it answers without content; ``naiv
 leading word (falling into the trap when it is right); ``random`` says random list words and
 now and then guesses one. The oracle is ``cautious``.
 
-**Version history.** v0: first release.
+**Version history.** v0: first release. Still v0: the ``random`` player draws from
+:class:`~agentgym.multiagent.RandomPlayer`'s streams instead of the env's generator (its words
+changed; rules, tasks and verdicts did not).
 """
 
 from __future__ import annotations
