@@ -6,14 +6,21 @@ registering imports nothing but the registry and the web family's own id module.
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
+
 from agentgym.registry import list_envs, register
 
 __all__ = [
+    "BLIND_RATES",
     "LEFT_OUT",
     "POINTER_PAGES",
     "STEP_FACTOR",
     "WEB_FAMILIES",
+    "guessable",
     "pixel_id",
+    "pointer_id",
     "register_pixel_twins",
     "web_id_of",
 ]
@@ -28,6 +35,20 @@ LEFT_OUT = {
     "asked product",
 }
 """Web ids with no registered twin, and why (``PixelWebEnv(web_id=...)`` still builds one)."""
+
+BLIND_RATES = Path(__file__).with_name("data") / "pixel_blind_rates.json"
+"""How often a blind replay (the next task's solution, coordinates and all) passed each
+MiniWoB++ twin, written by ``tests/perf/gui_blind_rates.py``."""
+
+
+@functools.cache
+def guessable() -> dict[str, float]:
+    """The twins a blind replay passed at all, and how often: left out of the registry. On a
+    pixel page a target that keeps its place, or is large, is hit by clicking where another
+    task's target was, which the same page by element ids does not allow."""
+    data = json.loads(BLIND_RATES.read_text())
+    return {env_id: rate for env_id, rate in data["rates"].items() if rate > 0}
+
 
 POINTER_PAGES = (
     "drag-box",
@@ -62,13 +83,19 @@ def web_id_of(gui_id: str) -> str:
     return f"{family}/{rest}"
 
 
-def register_pixel_twins() -> None:
+def pointer_id(page: str) -> str:
+    """``drag-box`` -> ``gui/miniwob_drag_box-v0``."""
+    return f"gui/miniwob_{page.replace('-', '_')}-v0"
+
+
+def register_pixel_twins(*, every: bool = False) -> None:
     """Register a pixel twin of every web and MiniWoB++ id registered now, but those
-    :data:`LEFT_OUT`."""
+    :data:`LEFT_OUT` and those :func:`guessable` (``every``: them too, to measure them)."""
     import agentgym.envs.web  # noqa: F401  (registers the web ids; cheap, see its docstring)
 
+    left_out = set() if every else {*map(pixel_id, LEFT_OUT), *guessable()}
     for spec in (s for family in WEB_FAMILIES for s in list_envs(family, kind="env")):
-        if spec.id in LEFT_OUT:
+        if pixel_id(spec.id) in left_out:
             continue
         steps = spec.max_episode_steps
         register(
@@ -80,8 +107,10 @@ def register_pixel_twins() -> None:
             description=f"{spec.id} by pixels: screenshots in, mouse and keyboard out",
         )
     for page in POINTER_PAGES:
+        if pointer_id(page) in left_out:
+            continue
         register(
-            f"gui/miniwob_{page.replace('-', '_')}-v0",
+            pointer_id(page),
             entry_point="agentgym.envs.gui.pixel:PixelWebEnv",
             kwargs={"page": page},
             max_episode_steps=MINIWOB_STEPS * STEP_FACTOR,
