@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -94,13 +93,11 @@ class ArenaUpload:
 
 def arena_payload(run_dir: Path) -> bytes:
     """The upload of an arena run directory: its manifest, match records and errored matches."""
-    from agentgym.arena.report import read_matches
-    from agentgym.arena.run import read_matches as read_run
+    from agentgym.arena.report import read_run
 
+    records, errored = read_run(Path(run_dir))  # one clear line for a folder that is not a run
     manifest_path = Path(run_dir) / MANIFEST_FILE
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    records = read_matches(Path(run_dir))  # one clear line for a folder that is not a run
-    errored = read_run(Path(run_dir))[1]
     matches = [record.to_dict() for record in records]
     return json.dumps({"manifest": manifest, "matches": matches, "errored": errored}).encode()
 
@@ -287,10 +284,7 @@ def _schedule(
     """Every match ``arena`` scheduled, a batch at a time: a round-robin's all at once, a
     Swiss arena's round by round, each planned from ``records`` (the replayed results) as
     the runner planned it."""
-    players = list(arena.players)
-    count = math.comb(len(players), len(seats)) * arena.games
-    if arena.schedule == "swiss":
-        count = arena.swiss_rounds() * (len(players) // 2) * arena.games
+    count = arena.match_count(len(seats))
     if count > MAX_MATCHES:
         raise ArenaRejected(
             f"the manifest's arena schedules {count:,} matches, over the {MAX_MATCHES:,} an "

@@ -48,13 +48,19 @@ VIEWER_MATCHES = 100
 
 
 def read_matches(run_dir: Path) -> list[MatchRecord]:
-    """The scored match records of an arena run directory (:func:`agentgym.arena.run.
-    read_matches`); one clear line for a folder that is not one."""
-    from agentgym.arena.run import read_matches as read_run
+    """The scored match records of an arena run directory; one clear line for a folder
+    that is not one."""
+    return read_run(run_dir)[0]
+
+
+def read_run(run_dir: Path) -> tuple[list[MatchRecord], list[dict[str, Any]]]:
+    """The scored match records and errored matches of an arena run directory
+    (:func:`agentgym.arena.run.read_matches`); one clear line for a folder that is not one."""
+    from agentgym.arena.run import read_matches as read_records
 
     if not (Path(run_dir) / MATCHES_FILE).is_file():
         raise UsageError(f"{run_dir} has no {MATCHES_FILE}: it is not an arena run directory")
-    return read_run(Path(run_dir))[0]
+    return read_records(Path(run_dir))
 
 
 def write_report(run_dir: Path, path: Path | None = None) -> Path:

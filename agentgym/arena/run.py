@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -102,6 +103,13 @@ class Arena:
     def swiss_rounds(self) -> int:
         """The Swiss rounds: as asked, else enough to rank the field (ceil(log2 n) + 1)."""
         return self.rounds or max(1, (len(self.players) - 1).bit_length() + 1)
+
+    def match_count(self, seats: int) -> int:
+        """How many matches the schedule holds for a game of ``seats`` seats: every table's
+        games for a round-robin, a pairing's games each round for a Swiss arena."""
+        if self.schedule == "swiss":
+            return self.swiss_rounds() * (len(self.players) // 2) * self.games
+        return math.comb(len(self.players), seats) * self.games
 
     def batches(
         self, seats: Sequence[str], results: Callable[[], Iterable[MatchRecord]]

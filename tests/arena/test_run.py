@@ -311,3 +311,20 @@ def test_the_command_counts_forfeits_per_player(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "2 matches scored, 0 errored (0 already done)" in printed
     assert f"forfeits: {buggy} 2" in printed
+
+
+@pytest.mark.parametrize(
+    ("players", "seats", "schedule", "rounds"),
+    [
+        (("a", "b", "c", "d"), ("p1", "p2"), "round-robin", None),
+        (("a", "b", "c", "d", "e"), ("p1", "p2", "p3"), "round-robin", None),
+        (("a", "b", "c", "d", "e"), ("p1", "p2"), "swiss", None),
+        (("a", "b", "c", "d"), ("p1", "p2"), "swiss", 2),
+    ],
+)
+def test_match_count_is_the_schedules_length(players, seats, schedule, rounds):
+    """The leaderboard bounds an upload by match_count before scheduling: it must be the
+    number of matches batches() yields, for either schedule."""
+    arena = Arena("any", players, games=3, schedule=schedule, rounds=rounds)
+    scheduled = sum(len(batch) for batch in arena.batches(seats, lambda: []))
+    assert arena.match_count(len(seats)) == scheduled
