@@ -4,7 +4,7 @@ registry, but its oracle and its refusals are still tested)."""
 import agentgym
 import agentgym.envs.gui  # registers the gui ids where the entry point is not installed
 from agentgym.envs.gui.pixel import PixelWebEnv
-from agentgym.envs.gui.pixel_ids import POINTER_PAGES, pointer_id, web_id_of
+from agentgym.envs.gui.pixel_ids import twin_kwargs
 from agentgym.registry import list_envs
 
 
@@ -12,7 +12,4 @@ def make_twin(env_id, **kwargs):
     """``agentgym.make(env_id)`` for a registered twin, else the twin built by hand."""
     if env_id in {s.id for s in list_envs("gui")}:
         return agentgym.make(env_id, **kwargs)
-    pages = {pointer_id(page): page for page in POINTER_PAGES}
-    if env_id in pages:
-        return PixelWebEnv(page=pages[env_id], **kwargs)
-    return PixelWebEnv(web_id=web_id_of(env_id), **kwargs)
+    return PixelWebEnv(**twin_kwargs(env_id), **kwargs)

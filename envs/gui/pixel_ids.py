@@ -22,6 +22,7 @@ __all__ = [
     "pixel_id",
     "pointer_id",
     "register_pixel_twins",
+    "twin_kwargs",
     "web_id_of",
 ]
 
@@ -88,6 +89,13 @@ def pointer_id(page: str) -> str:
     return f"gui/miniwob_{page.replace('-', '_')}-v0"
 
 
+def twin_kwargs(gui_id: str) -> dict[str, str]:
+    """What :class:`~agentgym.envs.gui.pixel.PixelWebEnv` takes to build the twin ``gui_id``
+    (registered or left out): a pointer page's ``page``, else its web id's ``web_id``."""
+    pages = {pointer_id(page): page for page in POINTER_PAGES}
+    return {"page": pages[gui_id]} if gui_id in pages else {"web_id": web_id_of(gui_id)}
+
+
 def register_pixel_twins(*, every: bool = False) -> None:
     """Register a pixel twin of every web and MiniWoB++ id registered now, but those
     :data:`LEFT_OUT` and those :func:`guessable` (``every``: them too, to measure them)."""
@@ -101,7 +109,7 @@ def register_pixel_twins(*, every: bool = False) -> None:
         register(
             pixel_id(spec.id),
             entry_point="agentgym.envs.gui.pixel:PixelWebEnv",
-            kwargs={"web_id": spec.id},
+            kwargs=twin_kwargs(pixel_id(spec.id)),
             max_episode_steps=None if steps is None else steps * STEP_FACTOR,
             extra=spec.extra,
             description=f"{spec.id} by pixels: screenshots in, mouse and keyboard out",
@@ -112,7 +120,7 @@ def register_pixel_twins(*, every: bool = False) -> None:
         register(
             pointer_id(page),
             entry_point="agentgym.envs.gui.pixel:PixelWebEnv",
-            kwargs={"page": page},
+            kwargs=twin_kwargs(pointer_id(page)),
             max_episode_steps=MINIWOB_STEPS * STEP_FACTOR,
             extra="web",
             description=f"MiniWoB++ task {page} by pixels (a drag: no text id), its own reward",
