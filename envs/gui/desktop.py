@@ -171,7 +171,7 @@ class Desktop:
             os.close(read_end)
         write_xauthority(self._client_auth, self._cookie, self.number)
         os.chown(self._client_auth, self.uid, self.uid)
-        self._screen = X11Screen(self.number, self._client_auth)
+        self._screen = X11Screen(self.number, self._client_auth, server_uid=self.uid)
 
     def _env(self) -> dict[str, str]:
         """The applications' environment: nothing of ours but PATH and the locale."""

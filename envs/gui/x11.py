@@ -31,6 +31,7 @@ import numpy as np
 from Xlib import XK, X, display, error
 from Xlib.ext import xtest
 
+from agentgym.envs.gui import xshm
 from agentgym.errors import EnvCrashedError
 
 __all__ = [
@@ -160,7 +161,10 @@ class X11Screen:
     """A connection to one display: ``screenshot()`` and XTEST input. Not thread-safe: one
     episode drives it."""
 
-    def __init__(self, number: int, xauthority: Path) -> None:
+    def __init__(self, number: int, xauthority: Path, server_uid: int | None = None) -> None:
+        """Connect to display ``number`` with the cookie in ``xauthority``; given the uid the
+        X server runs as, screenshots go through shared memory (:mod:`~agentgym.envs.gui.
+        xshm`) where the server offers it, else through a plain ``GetImage``."""
         with _CONNECT_LOCK:
             saved = os.environ.get("XAUTHORITY")
             os.environ["XAUTHORITY"] = str(xauthority)
@@ -185,6 +189,17 @@ class X11Screen:
         self._closed = False
         self.broken = False
         """Whether the server dropped the connection (as opposed to :meth:`close`)."""
+        self._shared: xshm.SharedImage | None = None
+        if server_uid is not None:
+            with self._guard("attaching shared memory"):
+                self._shared = xshm.attach(
+                    self._display, self._root, self.width, self.height, server_uid
+                )
+
+    @property
+    def shared_memory(self) -> bool:
+        """Whether screenshots come through MIT-SHM."""
+        return self._shared is not None
 
     # ------------------------------------------------------------------ the connection
 
@@ -203,6 +218,9 @@ class X11Screen:
 
     def close(self) -> None:
         """Close the connection (idempotent; a dead server is fine)."""
+        if self._shared is not None:  # also after a lost connection: our mapping stays
+            shared, self._shared = self._shared, None
+            shared.close(server_alive=not self._closed)
         if not self._closed:
             self._closed = True
             with contextlib.suppress(error.ConnectionClosedError, OSError):
@@ -217,6 +235,9 @@ class X11Screen:
 
     def screenshot(self) -> np.ndarray:
         """The whole screen as a ``(height, width, 3)`` uint8 RGB array."""
+        if self._shared is not None:
+            with self._guard("taking a screenshot"):
+                return self._shared.grab()
         with self._guard("taking a screenshot"):
             image = self._root.get_image(0, 0, self.width, self.height, X.ZPixmap, 0xFFFFFFFF)
         # A 24-bit TrueColor ZPixmap is 32 bits per pixel, little-endian BGRX. Copying channel

@@ -41,7 +41,15 @@ def leftovers(desktop):
             found.append(str(path))
     if desktop.root.exists():
         found.append(str(desktop.root))
+    found += [f"shared-memory segment {shmid}" for shmid in segments_of(desktop.uid)]
     return found
+
+
+def segments_of(uid):
+    """The System V shared-memory segments owned by ``uid``: {shmid: (mode, attachments)}
+    (the kernel prints modes in octal)."""
+    rows = [line.split() for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
+    return {int(r[1]): (int(r[2], 8) & 0o777, int(r[6])) for r in rows if int(r[7]) == uid}
 
 
 def save_as(screen, name):
@@ -90,6 +98,20 @@ def test_screenshot_has_the_display_shape_and_shows_an_opened_app(desktop):
     desktop.reset(["xterm"])
     frame = desktop.screen.screenshot()
     assert len(np.unique(frame.reshape(-1, 3), axis=0)) > 1
+
+
+def test_screenshots_come_through_shared_memory_only_the_server_may_map(desktop):
+    desktop.reset(["xterm"])
+    assert desktop.screen.shared_memory
+    plain = X11Screen(desktop.number, desktop.runtime / "Xauthority")  # GetImage
+    try:
+        assert not plain.shared_memory
+        assert np.array_equal(desktop.screen.screenshot(), plain.screenshot())
+    finally:
+        plain.close()
+    # Handed to the server's uid, mode 0600, attached by the server and by us: no other
+    # desktop's uid can read the frames.
+    assert list(segments_of(desktop.uid).values()) == [(0o600, 2)]
 
 
 def test_apps_run_as_the_desktop_uid_without_network(desktop):

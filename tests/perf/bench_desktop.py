@@ -1,9 +1,11 @@
 """The desktop's costs, measured side by side in one process (docs/envs/gui.md, "Desktop").
 
 * a desktop step (an XTEST pointer move through :class:`~agentgym.envs.gui.x11.X11Screen` and
-  a screenshot as an RGB array) against a bare one (the same XTEST request and ``GetImage`` on
-  a raw python-xlib connection, no conversion): p50 and p99 of each and the ratio of p50s; the
-  two take turns step by step, on a desktop showing mousepad;
+  a screenshot as an RGB array, through shared memory) against a bare one (the same XTEST
+  request, ``XSync`` and an MIT-SHM ``GetImage`` into a segment, no conversion), and a step
+  whose screenshot is a plain ``GetImage`` over the socket (what the desktop falls back to
+  without MIT-SHM): p50 and p99 of each and the ratios of p50s; the three take turns step by
+  step, on a desktop showing mousepad;
 * start (``Desktop()``: Xvfb and openbox up), reset (home restored, mousepad relaunched and
   focused) and close, medians;
 * ``--leak-cycles`` make/reset/screenshot/close cycles through the checker's leak check (the
@@ -25,6 +27,7 @@ from Xlib import X
 from Xlib.ext import xtest
 
 from agentgym.checker import check_leaks
+from agentgym.envs.gui import xshm
 from agentgym.envs.gui.desktop import Desktop
 from agentgym.envs.gui.x11 import X11Screen
 from agentgym.sandbox.uids import processes_of
@@ -36,30 +39,46 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 def steps(count: int) -> None:
-    """Desktop step vs bare XTEST + GetImage, taking turns."""
+    """Desktop step vs bare XTEST + XShm GetImage vs a plain-GetImage step, taking turns."""
     with Desktop() as desktop:
         desktop.reset(["mousepad"])
         bare = X11Screen(desktop.number or 0, desktop.runtime / "Xauthority")
-        raw, root = bare._display, bare._display.screen().root
-        width, height = desktop.width, desktop.height
-        ours, theirs = [], []
+        raw = bare._display
+        shared = xshm.attach(raw, raw.screen().root, desktop.width, desktop.height, desktop.uid)
+        assert shared is not None and desktop.screen.shared_memory, "no MIT-SHM on this server"
+        plain = X11Screen(desktop.number or 0, desktop.runtime / "Xauthority")
+        timings: dict[str, list[float]] = {
+            "desktop step": [],
+            "bare XTEST+XShm": [],
+            "step, plain GetImage": [],
+        }
         for index in range(count):
             x, y = 100 + index % 400, 100 + index % 300
             started = time.perf_counter()
             desktop.screen.move(x, y)
             desktop.screen.screenshot()
-            ours.append(time.perf_counter() - started)
+            timings["desktop step"].append(time.perf_counter() - started)
             started = time.perf_counter()
             xtest.fake_input(raw, X.MotionNotify, x=x + 1, y=y + 1)
             raw.sync()
-            root.get_image(0, 0, width, height, X.ZPixmap, 0xFFFFFFFF)
-            theirs.append(time.perf_counter() - started)
+            shared.fetch()
+            timings["bare XTEST+XShm"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            plain.move(x + 2, y + 2)
+            plain.screenshot()
+            timings["step, plain GetImage"].append(time.perf_counter() - started)
+        shared.close()
         bare.close()
+        plain.close()
+    width, height = desktop.width, desktop.height
     print(f"step ({width}x{height}, {count} each, taking turns; load {os.getloadavg()[0]:.1f})")
-    for name, values in (("desktop step", ours), ("bare XTEST+GetImage", theirs)):
+    bare_p50 = statistics.median(timings["bare XTEST+XShm"])
+    for name, values in timings.items():
         p50, p99 = _percentile(values, 0.5), _percentile(values, 0.99)
-        print(f"  {name:<22} p50 {p50 * 1000:6.1f} ms  p99 {p99 * 1000:6.1f} ms")
-    print(f"  ratio of p50s          {statistics.median(ours) / statistics.median(theirs):6.2f}")
+        print(
+            f"  {name:<22} p50 {p50 * 1000:6.1f} ms  p99 {p99 * 1000:6.1f} ms"
+            f"  p50 / bare {statistics.median(values) / bare_p50:5.2f}"
+        )
 
 
 def lifecycle(rounds: int) -> None:
