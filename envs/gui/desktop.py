@@ -69,6 +69,7 @@ APPS: dict[str, App] = {
     app.name: app
     for app in (
         App("mousepad", ("mousepad",), "Mousepad"),
+        App("gnumeric", ("gnumeric",), "Gnumeric"),
         App("xterm", ("xterm",), "XTerm"),
     )
 }
