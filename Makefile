@@ -27,6 +27,7 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 		&& command -v Xvfb >/dev/null && command -v openbox >/dev/null \
 		&& command -v mousepad >/dev/null && command -v xterm >/dev/null \
 		&& command -v ssconvert >/dev/null \
+		&& command -v pcmanfm >/dev/null \
 		&& command -v xdpyinfo >/dev/null \
 		&& test -x /usr/games/stockfish && test -x /usr/games/gnugo \
 		&& (command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1) \
@@ -35,7 +36,7 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
 		bubblewrap util-linux iproute2 docker.io debootstrap chromium fonts-liberation \
 		python3-seccomp postgresql stockfish gnugo \
-		xvfb openbox mousepad gnumeric xterm x11-utils; fi
+		xvfb openbox mousepad gnumeric pcmanfm xterm x11-utils; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
