@@ -50,6 +50,12 @@ START_TIMEOUT = 10.0
 STOP_WAIT = 2.0
 """Seconds Xvfb gets to exit on SIGTERM (and remove its lock and socket) before SIGKILL."""
 
+COMMAND_TIMEOUT = 10.0
+"""Seconds a command :meth:`Desktop.run` runs may take before it is killed."""
+
+OUTPUT_LIMIT = 1 << 20
+"""Bytes of a command's output :meth:`Desktop.run` keeps (the rest is not read)."""
+
 X11_SOCKETS = Path("/tmp/.X11-unix")
 
 REQUIRED = ("Xvfb", "openbox", "setpriv", "unshare")
@@ -70,6 +76,7 @@ APPS: dict[str, App] = {
     for app in (
         App("mousepad", ("mousepad",), "Mousepad"),
         App("gnumeric", ("gnumeric",), "Gnumeric"),
+        App("pcmanfm", ("pcmanfm",), "Pcmanfm"),
         App("xterm", ("xterm",), "XTerm"),
     )
 }
@@ -201,13 +208,8 @@ class Desktop:
         of: when it dies the kernel kills and reaps what it started (xterm's shell), at once,
         instead of leaving orphans for the host's init to reap whenever it gets to it.
         """
-        pids = () if keep else ("--pid", "--fork", "--kill-child")
-        wrapper = (
-            "unshare", "--net", *pids, "--", "setpriv", f"--reuid={self.uid}",
-            f"--regid={self.uid}", "--clear-groups", "--no-new-privs", "--",
-        )  # fmt: skip
         popen = subprocess.Popen(
-            [*wrapper, *argv],
+            [*self._wrapper(keep), *argv],
             cwd=self.home,
             env=self._env(),
             stdin=subprocess.DEVNULL,
@@ -219,7 +221,47 @@ class Desktop:
         self._processes.append(_Process(app, popen, keep))
         return popen
 
+    def _wrapper(self, keep: bool) -> tuple[str, ...]:
+        """The command line that runs what follows it as the uid, isolated (:meth:`_spawn`)."""
+        pids = () if keep else ("--pid", "--fork", "--kill-child")
+        return (
+            "unshare", "--net", *pids, "--", "setpriv", f"--reuid={self.uid}",
+            f"--regid={self.uid}", "--clear-groups", "--no-new-privs", "--",
+        )  # fmt: skip
+
     # ------------------------------------------------------------------ use
+
+    def run(
+        self, argv: Sequence[str], timeout: float = COMMAND_TIMEOUT, limit: int = OUTPUT_LIMIT
+    ) -> tuple[int | None, bytes]:
+        """Run ``argv`` as the uid, isolated as an application is, in the home, on this
+        display; return its exit status (None: killed, at ``timeout`` or once it wrote
+        ``limit`` bytes) and its stdout (the first ``limit`` bytes). What it started dies with
+        it (its PID namespace)."""
+        popen = subprocess.Popen(
+            [*self._wrapper(False), *argv],
+            cwd=self.home,
+            env=self._env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            start_new_session=True,
+        )
+        assert popen.stdout is not None
+        deadline = time.monotonic() + timeout
+        status: int | None = None
+        try:
+            output = _read_until(popen.stdout.fileno(), deadline, limit)
+            if output is not None and len(output) < limit:
+                status = popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(popen.pid, signal.SIGKILL)
+            popen.wait()
+            popen.stdout.close()
+        return status, output or b""
 
     @property
     def screen(self) -> X11Screen:
@@ -246,6 +288,24 @@ class Desktop:
 
         self._wait(f"{name} to show a focused window", focused, timeout)
         return _child_of(popen.pid)
+
+    def activate(self, name: str, timeout: float = START_TIMEOUT) -> None:
+        """Raise and focus the newest window whose WM_CLASS class or title holds ``name``
+        (any case); wait until it has the focus."""
+        screen, wanted = self.screen, name.lower()
+        matches = [
+            w.id
+            for w in screen.windows()
+            if wanted in w.wm_class.lower() or wanted in screen.title(w.id).lower()
+        ]
+        if not matches:
+            raise UsageError(f"no window of display :{self.number} is called {name!r}")
+        screen.activate(matches[-1])
+        self._wait(
+            f"the window {name!r} to get the focus",
+            lambda: screen.active_window() == matches[-1],
+            timeout,
+        )
 
     def _wait(
         self, what: str, condition: Callable[[], bool], timeout: float = START_TIMEOUT
@@ -390,6 +450,25 @@ def _child_of(pid: int) -> int:
         return int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
     except (OSError, IndexError, ValueError) as failure:
         raise DesktopCrashedError(f"the application under pid {pid} is gone") from failure
+
+
+def _read_until(fd: int, deadline: float, limit: int) -> bytes | None:
+    """Read ``fd`` to its end or ``limit`` bytes; None if the deadline comes first."""
+    import select
+
+    data = b""
+    while len(data) < limit:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            return None
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        data += chunk
+    return data[:limit]
 
 
 def _read_line(fd: int, timeout: float, what: str, log: object) -> str:

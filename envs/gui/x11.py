@@ -273,6 +273,34 @@ class X11Screen:
             active = self._root.get_full_property(atom, X.AnyPropertyType)
         return int(active.value[0]) if active and len(active.value) else 0
 
+    def title(self, window_id: int) -> str:
+        """A top-level window's title (``_NET_WM_NAME``, else ``WM_NAME``), "" if it has none."""
+        atoms = [self._display.intern_atom(n) for n in ("_NET_WM_NAME", "UTF8_STRING")]
+        window = self._display.create_resource_object("window", window_id)
+        with self._guard("reading a window's title"):
+            try:
+                name = window.get_full_property(atoms[0], atoms[1])
+                value = name.value if name else window.get_wm_name()
+            except error.BadWindow:
+                return ""
+        return value.decode(errors="replace") if isinstance(value, bytes) else str(value or "")
+
+    def activate(self, window_id: int) -> None:
+        """Ask the window manager to raise and focus a top-level window (EWMH's
+        ``_NET_ACTIVE_WINDOW`` message, as a pager sends it)."""
+        from Xlib.protocol import event
+
+        atom = self._display.intern_atom("_NET_ACTIVE_WINDOW")
+        message = event.ClientMessage(
+            window=self._display.create_resource_object("window", window_id),
+            client_type=atom,
+            data=(32, [2, X.CurrentTime, 0, 0, 0]),
+        )
+        mask = X.SubstructureRedirectMask | X.SubstructureNotifyMask
+        with self._guard("activating a window"):
+            self._root.send_event(message, event_mask=mask)
+            self._display.sync()
+
     def has_window_manager(self) -> bool:
         """Whether an EWMH window manager runs (it sets ``_NET_SUPPORTING_WM_CHECK``)."""
         atom = self._display.intern_atom("_NET_SUPPORTING_WM_CHECK")
