@@ -12,6 +12,11 @@ torn by a crash cuts that partial line off first, and a reader skips a torn last
 killed run loses at most the episode it was writing, never a finished one, and never leaves a
 line that breaks later reads.
 
+Frames (a GUI env's screenshots, :mod:`agentgym.frames`) are not written into the line: each
+is written once as a PNG file under the ledger's directory (``frames/ab/ab12….png``, named by
+the sha256 of its pixels) and the record holds its reference ``{"sha256", "path", "shape"}``
+where the frame was (schema 1.4). A frame is on disk, fsynced, before any line that names it.
+
 Token in, token out: ``prompt_ids``/``completion_ids`` are the ids the model actually saw and
 sampled. Trainers use them directly and never re-tokenize text.
 """
@@ -23,7 +28,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +36,7 @@ import numpy as np
 
 from agentgym.core import Verdict
 from agentgym.errors import LedgerError
+from agentgym.frames import FrameStore, has_frames
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -42,10 +48,11 @@ __all__ = [
     "UserTurnRecord",
     "jsonable",
     "read_episodes",
+    "record_with_frames_stored",
     "rewrite_episodes",
 ]
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 """``MAJOR.MINOR``. Readers accept any minor of their major; a new major is a breaking change."""
 
 Status = Literal["ok", "truncated", "errored"]
@@ -282,8 +289,31 @@ def _writable(value: Any) -> Any:
     return value
 
 
+def record_with_frames_stored(record: EpisodeRecord, frames: FrameStore) -> EpisodeRecord:
+    """``record`` with the frames of its observations and infos written to ``frames`` and
+    replaced by their references; ``record`` itself when it holds none (a text env's)."""
+    steps = record.steps
+    if not has_frames(record.initial_observation) and not any(
+        has_frames(step.observation) or has_frames(step.info) for step in steps
+    ):
+        return record
+    return replace(
+        record,
+        initial_observation=frames.externalize(record.initial_observation),
+        steps=[
+            replace(
+                step,
+                observation=frames.externalize(step.observation),
+                info=frames.externalize(step.info),
+            )
+            for step in steps
+        ],
+    )
+
+
 class EpisodeWriter:
-    """Appends records to an ``episodes.jsonl`` file, one fsynced line each.
+    """Appends records to an ``episodes.jsonl`` file, one fsynced line each; their frames
+    go to ``frames/`` beside it (:func:`record_with_frames_stored`).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "episodes.jsonl"
@@ -298,11 +328,12 @@ class EpisodeWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _cut_torn_tail(self.path)
+        self.frames = FrameStore(self.path.parent)
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def write(self, record: EpisodeRecord) -> None:
-        """Append one record durably."""
-        self._file.write(record.to_line() + "\n")
+        """Append one record durably (its frames first)."""
+        self._file.write(record_with_frames_stored(record, self.frames).to_line() + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
 
@@ -320,12 +351,14 @@ class EpisodeWriter:
 
 def rewrite_episodes(path: str | os.PathLike[str], records: Iterable[EpisodeRecord]) -> None:
     """Replace the file at ``path`` with ``records``, atomically: a reader (or a crash) sees the
-    old file or the whole new one, never a part. One fsync for the file, not one per record."""
+    old file or the whole new one, never a part. One fsync for the file, not one per record.
+    Frames still in the records are stored beside it first, as :class:`EpisodeWriter` does."""
     target = Path(path)
     scratch = target.with_suffix(".jsonl.tmp")
+    frames = FrameStore(target.parent)
     with open(scratch, "w", encoding="utf-8") as out:
         for record in records:
-            out.write(record.to_line() + "\n")
+            out.write(record_with_frames_stored(record, frames).to_line() + "\n")
         out.flush()
         os.fsync(out.fileno())
     os.replace(scratch, target)

@@ -50,6 +50,9 @@ class EpisodeContext:
     # How the env reads a final answer (its metadata["answer_format"], e.g.
     # "<answer>{answer}</answer>"); None for envs without one.
     answer_format: str | None = None
+    # Whether the env's observations hold images (its metadata["multimodal"]: a GUI env's
+    # screenshots): an agent over a vision endpoint sends them as images.
+    multimodal: bool = False
 
 
 @dataclass

@@ -19,7 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from agentgym.agents.base import Agent, AgentReply, EpisodeContext
-from agentgym.agents.prompting import Conversation, PromptConfig, extract_action, flexible_answer
+from agentgym.agents.prompting import (
+    Conversation,
+    PromptConfig,
+    extract_action,
+    flexible_answer,
+    observation_text,
+)
 from agentgym.backends.base import TokenBackend
 from agentgym.backends.sampling import SamplingParams, turn_seed
 from agentgym.ledger import TokenRecord
@@ -78,7 +84,8 @@ class TokenAgent(ChatAgent):
         self.backend = backend
 
     async def act(self, observation: Any, info: dict[str, Any]) -> AgentReply:
-        self.conversation.add_observation(observation)
+        # A text model: a screenshot's text view (observation_text), never its pixels.
+        self.conversation.add_observation(observation_text(observation, info))
         prompt_ids = self.backend.encode(self.conversation.prompt_messages())
         result = await self.backend.generate(prompt_ids, self.params, self.next_seed())
         text = self.backend.decode(result.completion_ids)

@@ -29,6 +29,16 @@ model that answers in text instead is read by the usual action extraction.
 returns (``return_token_ids``, vLLM >= 0.10.2), and the ledger records them for trainers; a
 server that ignores the request is reported as a usage error rather than recorded without.
 
+**Images.** An observation that holds frames (a GUI env's screenshot,
+:mod:`agentgym.frames`) goes to a vision endpoint as OpenAI's image content parts, each a
+PNG data URL (``{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}``)
+after the observation's text (the accessibility tree, or the env's feedback). Option
+``vision``: ``None`` (the default) sends images for envs that declare
+``metadata["multimodal"]``, ``True`` whenever an observation holds frames, ``False`` never
+(a text-only model: it reads the text alone). Option ``max_images`` (default 3) keeps the
+last N images in a request and writes the older ones as a line of text, so a long
+episode's request stays bounded (an 800 x 600 screenshot is some 50-100 kB of base64).
+
 Sampling follows ``EpisodeContext.sampling``; each call carries a ``seed`` derived from the
 episode seed and the turn, which vLLM and most servers honour.
 """
@@ -41,10 +51,11 @@ from typing import Any
 
 from agentgym.agents.base import AgentReply, EpisodeContext
 from agentgym.agents.chat import ChatAgent, SharedBackendFactory
-from agentgym.agents.prompting import PromptConfig
+from agentgym.agents.prompting import PromptConfig, observation_text
 from agentgym.backends.endpoint import EndpointClient, parse_spec
 from agentgym.backends.sampling import SamplingParams
 from agentgym.errors import UsageError
+from agentgym.frames import png_data_url, split_frames
 from agentgym.ledger import TokenRecord
 from agentgym.task_env import clean_action, clean_text
 
@@ -62,11 +73,15 @@ class OpenAIAgent(ChatAgent):
         *,
         native_tools: bool = True,
         token_ids: bool = False,
+        vision: bool | None = None,
+        max_images: int = 3,
     ) -> None:
         super().__init__(prompt, name)
         self.client = client
         self.native_tools = native_tools
         self.token_ids = token_ids
+        self.vision = vision
+        self.max_images = check_image_options(vision, max_images)
 
     def tools_as_text(self, context: EpisodeContext) -> Sequence[Mapping[str, Any]] | None:
         """None when the tools go in the request's ``tools`` field: one description each."""
@@ -76,9 +91,16 @@ class OpenAIAgent(ChatAgent):
         super().reset(context)
         self.tools = context.tools if self.native_tools else None
         self._pending_call: str | None = None  # the id of the tool call awaiting its result
+        self.conversation.max_images = self.max_images
+        self.sends_images = context.multimodal if self.vision is None else self.vision
 
     async def act(self, observation: Any, info: dict[str, Any]) -> AgentReply:
-        self.conversation.add_observation(observation, tool_call_id=self._pending_call)
+        frames = split_frames(observation)[1] if self.sends_images else []
+        self.conversation.add_observation(
+            observation_text(observation, info),
+            tool_call_id=self._pending_call,
+            images=[png_data_url(frame) for frame in frames],
+        )
         self._pending_call = None
         body = self._body(self.next_seed())
         payload = await self.client.chat(body)
@@ -136,6 +158,16 @@ class OpenAIAgent(ChatAgent):
         )
 
 
+def check_image_options(vision: Any, max_images: Any) -> int:
+    """``max_images`` once both image options are valid; a :class:`UsageError` naming the
+    bad one otherwise."""
+    if vision is not None and not isinstance(vision, bool):
+        raise UsageError(f"vision must be true, false or unset (auto), got {vision!r}")
+    if isinstance(max_images, bool) or not isinstance(max_images, int) or max_images < 1:
+        raise UsageError(f"max_images must be a positive int, got {max_images!r}")
+    return max_images
+
+
 def _first_tool_call(message: dict[str, Any]) -> dict[str, Any] | None:
     """The first native tool call of a reply as ``{"id", "name", "arguments": str}``."""
     calls = message.get("tool_calls") or []
@@ -169,13 +201,24 @@ def openai_factory(
     *,
     native_tools: bool = True,
     token_ids: bool = False,
+    vision: bool | None = None,
+    max_images: int = 3,
     **client_options: Any,
 ) -> SharedBackendFactory[EndpointClient]:
     """The factory for ``openai:MODEL@URL``; ``client_options`` go to :class:`EndpointClient`."""
     model, base_url = parse_spec(spec)
+    check_image_options(vision, max_images)  # a bad option fails now, not at episode 1
     client = EndpointClient(model, base_url, **client_options)  # checked now, not at episode 1
 
     def make_agent(backend: EndpointClient, config: PromptConfig, name: str) -> OpenAIAgent:
-        return OpenAIAgent(backend, config, name, native_tools=native_tools, token_ids=token_ids)
+        return OpenAIAgent(
+            backend,
+            config,
+            name,
+            native_tools=native_tools,
+            token_ids=token_ids,
+            vision=vision,
+            max_images=max_images,
+        )
 
     return SharedBackendFactory(lambda: client, f"openai:{spec}", prompt, make_agent)

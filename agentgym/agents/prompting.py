@@ -12,6 +12,12 @@ One :class:`Conversation` per episode:
   ``assistant`` message. The history is **append-only**: an earlier turn is never rewritten,
   so turn ``t+1``'s prompt starts with turn ``t``'s prompt plus its reply, which is what a
   prefix cache (vLLM, llama.cpp, an OpenAI-compatible server) can reuse;
+* an observation that holds **frames** (a GUI env's screenshots, :mod:`agentgym.frames`)
+  reaches a text model as its text alone (:func:`observation_text`: the accessibility tree
+  beside the screenshot, else the env's feedback line), never as numbers; an agent over a
+  vision endpoint adds the frames as image parts (PNG data URLs, OpenAI's format), and the
+  conversation's **image limit** keeps only the last ``N`` of them in a request (older
+  ones become a short text part), so a long episode's request stays bounded;
 * an optional **history window** keeps the system message and the last ``N`` turns (a turn
   is an observation and the reply to it; the pending observation is the last turn). Small
   models with short contexts need it; it trades the prefix cache away, so it is off by default.
@@ -63,6 +69,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentgym.errors import UsageError
+from agentgym.frames import replace_frames, split_frames, text_beside
 from agentgym.spaces import describe_tools
 
 __all__ = [
@@ -73,6 +80,7 @@ __all__ = [
     "extract_action",
     "flexible_answer",
     "format_observation",
+    "observation_text",
     "tool_section",
 ]
 
@@ -158,6 +166,7 @@ class Conversation:
     system: str
     history_window: int | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)  # without the system one
+    max_images: int | None = None  # image parts kept in a request, the latest ones
 
     @classmethod
     def start(
@@ -173,19 +182,28 @@ class Conversation:
         system = "\n\n".join(part for part in parts if part)
         return cls(system=system, history_window=config.history_window)
 
-    def add_observation(self, observation: Any, tool_call_id: str | None = None) -> None:
+    def add_observation(
+        self, observation: Any, tool_call_id: str | None = None, images: Sequence[str] = ()
+    ) -> None:
         """Append the env's observation: a user message, or the result of tool call
-        ``tool_call_id`` (which must be the call in the last reply)."""
+        ``tool_call_id`` (which must be the call in the last reply); ``images`` (image URLs,
+        e.g. PNG data URLs) go beside its text as image parts. A tool message holds text
+        only (OpenAI's rule), so a tool result's images follow it in a user message of
+        the same turn."""
         if self.messages and self.messages[-1]["role"] in _TURN_OPENERS:
             raise UsageError("two observations in a row: add the model's reply first")
         content = format_observation(observation)
+        parts = [{"type": "image_url", "image_url": {"url": url}} for url in images]
         if tool_call_id is None:
-            self.messages.append({"role": "user", "content": content})
+            text = [{"type": "text", "text": content}]
+            self.messages.append({"role": "user", "content": text + parts if parts else content})
             return
         calls = self.messages[-1].get("tool_calls", []) if self.messages else []
         if tool_call_id not in [c["id"] for c in calls]:
             raise UsageError(f"tool result for {tool_call_id!r}, which the last reply did not call")
         self.messages.append({"role": "tool", "tool_call_id": tool_call_id, "content": content})
+        if parts:
+            self.messages.append({"role": "user", "content": parts})
 
     def add_reply(self, text: str, tool_call: dict[str, Any] | None = None) -> None:
         """Append the model's raw reply (not the extracted action: the model sees what it said),
@@ -204,22 +222,52 @@ class Conversation:
         self.messages.append(message)
 
     def prompt_messages(self) -> list[dict[str, Any]]:
-        """The messages to send: the system message and the turns inside the window."""
+        """The messages to send: the system message and the turns inside the window, with
+        only the last ``max_images`` image parts (the others a text part saying so)."""
         kept = self.messages
         if self.history_window is not None:
             # Turns start at observations; keep the last `history_window` of them. A tool
             # result keeps the assistant message whose call it answers.
-            starts = [i for i, m in enumerate(self.messages) if m["role"] in _TURN_OPENERS]
+            starts = [i for i, m in enumerate(self.messages) if self._opens_turn(i)]
             if len(starts) > self.history_window:
                 first = starts[-self.history_window]
                 if self.messages[first]["role"] == "tool":
                     first -= 1
                 kept = self.messages[first:]
+        if self.max_images is not None:
+            kept = _latest_images(kept, self.max_images)
         system = [{"role": "system", "content": self.system}] if self.system else []
         return system + list(kept)
 
+    def _opens_turn(self, index: int) -> bool:
+        """Whether message ``index`` starts a turn: an observation, but not the images that
+        follow a tool result in a user message of their own."""
+        role = self.messages[index]["role"]
+        follows_tool = index > 0 and self.messages[index - 1]["role"] == "tool"
+        return role == "tool" or (role == "user" and not follows_tool)
+
 
 _TURN_OPENERS = ("user", "tool")
+DROPPED_IMAGE = "(an earlier screenshot, left out of this request)"
+
+
+def _latest_images(messages: Sequence[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """``messages`` with image parts beyond the last ``limit`` replaced by a text part
+    (:data:`DROPPED_IMAGE`); the stored messages are left as they are."""
+    seen, out = 0, []
+    for message in reversed(messages):
+        content = message["content"]
+        if isinstance(content, list):
+            parts = []
+            for part in reversed(content):
+                if part.get("type") == "image_url":
+                    seen += 1
+                    if seen > limit:
+                        part = {"type": "text", "text": DROPPED_IMAGE}
+                parts.append(part)
+            message = {**message, "content": parts[::-1]}
+        out.append(message)
+    return out[::-1]
 
 
 def tool_section(instructions: str, tools: Sequence[Mapping[str, Any]] | None) -> str:
@@ -251,13 +299,35 @@ def _names_every_argument(text: str, tools: Sequence[Mapping[str, Any]]) -> bool
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
+def observation_text(observation: Any, info: Mapping[str, Any]) -> str:
+    """What a model reads of an observation. One without frames: :func:`format_observation`.
+    One with frames (a GUI env's screenshot, alone or in a dict beside the page's
+    accessibility tree): the text beside them, else the env's feedback
+    (``info["feedback"]``: a screenshot cannot say "Invalid action"), else a note of the
+    screenshot's size; the pixels are an agent's to send as images, never as text."""
+    rest, frames = split_frames(observation)
+    if not frames:
+        return format_observation(observation)
+    text = text_beside(rest)
+    if text is None:
+        text = format_observation(rest)
+    return text or str(info.get("feedback") or "") or _frame_note(frames[0])
+
+
 def format_observation(observation: Any) -> str:
-    """An observation as message text: strings as they are, anything else as JSON."""
+    """An observation as message text: strings as they are, anything else as JSON (a frame
+    in it as a short note of its size, not its pixels)."""
     if isinstance(observation, str):
         return observation
     from agentgym.ledger import jsonable
 
+    observation = replace_frames(observation, _frame_note)
     return json.dumps(jsonable(observation), ensure_ascii=False)
+
+
+def _frame_note(frame: Any) -> str:
+    height, width = frame.shape[:2]
+    return f"(a screenshot, {width} x {height})"
 
 
 def extract_action(text: str, style: ActionStyle = "auto") -> str:

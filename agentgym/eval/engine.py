@@ -37,6 +37,7 @@ from agentgym.agents.users import AgentUser
 from agentgym.errors import ContextLengthError, UsageError
 from agentgym.eval.plan import EpisodePlan
 from agentgym.eval.threads import DaemonThreadPool
+from agentgym.frames import FrameStore, has_frames
 from agentgym.ledger import EpisodeRecord, EpisodeSpec, StepRecord
 from agentgym.spaces import ToolCall
 from agentgym.task_env import clean_action, clean_text
@@ -92,6 +93,7 @@ async def run_episodes(
     make_env: Callable[..., Any] | None = None,
     user_factory: AgentFactory | None = None,
     user_name: str | None = None,
+    frames: FrameStore | None = None,
 ) -> list[EpisodeRecord]:
     """Play every planned episode, ``num_envs`` at a time; records come back in plan order.
 
@@ -103,6 +105,10 @@ async def run_episodes(
     envs: ``make(id, user=...)`` gets it as an :class:`~agentgym.agents.users.AgentUser` on
     this run's event loop, so its model calls batch with the rest); its messages go to the
     record's ``user_turns`` and its spec, ``user_name``, to the record's spec.
+
+    ``frames`` (the run directory's :class:`~agentgym.frames.FrameStore`) stores each
+    observation's frames (a GUI env's screenshots) as the step is taken, so a record holds
+    their references, not megabytes of pixels per step; the agent still gets the pixels.
     """
     check_num_envs(num_envs)
     run = _Run(
@@ -117,6 +123,7 @@ async def run_episodes(
         DaemonThreadPool(min(num_envs, len(plans), 64) + 8),
         user_factory,
         user_name,
+        frames,
     )
     gate = asyncio.Semaphore(num_envs)
     records: dict[int, EpisodeRecord] = {}
@@ -184,6 +191,7 @@ class _Run:
     pool: DaemonThreadPool
     user_factory: AgentFactory | None = None
     user_name: str | None = None
+    frames: FrameStore | None = None
 
     def __post_init__(self) -> None:
         self.calls: dict[asyncio.Task[Any], _Call] = {}
@@ -292,7 +300,7 @@ class _Run:
             instructions = str(info.get("instructions", ""))
             record = EpisodeRecord(
                 spec=self._spec(plan),
-                initial_observation=observation,
+                initial_observation=await guarded("the frame store", self._stored(observation)),
                 episode_id=plan.episode_id,
                 instructions=instructions or None,
             )
@@ -309,6 +317,7 @@ class _Run:
                     tools=declared_tools(env),
                     action_style=env.metadata.get("action_style"),
                     answer_format=env.metadata.get("answer_format"),
+                    multimodal=bool(env.metadata.get("multimodal", False)),
                 )
             )
             while True:
@@ -323,10 +332,11 @@ class _Run:
                 )
                 # Values are kept as the env gave them; the record turns them into JSON when
                 # it is written (converting here as well would do the work twice).
+                kept = await guarded("the frame store", self._stored(observation))
                 record.steps.append(
                     StepRecord(
                         action=reply.action,
-                        observation=observation,
+                        observation=kept,
                         reward=float(reward),
                         terminated=bool(terminated),
                         truncated=bool(truncated),
@@ -354,6 +364,13 @@ class _Run:
         if user is not None:
             record.user_turns = list(user.turns)
         return record
+
+    async def _stored(self, observation: Any) -> Any:
+        """``observation`` as the record keeps it: its frames stored (on an env worker: PNG
+        encoding takes milliseconds) and replaced by their references."""
+        if self.frames is None or not has_frames(observation):
+            return observation
+        return await self.pool.run(partial(self.frames.externalize, observation))
 
 
 def declared_tools(env: Any) -> list[dict[str, Any]] | None:

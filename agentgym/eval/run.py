@@ -6,6 +6,8 @@
       manifest.json    the benchmark (and its sha256), the agent, versions, the episode count
       episodes.jsonl   one EpisodeRecord per line (agentgym.ledger), appended as episodes end
       summary.json     statistics (agentgym.eval.stats), written when the run completes
+      frames/          the observations' images (GUI screenshots) as PNG files, each once,
+                       named by its sha256; the ledger holds their references (agentgym.frames)
 
 Episodes are appended in the order they finish, each line written and fsynced at once, so
 ``kill -9`` loses only the episodes in flight. ``resume=True`` reads what is there, checks the
@@ -286,6 +288,7 @@ async def evaluate_async(
                 on_record=keep,
                 user_factory=user_factory,
                 user_name=user_name,
+                frames=writer.frames,
             )
     except BaseException:
         if not done and not written:  # nothing recorded: leave no half-made run directory

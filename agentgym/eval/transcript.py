@@ -12,7 +12,12 @@ episodes through this module, so they show the same things:
   argument as a diff (added and removed lines marked), ``old_str``/``new_str`` as the diff
   between them, and code or multi-line text (a shell command, a file's content) as code;
 * the **user's turns** when a model played the user (usersim ``--user``), where they came;
-* the **outcome**: status, verdict (passed, score, details) or the error.
+* the **outcome**: status, verdict (passed, score, details) or the error;
+* **frames** (a GUI env's screenshots, stored beside the ledger: :mod:`agentgym.frames`)
+  where the observation had them, in order; the text shown beside a step's frame is the
+  observation's text (an accessibility tree), else the env's feedback (``info["feedback"]``).
+  :func:`render_html` shows each through a ``frame_html`` function the page gives (the
+  report: a thumbnail linking the PNG), else as a line naming the file.
 
 Everything the agent, the user or the env wrote is untrusted: :func:`render_html` escapes
 every text (tests feed it script and attribute break-outs), and :func:`render_text` shows
@@ -21,7 +26,7 @@ terminal control characters as escapes, so a reply cannot restyle a terminal.
 API (small on purpose)::
 
     items = transcript(record)             # list[Item]; long texts cut at `limit` characters
-    fragment = render_html(items)          # an escaped HTML fragment; style it with
+    fragment = render_html(items)          # an escaped HTML fragment (frame_html= draws frames)
     TRANSCRIPT_CSS                         # (classes start with "tx-")
     print(render_text(items, color=True))  # the terminal's view; ANSI colours for diffs
 """
@@ -32,15 +37,18 @@ import difflib
 import html
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentgym.frames import is_frame_ref, split_frames, text_beside
 from agentgym.ledger import EpisodeRecord
 
 __all__ = [
     "TRANSCRIPT_CSS",
     "Block",
+    "FrameHtml",
+    "FrameRef",
     "Instructions",
     "Item",
     "Observation",
@@ -49,6 +57,7 @@ __all__ = [
     "TextAction",
     "ToolCallAction",
     "UserTurn",
+    "frame_line",
     "render_html",
     "render_text",
     "transcript",
@@ -92,6 +101,24 @@ class TextAction:
 
 
 @dataclass(frozen=True)
+class FrameRef:
+    """A frame the record references: ``path`` is relative to the run directory."""
+
+    sha256: str
+    path: str
+    width: int
+    height: int
+
+    @property
+    def label(self) -> str:
+        """``"frame 800 x 600"``: what an image's alt text or a text line says of it."""
+        return f"frame {self.width} x {self.height}"
+
+
+Frames = tuple[FrameRef, ...]
+
+
+@dataclass(frozen=True)
 class Instructions:
     """The instructions the env gave the agent at reset (its system prompt's core)."""
 
@@ -103,6 +130,7 @@ class Observation:
     """The initial observation (what the agent saw before its first step)."""
 
     text: str
+    frames: Frames = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +147,7 @@ class Step:
     reward: float
     terminated: bool
     truncated: bool
+    frames: Frames = ()
 
 
 @dataclass(frozen=True)
@@ -154,13 +183,15 @@ def transcript(record: EpisodeRecord, *, limit: int | None = SHOWN_CHARS) -> lis
     if record.instructions:
         items.append(Instructions(_cut(record.instructions, limit)))
     if record.initial_observation is not None:
-        items.append(Observation(_cut(_as_text(record.initial_observation), limit)))
+        text, frames = _observed(record.initial_observation, None)
+        items.append(Observation(_cut(text, limit), frames))
     turns = sorted(record.user_turns, key=lambda turn: turn.after_step)
     items += [UserTurn(0, _cut(turn.text, limit)) for turn in turns if turn.after_step <= 0]
     for number, step in enumerate(record.steps, 1):
         raw = step.info.get("agent_text")
         model_text = raw if isinstance(raw, str) else None
         action = _action(step.action, limit)
+        observed, frames = _observed(step.observation, step.info.get("feedback"))
         items.append(
             Step(
                 number=number,
@@ -169,10 +200,11 @@ def transcript(record: EpisodeRecord, *, limit: int | None = SHOWN_CHARS) -> lis
                 model_text_is_action=isinstance(action, TextAction)
                 and model_text is not None
                 and model_text.strip() == str(step.action).strip(),
-                observation=_cut(_as_text(step.observation), limit),
+                observation=_cut(observed, limit),
                 reward=step.reward,
                 terminated=step.terminated,
                 truncated=step.truncated,
+                frames=frames,
             )
         )
         items += [UserTurn(number, _cut(t.text, limit)) for t in turns if t.after_step == number]
@@ -187,6 +219,28 @@ def transcript(record: EpisodeRecord, *, limit: int | None = SHOWN_CHARS) -> lis
         )
     )
     return items
+
+
+def _observed(observation: Any, feedback: Any) -> tuple[str, Frames]:
+    """An observation's text and its frames' references; for one that holds frames, the
+    text beside them, else the env's ``feedback``."""
+    rest, refs = split_frames(observation, is_frame_ref)
+    if not refs:
+        return _as_text(observation), ()
+    frames = tuple(
+        FrameRef(ref["sha256"], ref["path"], *_width_height(ref["shape"])) for ref in refs
+    )
+    text = text_beside(rest)
+    if text is None:
+        text = _as_text(rest)
+    return text or (feedback if isinstance(feedback, str) else ""), frames
+
+
+def _width_height(shape: Any) -> tuple[int, int]:
+    try:
+        return int(shape[1]), int(shape[0])
+    except (TypeError, ValueError, IndexError):
+        return 0, 0
 
 
 def _action(action: Any, limit: int | None) -> ToolCallAction | TextAction:
@@ -283,30 +337,52 @@ TRANSCRIPT_CSS = """
 .tx-del { color: #82071e; background: #ffebe9; display: block; }
 .tx-hunk { color: #0550ae; display: block; }
 .tx-passed { color: #116329; font-weight: bold; }
+.tx-frames { display: flex; flex-wrap: wrap; gap: 0.4em; margin: 0.2em 0; }
+.tx-frames img { max-width: 240px; border: 1px solid #ccc; }
+.tx-frame-ref { font-family: monospace; font-size: 0.8em; color: #555; }
 .tx-failed { color: #82071e; font-weight: bold; }
 """
 """The styles :func:`render_html`'s classes need (add them to the page's ``<style>``)."""
 
 
-def render_html(items: Iterable[Item]) -> str:
-    """The items as one HTML fragment (``<div class="tx">``); every text escaped."""
-    parts = [_html_item(item) for item in items]
+FrameHtml = Callable[[FrameRef], str]
+"""Draws one frame as HTML (the report's: a thumbnail linking the PNG)."""
+
+
+def render_html(items: Iterable[Item], *, frame_html: FrameHtml | None = None) -> str:
+    """The items as one HTML fragment (``<div class="tx">``); every text escaped. Frames
+    are drawn by ``frame_html``; without it each is a line naming its file."""
+    draw = frame_html or frame_line
+    parts = [_html_item(item, draw) for item in items]
     return '<div class="tx">' + "".join(parts) + "</div>"
 
 
-def _html_item(item: Item) -> str:
+def frame_line(frame: FrameRef) -> str:
+    """A frame as a line of text naming its size and its file (no image: a page that cannot
+    reach the run directory, such as the leaderboard's)."""
+    return f'<div class="tx-frame-ref">{_esc(frame.label)}: {_esc(frame.path)}</div>'
+
+
+def _html_frames(frames: Frames, draw: FrameHtml) -> str:
+    if not frames:
+        return ""
+    return '<div class="tx-frames">' + "".join(draw(frame) for frame in frames) + "</div>"
+
+
+def _html_item(item: Item, draw: FrameHtml) -> str:
     if isinstance(item, Instructions):
         return _box("tx-instructions", "instructions", _pre(item.text))
     if isinstance(item, Observation):
-        return _box("tx-observation", "initial observation", _pre(item.text))
+        shown = _html_frames(item.frames, draw) + (_pre(item.text) if item.text else "")
+        return _box("tx-observation", "initial observation", shown)
     if isinstance(item, UserTurn):
         return _box("tx-user", f"user (a model), after step {item.after_step}", _pre(item.text))
     if isinstance(item, Step):
-        return _html_step(item)
+        return _html_step(item, draw)
     return _html_outcome(item)
 
 
-def _html_step(step: Step) -> str:
+def _html_step(step: Step, draw: FrameHtml) -> str:
     action = _html_action(step.action)
     if step.model_text is None:
         said = _labelled("action", action)
@@ -321,10 +397,8 @@ def _html_step(step: Step) -> str:
         )
     ended = _ended(step)
     head = f"<h4>step {step.number} · reward {step.reward:g}{ended}</h4>"
-    return (
-        f'<div class="tx-item tx-step">{head}{said}'
-        f"{_labelled('observation', _pre(step.observation))}</div>"
-    )
+    seen = _html_frames(step.frames, draw) + _pre(step.observation)
+    return f'<div class="tx-item tx-step">{head}{said}{_labelled("observation", seen)}</div>'
 
 
 def _ended(step: Step) -> str:
@@ -421,7 +495,9 @@ def render_text(items: Iterable[Item], *, color: bool = False) -> str:
             body(item.text)
         elif isinstance(item, Observation):
             head("== initial observation")
-            body(item.text)
+            out.extend(_frame_lines(item.frames))
+            if item.text or not item.frames:
+                body(item.text)
         elif isinstance(item, UserTurn):
             head(f"== user (a model), after step {item.after_step}")
             body(item.text)
@@ -458,7 +534,12 @@ def _text_step(step: Step, head: Any, body: Any, out: list[str], color: bool) ->
                     shown = f"    {line}"
                     out.append(f"{_ANSI[kind]}{shown}{_RESET}" if color and kind else shown)
     out.append("-- observation")
+    out.extend(_frame_lines(step.frames))
     body(step.observation)
+
+
+def _frame_lines(frames: Frames) -> list[str]:
+    return [f"  [{frame.label}: {_visible(frame.path)}]" for frame in frames]
 
 
 def _outcome_line(outcome: Outcome) -> str:

@@ -18,7 +18,8 @@ run's own ``summary.json``.
 * **costs**: steps, tokens (only where recorded) and seconds per episode, per env;
 * **time**: where an episode's seconds went: the agent, the env, or waiting;
 * **transcripts**: a few episodes per env, the same tasks for every run, through
-  :mod:`agentgym.eval.transcript` (the model's raw text beside the extracted action);
+  :mod:`agentgym.eval.transcript` (the model's raw text beside the extracted action; a GUI
+  env's screenshots as thumbnails in order, each linking its PNG in the run directory);
 * **errored episodes**: which, and why (they are excluded from every rate above).
 
 Tables never wrap a cell: a wide table scrolls in its own box.
@@ -93,7 +94,7 @@ def write_html(runs: list[Run], path: str | Path) -> Path:
         ("Per task: success rate", sections.task_grid(scored, envs)),
         ("Costs per episode, by env", sections.costs(plt, scored, envs, agents)),
         ("Time per episode: agent, env, waiting", sections.times(plt, scored, envs, agents)),
-        ("Transcripts", sections.transcripts(runs, envs)),
+        ("Transcripts", sections.transcripts(runs, envs, Path(path).absolute().parent)),
         ("Errored episodes (excluded from every rate)", sections.errors_table(episodes)),
     ]
     if len(runs) > 1:

@@ -9,13 +9,17 @@ import base64
 import html
 import io
 import itertools
+import os
+import urllib.parse
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from agentgym.eval.headline import percent_interval, points_interval, pooled_line, score_interval
 from agentgym.eval.report.plots import cost_plot, time_plot
 from agentgym.eval.report.runs import ALL, Run, natural_key, pandas_module
 from agentgym.eval.stats import HEADLINE, compare, difference_sentence
-from agentgym.eval.transcript import render_html, transcript
+from agentgym.eval.transcript import FrameRef, frame_line, render_html, transcript
 from agentgym.ledger import EpisodeRecord
 
 __all__ = [
@@ -34,6 +38,7 @@ __all__ = [
 TRANSCRIPTS_PER_ENV = 2  # tasks shown per env, for every run
 SHOWN_CHARS = 2_000  # of one text in a transcript
 ERROR_CHARS = 300  # of one error in the errored episodes' table
+THUMBNAIL = (240, 180)  # the largest thumbnail of a frame, in pixels (width, height)
 
 
 def runs_table(runs: list[Run]) -> str:
@@ -208,9 +213,11 @@ def errors_table(episodes: Any) -> str:
     return _scrolling(errored.to_html(index=False, border=0))
 
 
-def transcripts(runs: list[Run], envs: list[str]) -> str:
+def transcripts(runs: list[Run], envs: list[str], page_dir: Path | None = None) -> str:
     """Per env, the first few tasks any run scored (numeric order), each shown for every run
-    that scored it, folded: a reader compares the runs on the same task."""
+    that scored it, folded: a reader compares the runs on the same task. Frames (a GUI
+    env's screenshots) show as thumbnails in the page, each linking its PNG in the run
+    directory by a path relative to ``page_dir``, where the page is written."""
     parts = []
     for env in envs:
         tasks = sorted(
@@ -232,19 +239,44 @@ def transcripts(runs: list[Run], envs: list[str]) -> str:
                 None,
             )
             if record is not None:
-                parts.append(_transcript(run.label, record))
+                draw = thumbnails(run.directory, page_dir or Path.cwd())
+                parts.append(_transcript(run.label, record, draw))
     return "\n".join(parts) or "<p>No scored episode.</p>"
 
 
-def _transcript(label: str, record: EpisodeRecord) -> str:
+def _transcript(label: str, record: EpisodeRecord, draw: Callable[[FrameRef], str]) -> str:
     verdict = record.verdict
     outcome = "no verdict" if verdict is None else ("passed" if verdict.passed else "not passed")
     summary = html.escape(
         f"{label} · {record.spec.env_id} · {record.spec.task_id} · "
         f"{len(record.steps)} step{'' if len(record.steps) == 1 else 's'} · {outcome}"
     )
-    items = render_html(transcript(record, limit=SHOWN_CHARS))
+    items = render_html(transcript(record, limit=SHOWN_CHARS), frame_html=draw)
     return f'<details class="episode"><summary>{summary}</summary>{items}</details>'
+
+
+def thumbnails(run_dir: Path, page_dir: Path) -> Callable[[FrameRef], str]:
+    """Draws a frame of ``run_dir`` as a thumbnail inlined in the page (the page stays one
+    file) that links the full PNG; a frame whose file is gone as a line saying so."""
+    from PIL import Image, UnidentifiedImageError  # matplotlib's own dependency
+
+    def draw(frame: FrameRef) -> str:
+        path = run_dir / frame.path
+        try:
+            with Image.open(path) as image:
+                image.thumbnail(THUMBNAIL)
+                buffer = io.BytesIO()
+                image.save(buffer, format="PNG")
+        except (OSError, UnidentifiedImageError):
+            return frame_line(frame).replace("</div>", " (missing)</div>")
+        data = base64.b64encode(buffer.getvalue()).decode()
+        link = urllib.parse.quote(Path(os.path.relpath(path, page_dir)).as_posix())
+        return (
+            f'<a href="{html.escape(link)}"><img alt="{html.escape(frame.label)}" '
+            f'title="{html.escape(frame.path)}" src="data:image/png;base64,{data}"></a>'
+        )
+
+    return draw
 
 
 def img(figure: Any) -> str:
