@@ -36,7 +36,7 @@ import numpy as np
 
 from agentgym.core import Verdict
 from agentgym.errors import LedgerError
-from agentgym.frames import FrameStore, has_frames
+from agentgym.frames import FrameStore, frame_ref, has_frames, is_frame
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -259,7 +259,9 @@ def jsonable(value: Any) -> Any:
     """``value`` with Verdicts, numpy values, tuples and sets turned into JSON types.
 
     Values JSON cannot hold (objects, NaN) become their ``repr`` string, so an unusual
-    ``info`` entry never makes a record unwritable.
+    ``info`` entry never makes a record unwritable. A frame becomes its reference
+    (:func:`~agentgym.frames.frame_ref`: what a record holds once the frame is stored, so a
+    replayed screen compares equal to the recorded one), never a list of its pixels.
     """
     if isinstance(value, Verdict):
         return value.to_dict()
@@ -267,6 +269,8 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in value]
+    if is_frame(value):
+        return frame_ref(value)
     if isinstance(value, np.ndarray):
         return jsonable(value.tolist())
     if isinstance(value, np.generic):

@@ -11,6 +11,7 @@ report, not the env.
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -227,3 +228,15 @@ def test_an_openai_agent_in_a_run_sends_the_screens_as_images(tmp_path):
         shown = np.asarray(image)
     initial = result.records[0].initial_observation
     assert np.array_equal(shown, decoded(tmp_path / "run" / initial["path"]))
+
+
+def test_a_frame_as_json_is_its_reference_so_a_replayed_screen_matches_the_record(tmp_path):
+    """The leaderboard's replay compares observations as the ledger writes them."""
+    from agentgym.ledger import jsonable
+
+    frame = screen_of("a screen")
+    with EpisodeWriter(tmp_path / "episodes.jsonl") as writer:
+        writer.write(EpisodeRecord(EpisodeSpec("x/Y-v0", "t0", 0, "oracle"), frame))
+    recorded = next(read_episodes(tmp_path / "episodes.jsonl")).initial_observation
+    assert json.loads(json.dumps(jsonable(frame.copy()))) == recorded
+    assert json.loads(json.dumps(jsonable(frame[:, ::-1].copy()))) != recorded
