@@ -23,9 +23,11 @@ import functools
 import inspect
 import re
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from agentgym.clihelp import HelpFormatter, describe_subcommands, plain
@@ -180,6 +182,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="with --user, the agent that serves you: any agent spec, such as oracle (the "
         "task's script), smollm2, hf:PATH or openai:MODEL@URL",
+    )
+    play.add_argument(
+        "--frames",
+        metavar="DIR",
+        help="where a screen env (gui/*) writes its screenshot each turn, as 000.png, "
+        "001.png... to open in an image viewer (default: a new temporary directory, printed)",
     )
     play.set_defaults(run=_play)
 
@@ -478,11 +486,12 @@ def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
 
     env = make(args.id, **seat_kwargs(args.opponent, args.seat))
     options = _play_options(args)
+    screens = _Screens(args.frames)
     try:
         observation, info = _first_reset(env, args, options)
         print(f"{args.id} — task {info['task_id']}\n")
         print(_indent(info.get("instructions", "")))
-        print(f"\n{PLAY_HELP}\n\n{observation}")
+        print(f"\n{PLAY_HELP}\n\n{screens.show(observation, info)}")
         total, steps = 0.0, 0
         while True:
             print("> ", end="", flush=True)
@@ -508,18 +517,49 @@ def _play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
             if command == ":reset":
                 observation, info = env.reset(options=options or None)
                 total, steps = 0.0, 0
-                print(f"new episode — task {info['task_id']}\n\n{observation}")
+                shown = screens.show(observation, info)
+                print(f"new episode — task {info['task_id']}\n\n{shown}")
                 continue
             observation, reward, terminated, truncated, info = env.step(action)
             total += float(reward)
             steps += 1
-            print(f"\n{observation}\n[reward {reward:+g}, return {total:g}, step {steps}]")
+            shown = screens.show(observation, info)
+            print(f"\n{shown}\n[reward {reward:+g}, return {total:g}, step {steps}]")
             if terminated or truncated:
                 _print_ending(info, terminated)
                 break
     finally:
         env.close()
     return 0
+
+
+class _Screens:
+    """What ``play`` prints of an observation: text as it is; a screen env's frames written
+    as numbered PNG files (a person cannot read an array), with the text beside them and
+    the step's feedback."""
+
+    def __init__(self, folder: str | None) -> None:
+        self._folder = Path(folder) if folder else None
+        self._count = 0
+
+    def show(self, observation: Any, info: dict[str, Any]) -> str:
+        from agentgym.frames import encode_png, split_frames, text_beside
+
+        rest, frames = split_frames(observation)
+        if not frames:
+            return str(observation)
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="agentgym-play-"))
+        self._folder.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for frame in frames:
+            path = self._folder / f"{self._count:03d}.png"
+            path.write_bytes(encode_png(frame))
+            self._count += 1
+            lines.append(f"[screen {frame.shape[1]}x{frame.shape[0]}: {path}]")
+        text = text_beside(rest)
+        feedback = str(info.get("feedback") or "")
+        return "\n".join([*lines, *(part for part in (text, feedback) if part)])
 
 
 def _play_options(args: argparse.Namespace) -> dict[str, Any]:

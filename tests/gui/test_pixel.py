@@ -181,3 +181,21 @@ def test_twins_share_one_behaviour_class():
     ids = [pixel_id("miniwob/click_link-v0"), pixel_id("web/Forum-v1"), "gui/miniwob_drag_box-v0"]
     # The conformance suite runs the class tier once for them all.
     assert len({behaviour_class(spec(i)) for i in ids}) == 1
+
+
+def test_play_writes_each_turns_screen_as_a_png_and_prints_its_path(tmp_path, capsys):
+    """A person cannot read an array: ``agentgym play`` on a screen env writes each turn's
+    screenshot as a numbered PNG and prints where, with the step's feedback."""
+    from agentgym.cli import main
+
+    stdin = io.StringIO("click(5, 5)\n:quit\n")
+    frames = tmp_path / "frames"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("sys.stdin", stdin)
+        assert main(["play", "gui/web_Forum-v1", "--seed", "1", "--frames", str(frames)]) == 0
+    out = capsys.readouterr().out
+    assert f"[screen 1024x768: {frames / '000.png'}]" in out
+    assert f"[screen 1024x768: {frames / '001.png'}]\nclick: done." in out
+    assert "array(" not in out
+    with Image.open(frames / "000.png") as image:
+        assert image.size == (1024, 768)
