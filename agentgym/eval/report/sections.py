@@ -219,6 +219,7 @@ def transcripts(runs: list[Run], envs: list[str], page_dir: Path | None = None) 
     env's screenshots) show as thumbnails in the page, each linking its PNG in the run
     directory by a path relative to ``page_dir``, where the page is written."""
     parts = []
+    draws = {id(run): thumbnails(run.directory, page_dir or Path.cwd()) for run in runs}
     for env in envs:
         tasks = sorted(
             {
@@ -239,8 +240,7 @@ def transcripts(runs: list[Run], envs: list[str], page_dir: Path | None = None) 
                 None,
             )
             if record is not None:
-                draw = thumbnails(run.directory, page_dir or Path.cwd())
-                parts.append(_transcript(run.label, record, draw))
+                parts.append(_transcript(run.label, record, draws[id(run)]))
     return "\n".join(parts) or "<p>No scored episode.</p>"
 
 
@@ -260,7 +260,14 @@ def thumbnails(run_dir: Path, page_dir: Path) -> Callable[[FrameRef], str]:
     file) that links the full PNG; a frame whose file is gone as a line saying so."""
     from PIL import Image, UnidentifiedImageError  # matplotlib's own dependency
 
+    drawn: dict[str, str] = {}  # a repeated screen is read and shrunk once
+
     def draw(frame: FrameRef) -> str:
+        if frame.path not in drawn:
+            drawn[frame.path] = thumbnail(frame)
+        return drawn[frame.path]
+
+    def thumbnail(frame: FrameRef) -> str:
         path = run_dir / frame.path
         try:
             with Image.open(path) as image:
