@@ -31,7 +31,10 @@ Metric = Callable[..., float]
 METRICS: dict[str, Metric] = {}
 """Every metric by name (the modules of :data:`METRIC_MODULES` add theirs when imported)."""
 
-METRIC_MODULES: tuple[str, ...] = ()
+METRIC_MODULES: tuple[str, ...] = (
+    "agentgym.envs.gui.osworld_files",
+    "agentgym.envs.gui.osworld_sheets",
+)
 """Modules of applications' metrics (``"agentgym.envs.gui.osworld_sheets"``): one line each."""
 
 
