@@ -1,25 +1,23 @@
 """Desktop task templates, one module per application (``mousepad.py``, ...).
 
-Every module of this package is a template module: :func:`load_templates` imports them all
-(their ``@template`` decorators register them in :data:`agentgym.envs.gui.osworld.TEMPLATES`),
-so a new application's templates need nothing but their module. An app with templates gets
-its env id (``gui/Mousepad-v0``) from :mod:`agentgym.envs.gui`.
+:func:`load_templates` imports the modules of :data:`TEMPLATE_MODULES` (their ``@template``
+decorators register them in :data:`agentgym.envs.gui.osworld.TEMPLATES`). An application's
+templates need their module and its line here, nothing else: an app with templates gets its
+env id (``gui/Mousepad-v0``) from :mod:`agentgym.envs.gui`. The list is explicit, not every
+module found here, so that a module being written cannot break the ids of the others.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 
-__all__ = ["load_templates", "template_modules"]
+__all__ = ["TEMPLATE_MODULES", "load_templates"]
 
-
-def template_modules() -> list[str]:
-    """The names of this package's modules, sorted."""
-    return sorted(f"{__name__}.{m.name}" for m in pkgutil.iter_modules(__path__))
+TEMPLATE_MODULES: tuple[str, ...] = ("agentgym.envs.gui.tasks.mousepad",)
+"""The template modules, one line each."""
 
 
 def load_templates() -> None:
     """Import every template module (once; later calls are free)."""
-    for name in template_modules():
+    for name in TEMPLATE_MODULES:
         importlib.import_module(name)
