@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentgym.envs.gui import a11y
 from agentgym.envs.gui.x11 import DesktopCrashedError, X11Screen, new_cookie, write_xauthority
 from agentgym.errors import SandboxUnavailableError, UsageError
 from agentgym.sandbox.uids import UidLease, lease_uid, processes_of
@@ -115,6 +116,7 @@ class Desktop:
         width: int = 1024,
         height: int = 768,
         files: Mapping[str, str | bytes] | None = None,
+        accessible: bool = False,
     ) -> None:
         problem = desktop_problem()
         if problem:
@@ -127,9 +129,16 @@ class Desktop:
         self.root = Path(tempfile.mkdtemp(prefix="agentgym-desktop-"))
         self.number: int | None = None
         self._xvfb_pid = 0
+        self.a11y_bus: str | None = None  # the AT-SPI bus's address (a11y.py), if accessible
         try:
             self._prepare_dirs(files or {})
             self._start_server()
+            if accessible:
+                argv, self.a11y_bus = a11y.bus_command(self.root, self.runtime)
+                self._spawn("dbus-daemon", argv, keep=True)
+                self._wait("the accessibility bus", a11y.bus_socket(self.runtime).exists)
+                self._spawn("at-spi2-registryd", a11y.registry_command(), keep=True)
+                a11y.wait_for_registry(self, START_TIMEOUT)
             self._spawn("openbox", ("openbox", "--sm-disable"), keep=True)
             self._wait("openbox to manage the screen", self.screen.has_window_manager)
         except BaseException:
@@ -183,7 +192,7 @@ class Desktop:
 
     def _env(self) -> dict[str, str]:
         """The applications' environment: nothing of ours but PATH and the locale."""
-        return {
+        env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "HOME": str(self.home),
             "USER": "agent",
@@ -191,13 +200,17 @@ class Desktop:
             "XDG_RUNTIME_DIR": str(self.runtime),
             "XAUTHORITY": str(self._client_auth),
             "DISPLAY": f":{self.number}" if self.number is not None else "",
-            "NO_AT_BRIDGE": "1",  # no accessibility bus yet: GTK would wait for it
+            "NO_AT_BRIDGE": "1",  # no accessibility bus (but see a11y_bus): GTK would wait
             # No session bus: settings in memory and local files only, or GLib tries to start
             # D-Bus (dbus-launch) for dconf and gvfs on every settings write, and GTK's file
             # chooser answers a Save seconds late (measured: 1 in 3 saves took over 0.3 s).
             "GSETTINGS_BACKEND": "memory",
             "GIO_USE_VFS": "local",
         }
+        if self.a11y_bus is not None:  # GTK's bridge joins the desktop's own AT-SPI bus
+            del env["NO_AT_BRIDGE"]
+            env |= a11y.bus_env(self.a11y_bus)
+        return env
 
     def _spawn(
         self, app: str, argv: Sequence[str], keep: bool = False, pass_fds: Sequence[int] = ()
