@@ -28,7 +28,9 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 		&& command -v mousepad >/dev/null && command -v xterm >/dev/null \
 		&& command -v ssconvert >/dev/null \
 		&& command -v pcmanfm >/dev/null \
-		&& command -v xdpyinfo >/dev/null \
+		&& command -v xdpyinfo >/dev/null && command -v dbus-daemon >/dev/null \
+		&& ls /usr/lib/*/gtk-2.0/modules/libatk-bridge.so >/dev/null 2>&1 \
+		&& /usr/bin/python3 -c 'import gi; gi.require_version("Atspi", "2.0")' 2>/dev/null \
 		&& test -x /usr/games/stockfish && test -x /usr/games/gnugo \
 		&& (command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1) \
 		&& $(PYTHON) -c 'import ensurepip' 2>/dev/null \
@@ -36,7 +38,8 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
 		bubblewrap util-linux iproute2 docker.io debootstrap chromium fonts-liberation \
 		python3-seccomp postgresql stockfish gnugo \
-		xvfb openbox mousepad gnumeric pcmanfm xterm x11-utils; fi
+		xvfb openbox mousepad gnumeric pcmanfm xterm x11-utils \
+		dbus-daemon at-spi2-core python3-gi gir1.2-atspi-2.0 libatk-adaptor libgail-common; fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
