@@ -3,13 +3,20 @@
 The evaluator runs many episodes at once and each calls its agent's ``act`` whenever its env
 step is done. A :class:`~agentgym.agents.chat.TokenAgent` (one per episode, holding that
 episode's chat) sends its prompt to an :class:`HFBackend` shared by every agent of the run.
-The backend queues the requests and a worker takes **every pending request** (up to
-``max_batch``, after waiting ``batch_window`` seconds for stragglers), decodes them together
-in one left-padded batch (:mod:`agentgym.backends.hf_decode`: one forward pass per token for
-the whole batch) in a thread of its own, so the event loop stays free for env steps, and
-resolves each request. On a CPU a 135M model reads its weights once per forward pass
+The backend queues the requests and a worker decodes them with **continuous batching**:
+one left-padded batch over one KV cache (:class:`~agentgym.backends.hf_decode.RunningBatch`:
+one forward pass per token for all its rows), which requests join and leave between tokens.
+Before each token the worker admits every pending request (up to ``max_batch`` rows; when
+the batch is idle it first waits ``batch_window`` seconds for stragglers) and each finished
+row resolves its request at once, so a request that arrives while others decode starts at
+the next token instead of waiting for the whole batch to finish (what ``continuous=False``,
+the older window batching, does). The model runs in a thread of its own, so the event loop
+stays free for env steps. On a CPU a 135M model reads its weights once per forward pass
 whatever the batch size, so batching many episodes costs little more than one
-(``tests/perf/bench_hf.py`` measures it).
+(``tests/perf/bench_hf.py`` measures it; ``tests/perf/bench_hf_staggered.py`` measures
+requests arriving at different times). This is written on transformers' cache classes, not
+its ``generate_batch``: that samples every row from one generator, so a request's samples
+would depend on its batch-mates.
 
 Each reply goes back as an :class:`~agentgym.agents.AgentReply` with the exact prompt and
 completion token ids and the logprob of each sampled token (a
@@ -26,7 +33,9 @@ episode as errored; an empty action is never returned in its place.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
+import dataclasses
 import importlib.util
 import os
 import time
@@ -42,7 +51,13 @@ from agentgym.backends.sampling import SamplingParams
 from agentgym.errors import ContextLengthError, MissingExtraError, ModelError, UsageError
 
 if TYPE_CHECKING:
-    from agentgym.backends.hf_decode import CachedPrefix, DecodeRequest, DecodeResult, DecodeTiming
+    from agentgym.backends.hf_decode import (
+        CachedPrefix,
+        DecodeRequest,
+        DecodeResult,
+        DecodeTiming,
+        RunningBatch,
+    )
 
 __all__ = ["BackendStats", "HFBackend", "checkpoint_policy", "eos_ids", "require_hf"]
 
@@ -63,7 +78,8 @@ class BackendStats:
     """What the backend has done: how well concurrent requests were batched."""
 
     requests: int = 0
-    batches: int = 0
+    batches: int = 0  # admissions: groups of requests prefilled together
+    joined: int = 0  # requests admitted while other rows were decoding
     forward_passes: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -80,6 +96,14 @@ class _Pending:
     future: asyncio.Future[DecodeResult]
 
 
+@dataclass
+class _Load:
+    """A weight update, queued between requests: it waits until the running batch is done."""
+
+    path: Path
+    future: asyncio.Future[None]
+
+
 class HFBackend(TokenBackend):
     """A causal LM and its tokenizer, shared by all agents of a run; batches their requests.
 
@@ -87,8 +111,12 @@ class HFBackend(TokenBackend):
         model: a transformers causal LM (already on its device, in eval mode).
         tokenizer: its tokenizer, with a chat template.
         max_batch: the most requests decoded together.
-        batch_window: seconds the worker waits after the first request of a batch for more
-            to arrive (episodes finishing their env steps a few ms apart then share a batch).
+        batch_window: seconds the worker waits after the first request of an idle batch for
+            more to arrive (episodes finishing their env steps a few ms apart then share a
+            prefill).
+        continuous: admit requests into the running batch between tokens (True), or only
+            once the batch has finished (False: window batching, kept as the benchmark's
+            baseline).
     """
 
     def __init__(
@@ -99,6 +127,7 @@ class HFBackend(TokenBackend):
         max_batch: int = 16,
         batch_window: float = 0.01,
         prefix_cache_mb: float = 512.0,
+        continuous: bool = True,
     ) -> None:
         if not isinstance(max_batch, int) or max_batch < 1:
             raise UsageError(f"max_batch must be a positive int, got {max_batch!r}")
@@ -107,6 +136,7 @@ class HFBackend(TokenBackend):
         self.tokenizer = tokenizer
         self.max_batch = max_batch
         self.batch_window = batch_window
+        self.continuous = continuous
         self.stats = BackendStats()
         self.eos_ids = eos_ids(model, tokenizer)
         pad = tokenizer.pad_token_id
@@ -115,7 +145,8 @@ class HFBackend(TokenBackend):
         # One thread runs the model: batches are decoded one after the other, never two at once.
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hf-decode")
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: asyncio.Queue[_Pending] | None = None
+        self._queue: asyncio.Queue[_Pending | _Load] | None = None
+        self._held: collections.deque[_Pending | _Load] = collections.deque()
         self._worker: asyncio.Task[None] | None = None
 
     @classmethod
@@ -165,12 +196,15 @@ class HFBackend(TokenBackend):
 
     async def load_weights(self, path: str | os.PathLike[str]) -> None:
         """Replace the model's weights with those of a ``save_pretrained`` directory (a
-        trainer's updated policy). It runs on the decode thread, so it waits for the batch
-        being decoded and every later batch uses the new weights; the prefix store, computed
-        with the old ones, is emptied. A directory that does not hold weights of this very
+        trainer's updated policy). It is queued like a request: the requests sent before it
+        finish with the old weights (none is admitted meanwhile), those sent after it start
+        with the new ones, so no reply mixes two policies; the prefix store, computed with
+        the old weights, is emptied. A directory that does not hold weights of this very
         architecture raises :class:`UsageError` and the old weights stay."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._load_weights, Path(path))
+        queue = self._ensure_worker()
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await queue.put(_Load(Path(path), future))
+        await future
 
     def _load_weights(self, path: Path) -> None:
         from transformers import AutoModelForCausalLM
@@ -185,60 +219,121 @@ class HFBackend(TokenBackend):
             raise UsageError(f"cannot load the weights of {str(path)!r}: {error}") from error
         self.prefixes.clear()
 
-    def _ensure_worker(self) -> asyncio.Queue[_Pending]:
+    def _ensure_worker(self) -> asyncio.Queue[_Pending | _Load]:
         # The queue and worker belong to the running loop; a new loop (a second asyncio.run,
         # e.g. a second evaluate() with the same factory) gets its own.
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._worker is None or self._worker.done():
             self._loop = loop
             self._queue = asyncio.Queue()
+            self._held.clear()
             self._worker = loop.create_task(self._work(self._queue), name="hf-batcher")
         assert self._queue is not None
         return self._queue
 
-    async def _work(self, queue: asyncio.Queue[_Pending]) -> None:
+    async def _work(self, queue: asyncio.Queue[_Pending | _Load]) -> None:
+        """The scheduler: between two tokens, admit what waits and resolve what finished."""
+        from agentgym.backends.hf_decode import RunningBatch
+
         loop = asyncio.get_running_loop()
+        batch = RunningBatch(self.model, eos_ids=self.eos_ids, pad_id=self.pad_id)
+        running: dict[int, _Pending] = {}  # by id() of the request, the rows of the batch
         while True:
-            batch = [await queue.get()]
-            if self.batch_window > 0 and queue.qsize() + 1 < self.max_batch:
-                await asyncio.sleep(self.batch_window)
-            while len(batch) < self.max_batch and not queue.empty():
-                batch.append(queue.get_nowait())
-            batch = [p for p in batch if not p.future.done()]  # drop cancelled (timed out)
-            if not batch:
+            if not batch and not self._held:
+                self._held.append(await queue.get())
+                if self.batch_window > 0 and queue.qsize() + 1 < self.max_batch:
+                    await asyncio.sleep(self.batch_window)
+            while not queue.empty():
+                self._held.append(queue.get_nowait())
+            if not batch and isinstance(self._held[0], _Load):
+                await self._swap_weights(self._held.popleft())
+                continue
+            newcomers = self._admissible(len(batch))
+            running.update((id(p.request), p) for p in newcomers)
+            gone = [p.request for p in running.values() if p.future.done()]  # timed out
+            for request in gone:
+                running.pop(id(request))
+            if not batch and not newcomers:
                 continue
             started = time.monotonic()
             try:
-                results, timing = await loop.run_in_executor(
-                    self._executor, self._decode, [p.request for p in batch]
+                done = await loop.run_in_executor(
+                    self._executor, self._advance, batch, [p.request for p in newcomers], gone
                 )
-                self._count(batch, results, timing, time.monotonic() - started)
             except Exception as error:  # every waiter hears of it: none waits forever
                 failure = ModelError(f"generation failed: {type(error).__name__}: {error}")
                 failure.__cause__ = error
-                for pending in batch:
+                for pending in running.values():
                     if not pending.future.done():
                         pending.future.set_exception(failure)
+                running.clear()
+                batch = RunningBatch(self.model, eos_ids=self.eos_ids, pad_id=self.pad_id)
                 continue
-            for pending, result in zip(batch, results, strict=True):
+            self.stats.busy_seconds += time.monotonic() - started
+            for request, result in done:
+                self.stats.completion_tokens += len(result.completion_ids)
+                pending = running.pop(id(request))
                 if not pending.future.done():
                     pending.future.set_result(result)
 
-    def _decode(self, requests: list[DecodeRequest]) -> tuple[list[DecodeResult], DecodeTiming]:
-        # Runs on the one decode thread, the only one touching the prefix store.
-        from agentgym.backends.hf_decode import decode_batch
+    def _admissible(self, rows: int) -> list[_Pending]:
+        """The held requests that join the batch now (its ``rows`` running ones): up to
+        ``max_batch`` rows, none past a queued weight update, none into a running batch
+        when batching by window; requests whose callers stopped waiting are dropped."""
+        taken: list[_Pending] = []
+        if rows and not self.continuous:
+            return taken
+        while self._held and rows + len(taken) < self.max_batch:
+            head = self._held[0]
+            if isinstance(head, _Load):
+                break
+            self._held.popleft()
+            if not head.future.done():
+                taken.append(head)
+        return taken
 
+    async def _swap_weights(self, load: _Load) -> None:
+        """Run a queued weight update (the batch is empty); its caller hears how it went."""
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._executor, self._load_weights, load.path)
+        except Exception as error:  # the caller's own error, UsageError included
+            if not load.future.done():
+                load.future.set_exception(error)
+            return
+        if not load.future.done():
+            load.future.set_result(None)
+
+    def _advance(
+        self, batch: RunningBatch, newcomers: list[DecodeRequest], gone: list[DecodeRequest]
+    ) -> list[tuple[DecodeRequest, DecodeResult]]:
+        """Drop ``gone``, admit ``newcomers``, decode one token; the finished rows. Runs on
+        the one decode thread, the only one touching the model and the prefix store."""
+        before = dataclasses.replace(batch.timing)
+        if gone:
+            batch.discard(gone)
+        if newcomers:
+            self.stats.joined += len(newcomers) if batch else 0
+            self._admit(batch, newcomers)
+        done = batch.step() if batch else []
+        self._count(before, batch.timing)
+        return done
+
+    def _admit(self, batch: RunningBatch, requests: list[DecodeRequest]) -> None:
+        """Prefill ``requests`` into ``batch``, reusing and storing prompt prefixes."""
         keep = self.prefixes.enabled
         if keep and len(requests) > 1:
             self._prefill_shared([r.prompt_ids for r in requests])
         for request in requests:
             request.prefix = self.prefixes.lookup(request.prompt_ids) if keep else None
-        results, timing, prompts = decode_batch(
-            self.model, requests, eos_ids=self.eos_ids, pad_id=self.pad_id, keep_prompts=keep
-        )
+        prompts = batch.admit(requests, keep_prompts=keep)
         for request, states in zip(requests, prompts or [], strict=False):
             self.prefixes.add(request.prompt_ids, states)
-        return results, timing
+        stats = self.stats
+        stats.requests += len(requests)
+        stats.batches += 1
+        stats.batch_sizes.append(len(requests))
+        stats.prompt_tokens += sum(len(r.prompt_ids) for r in requests)
 
     def _prefill_shared(self, prompts: list[list[int]]) -> None:
         """Compute once, and store, the prefixes that prompts of this batch share with each
@@ -260,24 +355,13 @@ class HFBackend(TokenBackend):
             for head, state in zip(heads, states, strict=True):
                 self.prefixes.add(list(head), state)
 
-    def _count(
-        self,
-        batch: list[_Pending],
-        results: list[DecodeResult],
-        timing: DecodeTiming,
-        seconds: float,
-    ) -> None:
+    def _count(self, before: DecodeTiming, after: DecodeTiming) -> None:
+        """Add what the batch did since ``before`` to the backend's stats."""
         stats = self.stats
-        stats.requests += len(batch)
-        stats.batches += 1
-        stats.batch_sizes.append(len(batch))
-        stats.forward_passes += timing.forward_passes
-        stats.prefill_seconds += timing.prefill_seconds
-        stats.decode_seconds += timing.decode_seconds
-        stats.reused_tokens += timing.reused_tokens
-        stats.prompt_tokens += sum(len(p.request.prompt_ids) for p in batch)
-        stats.completion_tokens += sum(len(r.completion_ids) for r in results)
-        stats.busy_seconds += seconds
+        stats.forward_passes += after.forward_passes - before.forward_passes
+        stats.prefill_seconds += after.prefill_seconds - before.prefill_seconds
+        stats.decode_seconds += after.decode_seconds - before.decode_seconds
+        stats.reused_tokens += after.reused_tokens - before.reused_tokens
 
 
 class PrefixStore:

@@ -27,7 +27,7 @@ values come back (``keep_prompts=True``) for the caller to store.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -39,6 +39,7 @@ __all__ = [
     "DecodeRequest",
     "DecodeResult",
     "DecodeTiming",
+    "RunningBatch",
     "decode_batch",
     "prefill",
 ]
@@ -94,7 +95,158 @@ class DecodeTiming:
     reused_tokens: int = 0  # prompt tokens whose keys/values came from a cached prefix
 
 
-@torch.inference_mode()
+@dataclass
+class _Row:
+    """One request in the running batch: what it has written so far."""
+
+    request: DecodeRequest
+    generator: torch.Generator
+    completion: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+
+    def result(self, finish_reason: str) -> DecodeResult:
+        return DecodeResult(self.completion, self.logprobs, finish_reason)
+
+
+class RunningBatch:
+    """The rows being decoded together, over one KV cache; rows join and leave between tokens.
+
+    :meth:`admit` prefills newcomers (reusing their cached prefixes) and merges their keys and
+    values into the running cache; :meth:`step` picks every row's next token, retires the rows
+    that are done (an end-of-sequence token or ``max_tokens``) and runs one forward pass for the
+    rest. Every row is left-padded to the cache's width and masked, its position ids count its
+    own tokens only, so a row decodes what it would alone whichever rows come and go. Leading
+    columns no row uses any more are cut, so a long prompt that left does not slow the others.
+    """
+
+    def __init__(self, model: Any, *, eos_ids: set[int], pad_id: int) -> None:
+        self.model, self.eos_ids, self.pad_id = model, eos_ids, pad_id
+        self.rows: list[_Row] = []
+        self.timing = DecodeTiming()
+        self._cache: Any = None
+        self._mask = torch.zeros((0, 0), dtype=torch.long)
+        self._logits = torch.zeros((0, 0))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @torch.inference_mode()
+    def admit(
+        self, requests: list[DecodeRequest], *, keep_prompts: bool = False
+    ) -> list[CachedPrefix] | None:
+        """Prefill ``requests`` (one forward pass) and add them to the batch; with
+        ``keep_prompts``, each prompt's keys and values for the prefix store."""
+        started = time.perf_counter()
+        prefixes = [r.prefix for r in requests]
+        out, mask = _prefill(self.model, [r.prompt_ids for r in requests], prefixes, self.pad_id)
+        prompts = _prompt_states(out.past_key_values, mask) if keep_prompts else None
+        self._merge(out.past_key_values, mask, out.logits[:, -1, :])
+        self.rows += [_Row(r, torch.Generator().manual_seed(r.seed)) for r in requests]
+        self.timing.forward_passes += 1
+        self.timing.reused_tokens += sum(p.length for p in prefixes if p is not None)
+        self.timing.prefill_seconds += time.perf_counter() - started
+        return prompts
+
+    @torch.inference_mode()
+    def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
+        """Give every row its next token; the rows that finished, with their results."""
+        started = time.perf_counter()
+        tokens, logprobs = _choose(
+            self._logits.float().cpu(),
+            [row.request for row in self.rows],
+            [row.generator for row in self.rows],
+        )
+        done: list[tuple[DecodeRequest, DecodeResult]] = []
+        keep: list[int] = []
+        for index, (row, token, logprob) in enumerate(
+            zip(self.rows, tokens, logprobs, strict=True)
+        ):
+            row.completion.append(token)
+            row.logprobs.append(logprob)
+            if token in self.eos_ids:
+                done.append((row.request, row.result("stop")))
+            elif len(row.completion) >= row.request.params.max_tokens:
+                done.append((row.request, row.result("length")))
+            else:
+                keep.append(index)
+        self._select(keep)
+        if self.rows:
+            self._forward()
+        self.timing.decode_seconds += time.perf_counter() - started
+        return done
+
+    @torch.inference_mode()
+    def discard(self, requests: list[DecodeRequest]) -> None:
+        """Drop the rows of ``requests`` (their callers stopped waiting)."""
+        gone = {id(r) for r in requests}
+        self._select([i for i, row in enumerate(self.rows) if id(row.request) not in gone])
+
+    def _forward(self) -> None:
+        """One forward pass feeding each row its last token."""
+        device = self.model.device
+        next_ids = torch.tensor([[row.completion[-1]] for row in self.rows], device=device)
+        positions = self._mask.sum(-1, keepdim=True)
+        self._mask = torch.cat([self._mask, torch.ones_like(next_ids)], dim=-1)
+        out = self.model(
+            input_ids=next_ids,
+            attention_mask=self._mask,
+            position_ids=positions,
+            past_key_values=self._cache,
+            use_cache=True,
+        )
+        self.timing.forward_passes += 1
+        self._cache, self._logits = out.past_key_values, out.logits[:, -1, :]
+
+    def _select(self, keep: list[int]) -> None:
+        """Keep only the rows ``keep`` (indices), and cut the columns none of them uses."""
+        if len(keep) == len(self.rows):
+            return
+        self.rows = [self.rows[i] for i in keep]
+        if not keep:
+            self._cache, self._mask = None, self._mask[:0, :0]
+            return
+        rows = torch.tensor(keep, device=self._mask.device)
+        self._cache.batch_select_indices(rows)
+        self._mask, self._logits = self._mask[rows], self._logits[rows]
+        unused = int(self._mask.any(0).long().argmax())  # leading columns no row attends to
+        if unused:
+            self._mask = self._mask[:, unused:]
+            for layer in self._cache.layers:
+                layer.keys, layer.values = layer.keys[:, :, unused:], layer.values[:, :, unused:]
+
+    def _merge(self, cache: Any, mask: torch.Tensor, logits: torch.Tensor) -> None:
+        """Append rows (their cache, mask and next-token logits), left-padding the narrower
+        side's columns so both have the same width."""
+        if self._cache is None:
+            self._cache, self._mask, self._logits = cache, mask, logits
+            return
+        from transformers import DynamicCache
+
+        width = max(self._mask.shape[1], mask.shape[1])
+        layers = [
+            tuple(
+                torch.cat([_pad_left(ours, width), _pad_left(theirs, width)])
+                for ours, theirs in ((old.keys, new.keys), (old.values, new.values))
+            )
+            for old, new in zip(self._cache.layers, cache.layers, strict=True)
+        ]
+        self._cache = DynamicCache(layers, config=self.model.config)
+        self._mask = torch.cat([_pad_left(self._mask, width), _pad_left(mask, width)])
+        self._logits = torch.cat([self._logits, logits])
+
+
+def _pad_left(states: torch.Tensor, width: int) -> torch.Tensor:
+    """``states`` with zeros before its columns (dim 2 of keys/values, dim 1 of a mask) up to
+    ``width``."""
+    dim = 2 if states.dim() == 4 else 1
+    missing = width - states.shape[dim]
+    if not missing:
+        return states
+    shape = list(states.shape)
+    shape[dim] = missing
+    return torch.cat([states.new_zeros(shape), states], dim=dim)
+
+
 def decode_batch(
     model: Any,
     requests: list[DecodeRequest],
@@ -103,61 +255,14 @@ def decode_batch(
     pad_id: int,
     keep_prompts: bool = False,
 ) -> tuple[list[DecodeResult], DecodeTiming, list[CachedPrefix] | None]:
-    """Generate for every request at once; the results, the time spent, and (with
-    ``keep_prompts``) each prompt's keys and values."""
-    started = time.perf_counter()
-    device = model.device
-    prefixes = [r.prefix for r in requests]
-    out, mask = _prefill(model, [r.prompt_ids for r in requests], prefixes, pad_id)
-    cache = out.past_key_values
-    prompts = _prompt_states(cache, mask) if keep_prompts else None
-    reused = sum(p.length for p in prefixes if p is not None)
-    timing = DecodeTiming(forward_passes=1, reused_tokens=reused)
-    generators = [torch.Generator().manual_seed(r.seed) for r in requests]
-    completions: list[list[int]] = [[] for _ in requests]
-    logprobs: list[list[float]] = [[] for _ in requests]
-    finish = ["length"] * len(requests)
-    active = list(range(len(requests)))  # request index of each row still in the cache
-    logits = out.logits[:, -1, :]
-    timing.prefill_seconds = time.perf_counter() - started
-    while True:
-        tokens, token_logprobs = _choose(
-            logits.float().cpu(), [requests[i] for i in active], [generators[i] for i in active]
-        )
-        keep: list[int] = []
-        for row, index in enumerate(active):
-            completions[index].append(tokens[row])
-            logprobs[index].append(token_logprobs[row])
-            if tokens[row] in eos_ids:
-                finish[index] = "stop"
-            elif len(completions[index]) < requests[index].params.max_tokens:
-                keep.append(row)
-        if not keep:
-            break
-        if len(keep) < len(active):
-            rows = torch.tensor(keep, device=device)
-            cache.batch_select_indices(rows)
-            mask = mask[rows]
-        active = [active[row] for row in keep]
-        next_ids = torch.tensor([[completions[i][-1]] for i in active], device=device)
-        positions = mask.sum(-1, keepdim=True)
-        mask = torch.cat([mask, torch.ones_like(next_ids)], dim=-1)
-        out = model(
-            input_ids=next_ids,
-            attention_mask=mask,
-            position_ids=positions,
-            past_key_values=cache,
-            use_cache=True,
-        )
-        timing.forward_passes += 1
-        cache = out.past_key_values
-        logits = out.logits[:, -1, :]
-    results = [
-        DecodeResult(completion_ids=c, logprobs=lp, finish_reason=f)
-        for c, lp, f in zip(completions, logprobs, finish, strict=True)
-    ]
-    timing.decode_seconds = time.perf_counter() - started - timing.prefill_seconds
-    return results, timing, prompts
+    """Generate for every request at once, none joining later; the results, the time spent,
+    and (with ``keep_prompts``) each prompt's keys and values."""
+    batch = RunningBatch(model, eos_ids=eos_ids, pad_id=pad_id)
+    prompts = batch.admit(requests, keep_prompts=keep_prompts)
+    results: dict[int, DecodeResult] = {}
+    while batch.rows:
+        results.update((id(request), result) for request, result in batch.step())
+    return [results[id(r)] for r in requests], batch.timing, prompts
 
 
 @torch.inference_mode()

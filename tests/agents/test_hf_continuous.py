@@ -1,0 +1,172 @@
+"""The hf backend's continuous batching: requests join and leave the running decode between
+tokens, and each still gets what it would get alone.
+
+Requests are sent the way an evaluator sends them: a few "lanes" (episodes), each sending its
+next request when its last reply came back, with different ``max_tokens``, so lanes finish at
+different tokens and every later request joins a batch that is already decoding. Every test
+runs the real backend on the tiny random Llama of conftest.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from agentgym.backends.hf import HFBackend  # noqa: E402
+from agentgym.backends.sampling import SamplingParams  # noqa: E402
+
+WORDS = [
+    "up",
+    "down",
+    "left",
+    "right",
+    "move",
+    "take",
+    "guess",
+    "crane",
+    "slate",
+    "north",
+    "exit",
+    "wall",
+    "row",
+    "column",
+]
+
+
+@pytest.fixture(scope="module")
+def backend(tiny_model_dir):
+    return HFBackend.load(tiny_model_dir, device="cpu", max_batch=16)
+
+
+def prompts(backend, count, seed=0):
+    """``count`` chat prompts of different lengths."""
+    rng = random.Random(seed)
+    texts = [" ".join(rng.choices(WORDS, k=rng.randint(1, 12))) for _ in range(count)]
+    return [
+        backend.encode([{"role": "system", "content": "Play."}, {"role": "user", "content": t}])
+        for t in texts
+    ]
+
+
+async def lanes(backend, requests, count):
+    """Send ``requests`` (prompt, params, seed) over ``count`` lanes, each lane one request
+    at a time; the results in the order of ``requests``."""
+    results = [None] * len(requests)
+
+    async def lane(first):
+        for index in range(first, len(requests), count):
+            results[index] = await backend.generate(*requests[index])
+
+    await asyncio.gather(*(lane(i) for i in range(count)))
+    return results
+
+
+def teacher_logprobs(model, prompt, completion):
+    ids = torch.tensor([prompt + completion])
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1]
+    return torch.log_softmax(logits, -1).gather(1, ids[0, len(prompt) :, None])[:, 0].tolist()
+
+
+def test_greedy_with_staggered_arrivals_matches_one_at_a_time_generate(backend):
+    """64 prompts, 8 lanes, max_tokens from 2 to 12: most requests join a running batch, and
+    every completion is ``model.generate``'s alone, with the logprobs of a teacher-forced pass."""
+    batch = prompts(backend, 64)
+    limits = [2 + (i * 7) % 11 for i in range(len(batch))]
+    requests = [
+        (p, SamplingParams(temperature=0, max_tokens=n), 0)
+        for p, n in zip(batch, limits, strict=True)
+    ]
+    joined = backend.stats.joined
+    results = asyncio.run(lanes(backend, requests, 8))
+    assert backend.stats.joined - joined > len(batch) // 2
+    for prompt, limit, result in zip(batch, limits, results, strict=True):
+        reference = backend.model.generate(
+            torch.tensor([prompt]), max_new_tokens=limit, do_sample=False
+        )[0, len(prompt) :].tolist()
+        assert result.completion_ids == reference[: len(result.completion_ids)]
+        expected = teacher_logprobs(backend.model, prompt, result.completion_ids)
+        assert result.logprobs == pytest.approx(expected, abs=1e-4)
+
+
+def test_sampling_is_unchanged_by_who_shares_the_batch(backend):
+    """Each request's seeded samples are the same alone, over 4 lanes, and shuffled over 7
+    lanes (other batch-mates, other join times)."""
+    batch = prompts(backend, 24, seed=1)
+    params = [SamplingParams(temperature=1.0, top_p=0.95, max_tokens=3 + i % 6) for i in range(24)]
+    requests = [(p, q, 500 + i) for i, (p, q) in enumerate(zip(batch, params, strict=True))]
+
+    async def alone():
+        return [await backend.generate(*r) for r in requests]
+
+    reference = [r.completion_ids for r in asyncio.run(alone())]
+    assert [r.completion_ids for r in asyncio.run(lanes(backend, requests, 4))] == reference
+    order = list(range(len(requests)))
+    random.Random(2).shuffle(order)
+    shuffled = asyncio.run(lanes(backend, [requests[i] for i in order], 7))
+    assert [shuffled[order.index(i)].completion_ids for i in range(24)] == reference
+
+
+@pytest.mark.parametrize("continuous", [True, False])
+def test_a_newcomer_does_not_wait_for_a_long_reply(tiny_model_dir, continuous):
+    """A long reply is decoding when a short request arrives: with continuous batching the
+    short one joins at the next token and is back first; window batching makes it wait."""
+    backend = HFBackend.load(tiny_model_dir, device="cpu", continuous=continuous)
+    long_prompt, short_prompt, opener = prompts(backend, 3, seed=3)
+    eos = set(backend.eos_ids)
+    long_params = SamplingParams(temperature=0, max_tokens=300)
+    finished: list[str] = []
+
+    async def run():
+        async def long():
+            result = await backend.generate(long_prompt, long_params, 0)
+            finished.append("long")
+            return result
+
+        async def short():
+            await backend.generate(opener, SamplingParams(temperature=0, max_tokens=1), 0)
+            await backend.generate(short_prompt, SamplingParams(temperature=0, max_tokens=2), 0)
+            finished.append("short")
+
+        return (await asyncio.gather(long(), short()))[0]
+
+    backend.eos_ids = set()  # the random model must not stop the long reply early
+    try:
+        result = asyncio.run(run())
+    finally:
+        backend.eos_ids = eos
+    assert len(result.completion_ids) == 300
+    assert finished == (["short", "long"] if continuous else ["long", "short"])
+    assert backend.stats.joined == (1 if continuous else 0)
+
+
+def test_a_weight_update_waits_for_the_running_replies(tiny_model_dir, tmp_path):
+    """A weight update sent while a reply decodes lets it finish with the old weights and
+    holds later requests until the new ones are in: no reply mixes two policies."""
+    from .conftest import build_tiny_model
+
+    backend = HFBackend.load(tiny_model_dir, device="cpu")
+    other = HFBackend.load(build_tiny_model(tmp_path / "other", seed=1), device="cpu")
+    prompt = prompts(backend, 1, seed=4)[0]
+    params = SamplingParams(temperature=0, max_tokens=40)
+    old = asyncio.run(backend.generate(prompt, params, 0))
+    new = asyncio.run(other.generate(prompt, params, 0))
+    assert old.completion_ids != new.completion_ids
+
+    async def run():
+        first = asyncio.create_task(backend.generate(prompt, params, 0))
+        await asyncio.sleep(0)  # queued before the update
+        update = asyncio.create_task(backend.load_weights(tmp_path / "other"))
+        await asyncio.sleep(0)
+        second = asyncio.create_task(backend.generate(prompt, params, 0))
+        await update
+        return await first, await second
+
+    before, after = asyncio.run(run())
+    assert before.completion_ids == old.completion_ids
+    assert after.completion_ids == new.completion_ids
