@@ -33,6 +33,12 @@ STATES = ("focused", "selected", "checked", "pressed", "expanded", "editable", "
 """The states worth an agent's attention (``SHOWING`` is implied: nothing else is dumped)."""
 
 
+CONTROLS = frozenset(
+    {"combo box", "spin button", "slider", "check box", "radio button", "toggle button"}
+)
+"""Roles whose unnamed elements are named after the label they are labelled by."""
+
+
 class Walk:
     """One dump: the AT-SPI module, the limits, and how much is spent."""
 
@@ -88,6 +94,8 @@ class Walk:
         }
         if not states.contains(self.atspi.StateType.SENSITIVE):
             node["states"].append("disabled")
+        if not node["name"] and ("editable" in node["states"] or node["role"] in CONTROLS):
+            node["name"] = self.label_of(accessible)
         interfaces = set(accessible.get_interfaces())
         if "Component" in interfaces:
             box = self.atspi.Component.get_extents(accessible, self.atspi.CoordType.SCREEN)
@@ -101,6 +109,17 @@ class Walk:
             node["value"] = self.atspi.Value.get_current_value(accessible)
         node["children"] = [c for c in map(self.element, self.children(accessible)) if c]
         return node
+
+    def label_of(self, accessible: Any) -> str:
+        """The name of the label an unnamed control is labelled by (GTK's "Name:" beside the
+        file chooser's name field), or ''."""
+        for relation in accessible.get_relation_set():
+            if relation.get_relation_type() == self.atspi.RelationType.LABELLED_BY:
+                for index in range(relation.get_n_targets()):
+                    name = relation.get_target(index).get_name()
+                    if name:
+                        return str(name)
+        return ""
 
     def children(self, accessible: Any) -> Iterator[Any]:
         """The first children of ``accessible`` (up to the limit); NoAnswer if it is hung."""

@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("Xlib", reason="the desktop needs python-xlib (the gui extra)")
 
+from agentgym.checker import check_leaks
 from agentgym.envs.gui import a11y
 from agentgym.envs.gui.a11y import A11yTree, click_element, snapshot, translate, type_into
 from agentgym.envs.gui.desktop import Desktop, desktop_problem
@@ -243,9 +244,24 @@ def test_the_bus_and_the_registry_die_with_the_desktop():
     with Desktop(accessible=True) as desktop:
         desktop.reset(["mousepad"])
         wait_for(lambda: snapshot(desktop).find(role="text"), "the text area")
-        commands = {command_of(pid) for pid in processes_of(desktop.uid)}
-        assert {"dbus-daemon", "at-spi2-registr"} <= commands
+        daemons = [p for p in processes_of(desktop.uid) if command_of(p) != "mousepad"]
+        assert sorted(map(command_of, daemons)) == [
+            "Xvfb",
+            "at-spi2-registr",
+            "dbus-daemon",
+            "openbox",
+        ]
+        desktop.reset(["mousepad"])  # reset keeps them: the registry need not start again
+        assert set(daemons) < set(processes_of(desktop.uid))
     assert processes_of(desktop.uid) == [] and not desktop.root.exists()
+    closed = []
+
+    def touch(desktop, index):  # start, snapshot, close: no thread, descriptor or child left
+        closed.append(desktop)
+        assert snapshot(desktop).elements == ()
+
+    check_leaks(lambda: Desktop(accessible=True), "accessible", cycles=5, seed=0, touch=touch)
+    assert [d for d in closed if processes_of(d.uid) or d.root.exists()] == []
 
 
 def command_of(pid):
