@@ -107,7 +107,10 @@ def compare_archive(result: str | None, expected: str | None, **options: Any) ->
     except (OSError, ValueError):
         return 0.0
     inside = str(options.get("file_path", "")).strip("/")
-    return float(_under(made, inside) == _under(gold, inside))
+    wanted = _under(gold, inside)
+    if not wanted:
+        raise UsageError(f"compare_archive: the expected archive has no files under {inside!r}")
+    return float(_under(made, inside) == wanted)
 
 
 def _under(members: dict[str, bytes], folder: str) -> dict[str, bytes]:

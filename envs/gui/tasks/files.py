@@ -8,10 +8,10 @@ Every oracle is keyboard only. PCManFM selects an item by its typed name (type-a
 that matches no item selects nothing, so another seed's names do nothing here); ``Escape`` closes
 the type-ahead box, keeping the selection. ``F2`` renames (its dialog preselects the stem:
 ``Control+a`` takes the whole name), ``Control+Shift+n`` makes a folder, ``Control+x``/``c``/``v``
-cut, copy and paste, ``Delete`` asks to move to the trash (``Enter`` says yes), ``Control+i``
-inverts the selection, ``Enter`` opens a folder (``Alt+Up`` goes back) or a text file in
-mousepad. Names and contents come from the seed, so the initial state never passes and another
-seed's oracle types names this folder does not hold.
+cut, copy and paste, ``Delete`` asks to move to the trash (``Enter`` says yes), ``Enter`` opens
+a folder (``Alt+Up`` goes back) or a text file in mousepad. Names and contents come from the
+seed, so the initial state never passes and another seed's oracle types names this folder does
+not hold.
 """
 
 from __future__ import annotations
@@ -56,9 +56,13 @@ def file_names(
 
 
 def folder_names(rng: np.random.Generator, count: int, taken: Sequence[str] = ()) -> list[str]:
-    """``count`` folder names, none the start of another or of ``taken``."""
-    pool = [f for f in SUBFOLDERS if not any(t.startswith(f) or f.startswith(t) for t in taken)]
-    return [str(f) for f in rng.choice(pool, size=count, replace=False)]
+    """``count`` folder names ``word-NN``, none the start of another or of ``taken``."""
+    names: list[str] = []
+    while len(names) < count:
+        name = f"{rng.choice(SUBFOLDERS)}-{int(rng.integers(10, 100))}"
+        if not any(n.startswith(name) or name.startswith(n) for n in [*names, *taken]):
+            names.append(name)
+    return names
 
 
 def contents(rng: np.random.Generator, names: Sequence[str]) -> dict[str, str]:
@@ -74,6 +78,11 @@ def note(rng: np.random.Generator) -> str:
 def select(name: str) -> list[str]:
     """Select the item ``name`` of the open folder by type-ahead, closing its box."""
     return [typed(name), key("Escape")]
+
+
+def trash(name: str) -> list[str]:
+    """Move the item ``name`` of the open folder to the trash (``Enter`` confirms)."""
+    return [*select(name), key("Delete"), key("Enter")]
 
 
 def paste_into(name: str, folder: str, cut: bool = True) -> list[str]:
@@ -169,7 +178,7 @@ def delete_file(rng: np.random.Generator) -> dict[str, Any]:
         folder,
         files,
         listing(folder, [name for name in files if name != doomed]),
-        [*select(doomed), key("Delete"), key("Enter"), WAIT],
+        [*trash(doomed), WAIT],
     )
 
 
@@ -231,7 +240,11 @@ def copy_into_folder(rng: np.random.Generator) -> dict[str, Any]:
 
 @template("pcmanfm", level="medium")
 def keep_only_one(rng: np.random.Generator) -> dict[str, Any]:
-    """Delete every file of a folder but one (select it, invert the selection, delete)."""
+    """Delete every file of a folder but one.
+
+    The oracle deletes them one by one: PCManFM's ``Control+i`` (invert the selection) shows
+    the right files selected but, now and then, deletes others (its count in the confirmation
+    is wrong too)."""
     folder, files = scene(rng, int(rng.integers(3, 6)))
     keep = str(rng.choice(list(files)))
     return folder_task(
@@ -240,7 +253,7 @@ def keep_only_one(rng: np.random.Generator) -> dict[str, Any]:
         folder,
         files,
         both(listing(folder, [keep]), kept(folder, keep, "gold.txt")),
-        [*select(keep), key("Control+i"), key("Delete"), key("Enter"), WAIT],
+        [step for name in files if name != keep for step in trash(name)] + [WAIT],
         gold={"gold.txt": files[keep]},
     )
 
