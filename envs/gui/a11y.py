@@ -53,6 +53,7 @@ __all__ = [
     "A11yTree",
     "Element",
     "a11y_problem",
+    "action_syntax",
     "bus_command",
     "bus_env",
     "click_element",
@@ -405,6 +406,9 @@ A11Y_ACTIONS: dict[str, Action] = {
 }
 """The actions on the accessibility view: on an element by id, and the keyboard."""
 
+_LANGUAGE: dict[str, Action] = {**PIXEL_ACTIONS, **A11Y_ACTIONS}
+"""Every action :func:`translate` can read."""
+
 _CLICKS = {
     "click_element": "click",
     "double_click_element": "double_click",
@@ -422,16 +426,33 @@ def to_pixel(tree: A11yTree, name: str, args: Mapping[str, Any]) -> list[str]:
         x, y = tree.centre(args["id"])
         click = format_pixel(_CLICKS[name], x, y)
         return [click, format_pixel("type", args["text"])] if name == "type_into" else [click]
-    if name in A11Y_ACTIONS:
-        return [format_pixel(name, *args.values())]
+    if name in PIXEL_ACTIONS:
+        values = (int(v) if isinstance(v, float) and v.is_integer() else v for v in args.values())
+        return [format_pixel(name, *values)]
     raise UsageError(f"unknown element action {name!r}: use one of {', '.join(A11Y_ACTIONS)}")
 
 
-def translate(tree: A11yTree, action: str) -> list[str]:
+def translate(
+    tree: A11yTree, action: str, allowed: Sequence[str] = tuple(A11Y_ACTIONS)
+) -> list[str]:
     """An agent's action text (``click_element("e4")``, a JSON tool call, or a reply ending
-    in one) as pixel actions; InvalidAction, with the right form, for a bad one."""
-    name, args = web_actions.parse(action, tuple(A11Y_ACTIONS), A11Y_ACTIONS)
+    in one) as pixel actions; InvalidAction, with the right form, for a bad one.
+
+    ``allowed`` names the actions accepted, of :data:`A11Y_ACTIONS` and the pixel language
+    (which passes through as it is: an env may accept a template's ``click(x, y)`` oracle).
+    """
+    name, args = web_actions.parse(action, tuple(allowed), _LANGUAGE)
     return to_pixel(tree, name, args)
+
+
+def action_syntax() -> str:
+    """How the view's actions are written, for a prompt."""
+    return (
+        "The view lists the elements on the screen, one a line, each with an id in brackets "
+        "([e4]). Act with one call per turn:\n"
+        + web_actions.describe_actions(tuple(A11Y_ACTIONS), A11Y_ACTIONS)
+        + '\nExample: click_element("e4"), type_into("e11", "hello"), key("Control+s").'
+    )
 
 
 def click_element(tree: A11yTree, id: str) -> list[str]:

@@ -12,7 +12,15 @@ pytest.importorskip("Xlib", reason="the desktop needs python-xlib (the gui extra
 
 from agentgym.checker import check_leaks
 from agentgym.envs.gui import a11y
-from agentgym.envs.gui.a11y import A11yTree, click_element, snapshot, translate, type_into
+from agentgym.envs.gui.a11y import (
+    A11Y_ACTIONS,
+    A11yTree,
+    action_syntax,
+    click_element,
+    snapshot,
+    translate,
+    type_into,
+)
 from agentgym.envs.gui.desktop import Desktop, desktop_problem
 from agentgym.envs.gui.pixel_actions import PIXEL_ACTIONS
 from agentgym.envs.gui.x11 import DesktopCrashedError
@@ -112,6 +120,9 @@ def test_element_actions_become_pixel_actions_at_the_visible_centre():
     assert translate(tree, '{"name": "type", "arguments": {"text": "x"}}') == ['type("x")']
     for pixel in translate(tree, 'type_into("e5", "hi")'):  # the pixel language reads them
         web_actions.parse(pixel, tuple(PIXEL_ACTIONS), PIXEL_ACTIONS)
+    both = (*A11Y_ACTIONS, "click")  # an env may let a pixel oracle's clicks through
+    assert translate(tree, "click(5, 6)", both) == ["click(5, 6)"]
+    assert "click_element(id)" in action_syntax() and "type_into(id, text)" in action_syntax()
 
 
 def test_a_bad_element_action_is_feedback_naming_the_value():
