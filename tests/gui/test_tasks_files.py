@@ -3,7 +3,7 @@
 Without a desktop: every template makes checked tasks whose oracles differ from seed to seed,
 and ``compare_archive`` judges archives in memory. With one: a sample of templates is played
 through ``DesktopTaskEnv`` (every template under ``make check``): the initial state fails, the
-oracle passes, another seed's oracle replayed fails."""
+oracle passes, another seed's oracle replayed fails, and so does throwing everything away."""
 
 import io
 import json
@@ -153,8 +153,9 @@ def play(env, task_id, actions):
     return initially, rewards
 
 
-def check_played(app, key):
-    """The oracle of ``key``'s task passes; the start and another seed's oracle do not."""
+def check_played(app, key, attacks=()):
+    """The oracle of ``key``'s task passes; the start, another seed's oracle and each generic
+    action list of ``attacks`` do not."""
     from agentgym.envs.gui.desktop import desktop_problem
     from agentgym.envs.gui.desktop_env import DesktopTaskEnv
 
@@ -168,13 +169,20 @@ def check_played(app, key):
         initially, rewards = play(env, task_id, other["agentgym"]["oracle"])
         assert not initially, f"{task_id}: the initial state passes"
         assert max(rewards) == 0.0, f"{task_id}: another seed's oracle passes"
+        for actions in attacks:
+            _, rewards = play(env, task_id, [*actions, "wait()"])
+            assert max(rewards) == 0.0, f"{task_id}: {actions} passes"
         _, rewards = play(env, task_id, task.plan())
         assert rewards[-1] == 1.0, f"{task_id}: the oracle scores {rewards}"
     finally:
         env.close()
 
 
+EVERYTHING_AWAY = ['key("Control+a")', 'key("Delete")', 'key("Enter")']
+"""Select every item and move it to the trash."""
+
+
 @pytest.mark.sampled
 @pytest.mark.parametrize("key", sample([t.key for t in osworld.templates("pcmanfm")], 1))
 def test_file_manager_oracle_passes_and_blind_replay_fails(key):
-    check_played("pcmanfm", key)
+    check_played("pcmanfm", key, attacks=[EVERYTHING_AWAY])
