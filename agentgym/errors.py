@@ -23,6 +23,8 @@ Three kinds of failure are kept apart, because they are handled differently:
     ├── TaskError (also KeyError)            unknown task id, split or difficulty
     ├── InfrastructureError                  could not run or judge: excluded, never scored 0
     │   ├── EnvCrashedError
+    │   │   └── RemoteEnvError               an env server failed, vanished or lost the session
+    │   │       └── ServerBusyError          an env server at capacity or draining
     │   ├── VerifierError
     │   ├── ModelError                       a model backend failed or cannot serve a request
     │   │   └── ContextLengthError           the prompt and reply do not fit the context
@@ -61,11 +63,13 @@ __all__ = [
     "OracleError",
     "PettingZooCheckError",
     "RegistryError",
+    "RemoteEnvError",
     "ResetNeeded",
     "SandboxClosedError",
     "SandboxError",
     "SandboxFileNotFoundError",
     "SandboxUnavailableError",
+    "ServerBusyError",
     "SnapshotError",
     "TaskBlindError",
     "TaskError",
@@ -120,6 +124,15 @@ class InfrastructureError(AgentGymError):
 
 class EnvCrashedError(InfrastructureError):
     """The process, interpreter or engine behind an env stopped working."""
+
+
+class RemoteEnvError(EnvCrashedError):
+    """An env server (``agentgym serve-env``) could not be reached within the client's
+    deadline, lost the session (restarted, or the lease lapsed) or failed inside the env."""
+
+
+class ServerBusyError(RemoteEnvError):
+    """An env server refused a new session or episode: it is at capacity or draining."""
 
 
 class VerifierError(InfrastructureError):
