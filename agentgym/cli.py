@@ -10,6 +10,7 @@ agentgym containers build           build the docker sandbox image offline (no r
 agentgym report RUN_DIR             the statistics of a run
 agentgym train grpo --env games/FrozenLake-v0 --model tiny    train a reference RL baseline
 agentgym serve smollm2              serve a model over an OpenAI-compatible HTTP API
+agentgym serve-env games/Maze-v0    serve envs over the network in OpenEnv's protocol
 agentgym leaderboard serve --benchmark quickstart     run a leaderboard (agentgym.leaderboard.cli)
 agentgym submit RUN_DIR --to URL --token T --agent-name NAME    send a run to a leaderboard
 agentgym --import my_family list    first import a family that is not installed
@@ -271,6 +272,10 @@ def _parser() -> argparse.ArgumentParser:
     from agentgym.backends.server import add_commands as add_serve_commands
 
     add_serve_commands(commands)
+
+    from agentgym.remote.cli import add_commands as add_remote_commands
+
+    add_remote_commands(commands)  # agentgym serve-env
     describe_subcommands(parser)
     return parser
 
