@@ -74,7 +74,7 @@ DUMP_TIMEOUT = 5.0
 
 LIMITS = {"nodes": 2000, "children": 400, "text": 2000, "seconds": 3.0, "call_ms": 500}
 """The dump's budget: elements in all, children read per element, characters of an
-element's text, seconds for the walk, milliseconds for one D-Bus call."""
+element's text and name, seconds for the walk, milliseconds for one D-Bus call."""
 
 OUTPUT_LIMIT = 8 << 20
 """Bytes of JSON a dump may print (2000 elements of 2000 characters fit)."""
@@ -131,8 +131,10 @@ def a11y_problem() -> str | None:
         return "the accessibility view needs dbus-daemon and at-spi2-core: apt-get install them"
     probe = "import gi; gi.require_version('Atspi', '2.0'); from gi.repository import Atspi"
     try:
-        subprocess.run([SYSTEM_PYTHON, "-I", "-c", probe], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError):
+        subprocess.run(
+            [SYSTEM_PYTHON, "-I", "-c", probe], check=True, capture_output=True, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
         return (
             f"the accessibility view needs {SYSTEM_PYTHON} with Debian's python3-gi and "
             f"gir1.2-atspi-2.0"
@@ -362,7 +364,8 @@ def snapshot(desktop: AccessibleDesktop, timeout: float = DUMP_TIMEOUT) -> A11yT
     """The desktop's accessibility tree now.
 
     UsageError for a desktop made without ``accessible=True``; DesktopCrashedError (an
-    infrastructure error) if the dump fails or outlives ``timeout``.
+    infrastructure error) if the dump fails, or prints no whole dump (killed at ``timeout``
+    or at :data:`OUTPUT_LIMIT` bytes).
     """
     if desktop.a11y_bus is None:
         raise UsageError(
@@ -372,7 +375,7 @@ def snapshot(desktop: AccessibleDesktop, timeout: float = DUMP_TIMEOUT) -> A11yT
     argv = (SYSTEM_PYTHON, "-I", "-c", _dumper(), json.dumps(LIMITS))
     status, output = desktop.run(argv, timeout=timeout, limit=OUTPUT_LIMIT)
     try:
-        dump = json.loads(output) if status is not None else {"error": f"none in {timeout:.0f} s"}
+        dump = json.loads(output) if status is not None else {"error": "no whole dump"}
     except ValueError:
         dump = {"error": f"the dump exited with status {status} and printed {output[:200]!r}"}
     if "error" in dump:

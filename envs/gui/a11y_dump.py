@@ -89,7 +89,7 @@ class Walk:
         self.nodes_left -= 1
         node: Node = {
             "role": accessible.get_role_name(),
-            "name": accessible.get_name() or "",
+            "name": (accessible.get_name() or "")[: self.text_max],
             "states": [name for state, name in self.wanted.items() if states.contains(state)],
         }
         if not states.contains(self.atspi.StateType.SENSITIVE):

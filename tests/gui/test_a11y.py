@@ -272,7 +272,8 @@ def test_the_bus_and_the_registry_die_with_the_desktop():
         assert snapshot(desktop).elements == ()
 
     check_leaks(lambda: Desktop(accessible=True), "accessible", cycles=5, seed=0, touch=touch)
-    assert [d for d in closed if processes_of(d.uid) or d.root.exists()] == []
+    # (Not the uids' processes: the pool lends a freed uid to the next desktop, another test's.)
+    assert [d for d in closed if d.root.exists()] == []
 
 
 def command_of(pid):
