@@ -50,6 +50,7 @@ from agentgym.task_env import InvalidAction
 
 __all__ = [
     "A11Y_ACTIONS",
+    "A11Y_TOOLS",
     "A11yTree",
     "Element",
     "a11y_problem",
@@ -400,7 +401,7 @@ A11Y_ACTIONS: dict[str, Action] = {
         Action(
             "type_into",
             (_ID, Param("text", "string", "the text")),
-            "click an element (a text field) and type text there",
+            "click an element (a text field) and type text there, after what it holds",
         ),
         PIXEL_ACTIONS["type"],
         PIXEL_ACTIONS["key"],
@@ -408,6 +409,9 @@ A11Y_ACTIONS: dict[str, Action] = {
     )
 }
 """The actions on the accessibility view: on an element by id, and the keyboard."""
+
+A11Y_TOOLS = web_actions.tools_of(A11Y_ACTIONS)
+"""The same actions as JSON-schema tools, for function-calling agents."""
 
 _LANGUAGE: dict[str, Action] = {**PIXEL_ACTIONS, **A11Y_ACTIONS}
 """Every action :func:`translate` can read."""

@@ -118,6 +118,9 @@ def test_element_actions_become_pixel_actions_at_the_visible_centre():
     assert translate(tree, 'click_element("3")') == ["click(29, 29)"]
     assert translate(tree, 'key("Control+s")') == ['key("Control+s")']
     assert translate(tree, '{"name": "type", "arguments": {"text": "x"}}') == ['type("x")']
+    call = '{"name": "click_element", "arguments": {"id": "e3"}}'
+    assert translate(tree, call) == ["click(29, 29)"]
+    assert [t["name"] for t in a11y.A11Y_TOOLS] == list(A11Y_ACTIONS)
     for pixel in translate(tree, 'type_into("e5", "hi")'):  # the pixel language reads them
         web_actions.parse(pixel, tuple(PIXEL_ACTIONS), PIXEL_ACTIONS)
     both = (*A11Y_ACTIONS, "click")  # an env may let a pixel oracle's clicks through
