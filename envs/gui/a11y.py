@@ -182,7 +182,11 @@ def wait_for_registry(desktop: AccessibleDesktop, timeout: float) -> None:
     listed (one started before it never is); DesktopCrashedError after ``timeout``."""
     argv = (SYSTEM_PYTHON, "-I", "-c", _dumper(), json.dumps(LIMITS | {"ready_within": timeout}))
     status, output = desktop.run(argv, timeout=timeout + DUMP_TIMEOUT)
-    if status != 0 or json.loads(output or "{}").get("ready") is not True:
+    try:
+        ready = status == 0 and json.loads(output).get("ready") is True
+    except ValueError:
+        ready = False
+    if not ready:
         raise DesktopCrashedError(
             f"the accessibility registry of display :{desktop.number} did not answer in "
             f"{timeout:.0f} s (its errors are in the desktop's log)"
