@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         DecodeTiming,
         RunningBatch,
     )
+    from agentgym.backends.hf_static import SplitBatch
 
 __all__ = ["BackendStats", "HFBackend", "checkpoint_policy", "eos_ids", "require_hf"]
 
@@ -117,6 +118,13 @@ class HFBackend(TokenBackend):
         continuous: admit requests into the running batch between tokens (True), or only
             once the batch has finished (False: window batching, kept as the benchmark's
             baseline).
+        static_cache: decode over a static KV cache of slots
+            (:class:`~agentgym.backends.hf_static.StaticBatch`); None (the default): on CUDA
+            only. Requests that do not fit it decode in a dynamic batch beside it.
+        compile: with the static cache, capture the decode step (``torch.compile``, mode
+            ``reduce-overhead``: CUDA graphs), one graph per bucket of batch sizes; a failed
+            or mismatching compile logs a warning and decodes eagerly.
+        static_cache_tokens: the static cache's length per slot (prompt plus reply).
     """
 
     def __init__(
@@ -128,6 +136,9 @@ class HFBackend(TokenBackend):
         batch_window: float = 0.01,
         prefix_cache_mb: float = 512.0,
         continuous: bool = True,
+        static_cache: bool | None = None,
+        compile: bool = True,
+        static_cache_tokens: int = 2048,
     ) -> None:
         if not isinstance(max_batch, int) or max_batch < 1:
             raise UsageError(f"max_batch must be a positive int, got {max_batch!r}")
@@ -137,11 +148,15 @@ class HFBackend(TokenBackend):
         self.max_batch = max_batch
         self.batch_window = batch_window
         self.continuous = continuous
+        if static_cache is None:
+            static_cache = model.device.type == "cuda"
+        self.static_cache, self.compile = static_cache, compile
         self.stats = BackendStats()
         self.eos_ids = eos_ids(model, tokenizer)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else min(self.eos_ids))
         self.max_length = int(getattr(model.config, "max_position_embeddings", 0) or 0) or None
+        self.static_cache_tokens = min(static_cache_tokens, self.max_length or static_cache_tokens)
         # One thread runs the model: batches are decoded one after the other, never two at once.
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hf-decode")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -233,10 +248,8 @@ class HFBackend(TokenBackend):
 
     async def _work(self, queue: asyncio.Queue[_Pending | _Load]) -> None:
         """The scheduler: between two tokens, admit what waits and resolve what finished."""
-        from agentgym.backends.hf_decode import RunningBatch
-
         loop = asyncio.get_running_loop()
-        batch = RunningBatch(self.model, eos_ids=self.eos_ids, pad_id=self.pad_id)
+        batch = self._new_batch()
         running: dict[int, _Pending] = {}  # by id() of the request, the rows of the batch
         while True:
             if not batch and not self._held:
@@ -267,7 +280,7 @@ class HFBackend(TokenBackend):
                     if not pending.future.done():
                         pending.future.set_exception(failure)
                 running.clear()
-                batch = RunningBatch(self.model, eos_ids=self.eos_ids, pad_id=self.pad_id)
+                batch = self._new_batch()
                 continue
             self.stats.busy_seconds += time.monotonic() - started
             for request, result in done:
@@ -275,6 +288,26 @@ class HFBackend(TokenBackend):
                 pending = running.pop(id(request))
                 if not pending.future.done():
                     pending.future.set_result(result)
+
+    def _new_batch(self) -> RunningBatch | SplitBatch:
+        """An empty batch: dynamic, or (``static_cache``) static slots with a dynamic one
+        beside them for what does not fit. The compiled graphs live with the batch, which
+        lives as long as the worker (a failure starts a new one)."""
+        from agentgym.backends.hf_decode import RunningBatch
+        from agentgym.backends.hf_static import SplitBatch, StaticBatch, bucket
+
+        dynamic = RunningBatch(self.model, eos_ids=self.eos_ids, pad_id=self.pad_id)
+        if not self.static_cache:
+            return dynamic
+        static = StaticBatch(
+            self.model,
+            eos_ids=self.eos_ids,
+            pad_id=self.pad_id,
+            slots=bucket(self.max_batch, 2 * self.max_batch),
+            length=self.static_cache_tokens,
+            compile=self.compile,
+        )
+        return SplitBatch(static, dynamic)
 
     def _admissible(self, rows: int) -> list[_Pending]:
         """The held requests that join the batch now (its ``rows`` running ones): up to
@@ -305,7 +338,10 @@ class HFBackend(TokenBackend):
             load.future.set_result(None)
 
     def _advance(
-        self, batch: RunningBatch, newcomers: list[DecodeRequest], gone: list[DecodeRequest]
+        self,
+        batch: RunningBatch | SplitBatch,
+        newcomers: list[DecodeRequest],
+        gone: list[DecodeRequest],
     ) -> list[tuple[DecodeRequest, DecodeResult]]:
         """Drop ``gone``, admit ``newcomers``, decode one token; the finished rows. Runs on
         the one decode thread, the only one touching the model and the prefix store."""
@@ -319,7 +355,7 @@ class HFBackend(TokenBackend):
         self._count(before, batch.timing)
         return done
 
-    def _admit(self, batch: RunningBatch, requests: list[DecodeRequest]) -> None:
+    def _admit(self, batch: RunningBatch | SplitBatch, requests: list[DecodeRequest]) -> None:
         """Prefill ``requests`` into ``batch``, reusing and storing prompt prefixes."""
         keep = self.prefixes.enabled
         if keep and len(requests) > 1:

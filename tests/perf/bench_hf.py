@@ -21,7 +21,17 @@ reuses what earlier ones computed; together, prompts that share their instructio
 them once for the batch). A last measurement switches that off: two turns of the same
 episodes, all sent together, with the store on and off.
 
+Last, staggered arrivals (issue 34): ``--episodes`` episodes of ``--turns`` turns each, every
+episode sending its next request when its reply is back and its env step is done; env step
+times are heavy-tailed (seeded lognormal, median ``--step-seconds``, capped at 10x) and so are
+reply lengths (each request's ``max_tokens`` from 1/4 to all of ``--max-tokens``, greedy). The
+same schedule runs through window batching (``continuous=False``: a request that arrives while
+a batch decodes waits for the whole batch) and continuous batching (it joins at the next
+token), alternated over rounds; the ratio of tokens/s is the figure (goal >= 1.5x), and the
+outputs of the two are compared (greedy: the same tokens).
+
     python tests/perf/bench_hf.py [--requests 16] [--max-tokens 32] [--rounds 2] [--model DIR]
+        [--episodes 16] [--turns 3] [--step-seconds 0.5] [--only staggered]
 
 ``--model DIR`` measures another local model directory instead of SmolLM2 (on a GPU machine,
 the device check's model: ``tests/perf/gpu_check.py``). Each round also counts the prompts
@@ -33,6 +43,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import random
 import time
 
 import agentgym
@@ -74,12 +85,100 @@ async def together(backend, prompts, params) -> list[list[int]]:
     return [r.completion_ids for r in results]
 
 
+def schedule(
+    episodes: int, turns: int, step_seconds: float, max_tokens: int, seed: int = 0
+) -> list[list[tuple[float, int]]]:
+    """Each episode's turns: the env step's seconds before the request, and its max_tokens
+    (both heavy-tailed, seeded)."""
+    rng = random.Random(seed)
+    return [
+        [
+            (
+                min(step_seconds * rng.lognormvariate(0.0, 1.0), 10 * step_seconds),
+                max(1, min(max_tokens, int(max_tokens / 4 * rng.paretovariate(1.2)))),
+            )
+            for _ in range(turns)
+        ]
+        for _ in range(episodes)
+    ]
+
+
+async def staggered_run(backend, prompts, plan) -> tuple[list[list[list[int]]], float]:
+    """Play ``plan``: each episode steps its env (a sleep), sends its turn's prompt, waits for
+    the reply; every episode's completions and the wall seconds of the whole run."""
+    from agentgym.backends.sampling import SamplingParams
+
+    async def episode(index: int) -> list[list[int]]:
+        replies = []
+        for turn, (seconds, tokens) in enumerate(plan[index]):
+            await asyncio.sleep(seconds)
+            prompt = prompts[(index + turn) % len(prompts)]
+            params = SamplingParams(temperature=0.0, max_tokens=tokens)
+            replies.append((await backend.generate(prompt, params, 0)).completion_ids)
+        return replies
+
+    started = time.perf_counter()
+    outputs = await asyncio.gather(*(episode(i) for i in range(len(plan))))
+    return outputs, time.perf_counter() - started
+
+
+def staggered(backend, prompts, args) -> None:
+    """Window vs continuous batching on the same staggered schedule, alternated by round."""
+    from agentgym.backends.hf import HFBackend
+
+    plan = schedule(args.episodes, args.turns, args.step_seconds, args.max_tokens)
+    asleep = sum(max(s for s, _ in turn) for turn in zip(*plan, strict=True))
+    print(
+        f"staggered: {args.episodes} episodes x {args.turns} turns, env steps median "
+        f"{args.step_seconds} s (lognormal), max_tokens {args.max_tokens // 4}-{args.max_tokens}"
+        f" (Pareto); the slowest env steps alone take {asleep:.1f} s"
+    )
+    variants = {
+        name: HFBackend(
+            backend.model, backend.tokenizer, max_batch=args.episodes, continuous=continuous
+        )
+        for name, continuous in (("window", False), ("continuous", True))
+    }
+    totals = {name: [0, 0.0] for name in variants}
+    outputs = {}
+    for round_ in range(args.rounds):
+        names = list(variants) if round_ % 2 == 0 else list(reversed(variants))
+        for name in names:
+            outputs[name], seconds = asyncio.run(staggered_run(variants[name], prompts, plan))
+            tokens = sum(len(c) for replies in outputs[name] for c in replies)
+            totals[name][0] += tokens
+            totals[name][1] += seconds
+            stats = variants[name].stats
+            print(
+                f"round {round_ + 1} {name:<10} {tokens:5d} tokens in {seconds:6.2f} s: "
+                f"{tokens / seconds:6.1f} tokens/s ({stats.joined} joined a running batch)"
+            )
+        differ = sum(
+            a != b
+            for x, y in zip(outputs["window"], outputs["continuous"], strict=True)
+            for a, b in zip(x, y, strict=True)
+        )
+        print(f"round {round_ + 1}: {differ} of {args.episodes * args.turns} replies differ")
+    rate = {name: tokens / seconds for name, (tokens, seconds) in totals.items()}
+    print(
+        f"staggered arrivals, continuous vs window batching: {rate['continuous']:.1f} vs "
+        f"{rate['window']:.1f} tokens/s = {rate['continuous'] / rate['window']:.2f}x "
+        f"(goal >= 1.5x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--model", help="a local model directory (default: SmolLM2-135M)")
+    parser.add_argument("--episodes", type=int, default=16, help="staggered: episodes (16)")
+    parser.add_argument("--turns", type=int, default=3, help="staggered: turns each (3)")
+    parser.add_argument(
+        "--step-seconds", type=float, default=0.5, help="staggered: median env step (0.5)"
+    )
+    parser.add_argument("--only", choices=["staggered"], help="run only this measurement")
     args = parser.parse_args()
 
     from agentgym.backends.hf import HFBackend
@@ -103,6 +202,15 @@ def main() -> None:
         f"max_tokens {args.max_tokens}"
     )
     asyncio.run(together(backend, prompts[:2], SamplingParams(temperature=0.0, max_tokens=2)))
+    if args.only == "staggered":
+        staggered(backend, prompts, args)
+        return
+    batched(backend, prompts, next_prompts, params, args)
+    staggered(backend, prompts, args)
+
+
+def batched(backend, prompts, next_prompts, params, args) -> None:
+    """All requests sent together vs one at a time, then prefix reuse on vs off."""
     totals = {v: [0, 0.0, 0.0] for v in ("alone", "together")}  # tokens, wall, decode seconds
     outputs: dict[str, list[list[int]]] = {}
     for round_ in range(args.rounds):

@@ -1,0 +1,320 @@
+"""Compiled decoding for the ``hf`` backend on CUDA: a static KV cache of slots, one decode
+step captured per bucket of batch sizes.
+
+Eager PyTorch spends ~20-30 ms per token of a 135M model launching kernels, whatever the GPU
+(``docs/performance.md``, "On a GPU"); a decode step captured in CUDA graphs
+(``torch.compile``, mode ``reduce-overhead``) replays them in ~3 ms. Graphs need tensors
+whose shapes and addresses never change, which the dynamic cache of
+:class:`~agentgym.backends.hf_decode.RunningBatch` (it grows by a column per token and
+merges rows) cannot give. :class:`StaticBatch` keeps the same contract (rows admitted and
+retired between tokens, each row's own seeded generator and logprobs) over fixed buffers:
+
+* every layer's keys and values are ``[slots, heads, length, dim]`` tensors allocated once;
+  the live rows fill slots ``0..n-1`` (a retired row's slot takes the last row's);
+* all rows write their next token at one shared column ``c``; row ``r`` owns the columns
+  ``[start_r, c)``, so a newcomer's prompt (prefilled eagerly, with its cached prefix, as in
+  the dynamic path) is copied into columns ``[c - P, c)`` of its slot; when ``c`` reaches
+  the end, every row moves left by the first column any row uses (a request is admitted only
+  if its prompt plus ``max_tokens`` fits in the length, so this always frees a column);
+* the attention mask (additive, ``[rows, 1, 1, length]``) opens ``[start_r, c]`` of each
+  row and the position ids count each row's own tokens, so a row attends to exactly its own
+  tokens at their own positions, as alone;
+* the step runs on the smallest bucket of rows (1, 2, 4, ... up to the slots) holding the
+  live ones: one graph per bucket, captured on first use.
+
+The model sees the cache through :class:`SlotCache`, which has only what transformers'
+attention calls (``update``: write at column ``c``, return the whole buffers). On the first
+compiled step of each bucket the compiled logits are checked against an eager forward of
+the same inputs; a compile error or a mismatch logs a warning and the batch goes on eagerly
+over the same static cache (exact, only slower). On the CPU the backend keeps the dynamic
+path; ``compile=False`` runs this one eagerly anywhere (the tests do, on the CPU).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import torch
+
+from agentgym.backends.hf_decode import (
+    DecodeRequest,
+    DecodeResult,
+    DecodeTiming,
+    _choose,
+    _prefill,
+    _prompt_states,
+    _Row,
+)
+
+__all__ = ["SlotCache", "SplitBatch", "StaticBatch", "bucket"]
+
+log = logging.getLogger(__name__)
+
+
+def bucket(rows: int, slots: int) -> int:
+    """The smallest power of two holding ``rows``, at most ``slots``."""
+    size = 1
+    while size < rows:
+        size *= 2
+    return min(size, slots)
+
+
+class SlotCache:
+    """Per-layer static keys and values ``[slots, heads, length, dim]``; the model writes each
+    step's keys and values at column :attr:`column` of the first rows (as many as the step
+    has) and attends over the whole length (the mask hides what a row does not own)."""
+
+    is_compileable = True
+
+    def __init__(self, keys: list[torch.Tensor], values: list[torch.Tensor]) -> None:
+        self.keys, self.values = keys, values
+        self.column = torch.zeros(1, dtype=torch.long, device=keys[0].device)
+        for tensor in (*keys, *values, self.column):
+            torch._dynamo.mark_static_address(tensor)
+
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *_: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = key_states.shape[0]
+        keys, values = self.keys[layer_idx][:rows], self.values[layer_idx][:rows]
+        keys.index_copy_(2, self.column, key_states)
+        values.index_copy_(2, self.column, value_states)
+        return keys, values
+
+    def get_seq_length(self, *_: Any) -> int:
+        return 0  # position ids are always given: nothing derives them from the cache
+
+
+class StaticBatch:
+    """The rows being decoded over a :class:`SlotCache` (see the module docstring); the
+    interface of :class:`~agentgym.backends.hf_decode.RunningBatch`."""
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        eos_ids: set[int],
+        pad_id: int,
+        slots: int,
+        length: int,
+        compile: bool = True,
+    ) -> None:
+        self.model, self.eos_ids, self.pad_id = model, eos_ids, pad_id
+        self.slots, self.length = slots, length
+        self.rows: list[_Row] = []
+        self.timing = DecodeTiming()
+        config = model.config
+        heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+        dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        shape = (slots, heads, length, dim)
+        device, dtype = model.device, model.dtype
+        layers = range(config.num_hidden_layers)
+        self.cache = SlotCache(
+            [torch.zeros(shape, device=device, dtype=dtype) for _ in layers],
+            [torch.zeros(shape, device=device, dtype=dtype) for _ in layers],
+        )
+        self.column = 0  # where the next token of every row is written
+        self.starts = torch.full((slots,), length + 1, dtype=torch.long, device=device)
+        self._logits = torch.zeros((0, config.vocab_size), device=device)
+        self._columns = torch.arange(length, device=device)
+        self._masked = torch.finfo(dtype).min
+        self._compiled: Any = (
+            torch.compile(self._forward, mode="reduce-overhead", dynamic=False) if compile else None
+        )
+        self._checked: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def fits(self, request: DecodeRequest) -> bool:
+        """Whether the request's prompt and reply fit in a slot, and a slot is free."""
+        return len(request.prompt_ids) + request.params.max_tokens <= self.length
+
+    @torch.inference_mode()
+    def admit(self, requests: list[DecodeRequest], *, keep_prompts: bool = False) -> Any:
+        """Prefill ``requests`` eagerly and copy their keys and values into free slots."""
+        if len(self.rows) + len(requests) > self.slots:
+            raise ValueError(f"{len(self.rows)} + {len(requests)} rows over {self.slots} slots")
+        started = time.perf_counter()
+        prefixes = [r.prefix for r in requests]
+        out, mask = _prefill(self.model, [r.prompt_ids for r in requests], prefixes, self.pad_id)
+        prompts = _prompt_states(out.past_key_values, mask)
+        longest = max(p.length for p in prompts)
+        if not self.rows:
+            self.column = longest
+        elif longest > self.column:
+            self._shift(longest - self.column)
+        for request, prompt in zip(requests, prompts, strict=True):
+            slot, begin = len(self.rows), self.column - prompt.length
+            for layer, (keys, values) in enumerate(zip(prompt.keys, prompt.values, strict=True)):
+                self.cache.keys[layer][slot, :, begin : self.column] = keys
+                self.cache.values[layer][slot, :, begin : self.column] = values
+            self.starts[slot] = begin
+            self.rows.append(_Row(request, torch.Generator().manual_seed(request.seed)))
+        self._logits = torch.cat([self._logits, out.logits[:, -1, :].to(self._logits.dtype)])
+        self.timing.forward_passes += 1
+        self.timing.reused_tokens += sum(p.length for p in prefixes if p is not None)
+        self.timing.prefill_seconds += time.perf_counter() - started
+        return prompts if keep_prompts else None
+
+    @torch.inference_mode()
+    def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
+        """Give every row its next token; the rows that finished, with their results."""
+        started = time.perf_counter()
+        tokens, logprobs = _choose(
+            self._logits.float().cpu(),
+            [row.request for row in self.rows],
+            [row.generator for row in self.rows],
+        )
+        done: list[tuple[DecodeRequest, DecodeResult]] = []
+        keep: list[int] = []
+        for index, (row, token, logprob) in enumerate(
+            zip(self.rows, tokens, logprobs, strict=True)
+        ):
+            row.completion.append(token)
+            row.logprobs.append(logprob)
+            if token in self.eos_ids:
+                done.append((row.request, row.result("stop")))
+            elif len(row.completion) >= row.request.params.max_tokens:
+                done.append((row.request, row.result("length")))
+            else:
+                keep.append(index)
+        self._select(keep)
+        if self.rows:
+            self._decode()
+        self.timing.decode_seconds += time.perf_counter() - started
+        return done
+
+    @torch.inference_mode()
+    def discard(self, requests: list[DecodeRequest]) -> None:
+        """Drop the rows of ``requests`` (their callers stopped waiting)."""
+        gone = {id(r) for r in requests}
+        self._select([i for i, row in enumerate(self.rows) if id(row.request) not in gone])
+
+    def _decode(self) -> None:
+        """One forward pass (compiled where it can be) feeding each row its last token."""
+        if self.column == self.length:
+            self._shift(-int(self.starts[: len(self.rows)].min()))
+        rows = bucket(len(self.rows), self.slots)
+        ids = [row.completion[-1] for row in self.rows] + [self.pad_id] * (rows - len(self.rows))
+        input_ids = torch.tensor(ids, device=self.model.device)[:, None]
+        starts = self.starts[:rows, None]
+        positions = (self.column - starts).clamp(min=0)
+        opened = (self._columns >= starts) & (self._columns <= self.column)
+        mask = torch.zeros(opened.shape, dtype=self.model.dtype, device=opened.device)
+        mask = mask.masked_fill(~opened, self._masked)[:, None, None, :]
+        self.cache.column.fill_(self.column)
+        logits = self._run(input_ids, positions, mask)
+        self.column += 1
+        self.timing.forward_passes += 1
+        self._logits = logits[: len(self.rows)]
+
+    def _run(self, input_ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor) -> Any:
+        """The step's logits: compiled, checked against eager on a bucket's first step."""
+        rows = input_ids.shape[0]
+        if self._compiled is None:
+            return self._forward(input_ids, positions, mask)
+        try:
+            logits = self._compiled(input_ids, positions, mask).clone()
+        except Exception as error:  # a compile that fails must not fail the requests
+            return self._give_up(f"{type(error).__name__}: {error}", input_ids, positions, mask)
+        if rows not in self._checked:
+            live = len(self.rows)
+            eager = self._forward(input_ids, positions, mask)
+            gap = float((eager[:live].float() - logits[:live].float()).abs().max())
+            if not gap <= 0.05 * max(1.0, float(eager[:live].float().abs().max())):
+                return self._give_up(f"compiled logits differ by {gap:.3g}", eager=eager)
+            self._checked.add(rows)
+        return logits
+
+    def _give_up(self, why: str, *inputs: torch.Tensor, eager: Any = None) -> Any:
+        log.warning("compiled decoding off, decoding eagerly (slower, same tokens): %s", why)
+        self._compiled = None
+        return eager if eager is not None else self._forward(*inputs)
+
+    def _forward(
+        self, input_ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
+        out = self.model(
+            input_ids=input_ids,
+            position_ids=positions,
+            attention_mask=mask,
+            past_key_values=self.cache,
+            use_cache=True,
+        )
+        return out.logits[:, -1, :]
+
+    def _select(self, keep: list[int]) -> None:
+        """Keep only the rows ``keep`` (indices), moving them into slots ``0..n-1``."""
+        if len(keep) == len(self.rows):
+            return
+        for slot, row in enumerate(keep):
+            if slot != row:
+                for tensor in (*self.cache.keys, *self.cache.values):
+                    tensor[slot] = tensor[row]
+                self.starts[slot] = self.starts[row]
+        self.starts[len(keep) :] = self.length + 1
+        self.rows = [self.rows[i] for i in keep]
+        self._logits = self._logits[
+            torch.tensor(keep, dtype=torch.long, device=self._logits.device)
+        ]
+
+    def _shift(self, by: int) -> None:
+        """Move every row's columns right (``by > 0``) or left (``by < 0``) by ``|by|``."""
+        if by == 0:
+            return
+        width = len(self.rows)
+        old = slice(max(0, -by), self.column)
+        new = slice(max(0, by), self.column + by)
+        for tensor in (*self.cache.keys, *self.cache.values):
+            tensor[:width, :, new] = tensor[:width, :, old].clone()
+        self.starts[:width] += by
+        self.column += by
+
+
+class SplitBatch:
+    """A :class:`StaticBatch` for the requests that fit its slots, and a dynamic
+    :class:`~agentgym.backends.hf_decode.RunningBatch` beside it for those that do not (a
+    prompt longer than the static length, more rows than slots); each step decodes both."""
+
+    def __init__(self, static: StaticBatch, dynamic: Any) -> None:
+        self.static, self.dynamic = static, dynamic
+
+    def __len__(self) -> int:
+        return len(self.static) + len(self.dynamic)
+
+    @property
+    def rows(self) -> list[_Row]:
+        return self.static.rows + self.dynamic.rows
+
+    @property
+    def timing(self) -> DecodeTiming:
+        a, b = self.static.timing, self.dynamic.timing
+        return DecodeTiming(
+            a.forward_passes + b.forward_passes,
+            a.prefill_seconds + b.prefill_seconds,
+            a.decode_seconds + b.decode_seconds,
+            a.reused_tokens + b.reused_tokens,
+        )
+
+    def admit(self, requests: list[DecodeRequest], *, keep_prompts: bool = False) -> Any:
+        room = self.static.slots - len(self.static)
+        static = [r for r in requests if self.static.fits(r)][:room]
+        chosen = {id(r) for r in static}
+        dynamic = [r for r in requests if id(r) not in chosen]
+        states = {}
+        for group, batch in ((static, self.static), (dynamic, self.dynamic)):
+            if group:
+                prompts = batch.admit(group, keep_prompts=keep_prompts)
+                states.update(zip(map(id, group), prompts or [], strict=False))
+        return [states[id(r)] for r in requests] if keep_prompts else None
+
+    def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
+        done = self.static.step() if self.static else []
+        return done + (self.dynamic.step() if self.dynamic else [])
+
+    def discard(self, requests: list[DecodeRequest]) -> None:
+        self.static.discard(requests)
+        self.dynamic.discard(requests)
