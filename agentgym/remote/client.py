@@ -117,7 +117,7 @@ class Link:
 
     def _connect(self) -> ClientConnection:
         try:
-            return connect(
+            opened = connect(
                 self.ws_url,
                 additional_headers=self.headers,
                 open_timeout=min(self.reconnect_s, 10.0),
@@ -133,6 +133,9 @@ class Link:
                 f"the env server at {self.url} refused the connection (HTTP {status})"
                 + (": a wrong or missing token (make(..., token=))" if status in (401, 403) else "")
             ) from None
+        # Held open past this call and closed by _drop: websockets 17 wants a connection
+        # entered as a context manager, and this is what its ``with`` does.
+        return opened.__enter__()
 
     def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         assert self.socket is not None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import secrets
 import signal
@@ -460,7 +461,7 @@ def create_app(options: ServerOptions) -> Starlette:
             await server.table.close_all("shutdown")
 
     def route(kind: str) -> Callable[[Request], Awaitable[Response]]:
-        return lambda request: _http(request, kind)
+        return functools.partial(_http, kind=kind)  # Starlette knows a partial is async
 
     app = Starlette(
         routes=[

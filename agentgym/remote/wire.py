@@ -197,26 +197,38 @@ _BUILTINS = (TypeError, ValueError, KeyError, IndexError, NotImplementedError, A
 def error_payload(error: BaseException, code: str | None = None) -> dict[str, Any]:
     """The wire form of an exception: its class name, message and protocol code."""
     if code is None:
-        if isinstance(error, errors.ResetNeeded):
+        if isinstance(error, (errors.ResetNeeded, gymnasium.error.ResetNeeded)):
             code = "RESET_NEEDED"
         elif isinstance(error, errors.UsageError):
             code = "USAGE_ERROR"
         else:
             code = "EXECUTION_ERROR"
-    return {"code": code, "error": type(error).__name__, "message": str(error)}
+    kind = type(error)
+    return {"code": code, "error": kind.__name__, "module": kind.__module__, "message": str(error)}
 
 
 def error_from_payload(payload: Mapping[str, Any], where: str) -> Exception:
-    """The exception a client raises for an error answer from the server at ``where``."""
+    """The exception a client raises for an error answer from the server at ``where``: the
+    env's own class where it is agentgym's, Gymnasium's or a builtin one."""
     code, name = str(payload.get("code", "")), str(payload.get("error", ""))
     message = str(payload.get("message", ""))
     if code in ("CAPACITY_REACHED", "DRAINING"):
         return ServerBusyError(f"the env server at {where} is busy ({code}): {message}")
-    ours = getattr(errors, name, None)
-    if name in errors.__all__ and isinstance(ours, type) and issubclass(ours, Exception):
-        made: Exception = ours(message)
-        return made
-    builtin = getattr(builtins, name, None)
-    if isinstance(builtin, type) and issubclass(builtin, _BUILTINS):
-        return builtin(message)
+    known = _known_class(str(payload.get("module", "")), name)
+    if known is not None:
+        return known(message)
     return RemoteEnvError(f"the env server at {where} answered {code} ({name}): {message}")
+
+
+def _known_class(module_name: str, name: str) -> type[Exception] | None:
+    """The exception class ``module_name.name`` where the client may raise it as itself."""
+    module = _ERROR_MODULES.get(module_name)
+    found = getattr(module, name, None) if module is not None else None
+    if not isinstance(found, type) or not issubclass(found, Exception) or found is Exception:
+        return None
+    return found if module is not builtins or issubclass(found, _BUILTINS) else None
+
+
+_ERROR_MODULES = {"agentgym.errors": errors, "gymnasium.error": gymnasium.error,
+                  "builtins": builtins}  # fmt: skip
+"""The modules whose exception classes a client raises as themselves."""
