@@ -48,6 +48,9 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	@# MiniWoB++'s task pages: --no-deps, its declared selenium is not used (the web family
 	@# drives the pages with Playwright).
 	$(PY) -m pip install -q -c constraints.txt --no-deps miniwob
+	@# openenv-core, the OpenEnv client the remote tests run against `agentgym serve-env`:
+	@# --no-deps, its declared gradio pins pillow<13 (the remote extra brings its fastmcp).
+	$(PY) -m pip install -q -c constraints.txt --no-deps openenv-core
 	@touch $(STAMP)
 
 # The SWE family's repositories: each sdist downloaded once from PyPI (by hash) and its test
