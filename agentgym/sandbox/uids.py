@@ -27,7 +27,7 @@ from pathlib import Path
 
 from agentgym.errors import SandboxError
 
-__all__ = ["UidLease", "holds_keys", "lease_uid", "processes_of"]
+__all__ = ["UidLease", "holds_keys", "lease_uid", "left_behind", "processes_of"]
 
 SLOTS = 4096
 
@@ -53,6 +53,22 @@ def processes_of(uid: int) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def left_behind(uid: int) -> list[int]:
+    """Host pids of processes a released lease of ``uid`` left running: those of the uid
+    while nobody holds it. Once released, the lowest free uid is handed out again, maybe at
+    once to another process's sandbox, whose processes are not leftovers: a uid leased
+    again has none (checked under its lock, so no lease can begin meanwhile)."""
+    fd = os.open(_lock_dir() / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return []
+        return processes_of(uid)
+    finally:
+        os.close(fd)
 
 
 def kill_all_of(uid: int, wait: float = 2.0) -> list[int]:

@@ -26,7 +26,7 @@ from agentgym.envs.gui.pixel_actions import PIXEL_ACTIONS
 from agentgym.envs.gui.x11 import DesktopCrashedError
 from agentgym.envs.web import actions as web_actions
 from agentgym.errors import UsageError
-from agentgym.sandbox.uids import processes_of
+from agentgym.sandbox.uids import left_behind, processes_of
 from agentgym.task_env import InvalidAction
 
 DEADLINE = 10.0
@@ -267,7 +267,7 @@ def test_the_bus_and_the_registry_die_with_the_desktop():
         ]
         desktop.reset(["mousepad"])  # reset keeps them: the registry need not start again
         assert set(daemons) < set(processes_of(desktop.uid))
-    assert processes_of(desktop.uid) == [] and not desktop.root.exists()
+    assert left_behind(desktop.uid) == [] and not desktop.root.exists()
     closed = []
 
     def touch(desktop, index):  # start, snapshot, close: no thread, descriptor or child left

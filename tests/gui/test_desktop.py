@@ -16,7 +16,7 @@ from agentgym.checker import check_leaks
 from agentgym.envs.gui.desktop import Desktop, desktop_problem
 from agentgym.envs.gui.x11 import DesktopCrashedError, X11Screen
 from agentgym.errors import UsageError
-from agentgym.sandbox.uids import processes_of
+from agentgym.sandbox.uids import left_behind
 
 pytestmark = pytest.mark.skipif(
     desktop_problem() is not None, reason=f"no desktop here: {desktop_problem()}"
@@ -35,7 +35,7 @@ def wait_for(condition, what, timeout=DEADLINE):
 def leftovers(desktop):
     """What of ``desktop`` is still on the host after close: processes of its uid, its lock
     file and socket, its temporary directory."""
-    found = [f"process {pid}" for pid in processes_of(desktop.uid)]
+    found = [f"process {pid}" for pid in left_behind(desktop.uid)]
     for path in (Path(f"/tmp/.X{desktop.number}-lock"), Path(f"/tmp/.X11-unix/X{desktop.number}")):
         if path.exists():
             found.append(str(path))
@@ -46,10 +46,15 @@ def leftovers(desktop):
 
 
 def segments_of(uid):
-    """The System V shared-memory segments owned by ``uid``: {shmid: (mode, attachments)}
-    (the kernel prints modes in octal)."""
+    """The System V shared-memory segments this process made for ``uid``: {shmid: (mode,
+    attachments)} (the kernel prints modes in octal). Another test worker's desktop may
+    hold the uid now: its segments have another creator."""
     rows = [line.split() for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
-    return {int(r[1]): (int(r[2], 8) & 0o777, int(r[6])) for r in rows if int(r[7]) == uid}
+    return {
+        int(r[1]): (int(r[2], 8) & 0o777, int(r[6]))
+        for r in rows
+        if int(r[7]) == uid and int(r[4]) == os.getpid()
+    }
 
 
 def save_as(screen, name):

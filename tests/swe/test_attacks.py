@@ -33,7 +33,7 @@ from agentgym.envs.swe.patches import PatchError, apply_patch, make_patch
 from agentgym.envs.swe.repos import PreparedRepo
 from agentgym.envs.swe.workspace import open_workspace
 from agentgym.sandbox import Limits
-from agentgym.sandbox.uids import processes_of
+from agentgym.sandbox.uids import left_behind, processes_of
 
 pytestmark = pytest.mark.slow
 
@@ -377,9 +377,9 @@ def assert_zero(verdict: Verdict) -> None:
 def assert_nothing_left(uid: int) -> None:
     """No process of the sandbox's uid on the host (closing may take a moment)."""
     deadline = time.monotonic() + 10
-    while processes_of(uid) and time.monotonic() < deadline:
+    while left_behind(uid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert processes_of(uid) == []
+    assert left_behind(uid) == []
 
 
 def package_init(tinylib: PreparedRepo) -> str:
