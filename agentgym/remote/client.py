@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, overload
@@ -57,7 +57,7 @@ def make(
     ``agentgym.make(env_id, **kwargs)``; ``token`` is the server's bearer token."""
     env = RemoteEnv(url, env_id, token=token, reply_timeout_s=reply_timeout_s,
                     reconnect_s=reconnect_s, **kwargs)  # fmt: skip
-    limit = env.spec.max_episode_steps if max_episode_steps is None else max_episode_steps
+    limit = env.max_episode_steps if max_episode_steps is None else max_episode_steps
     return env if limit is None or limit == -1 else TimeLimit(env, limit)
 
 
@@ -81,25 +81,33 @@ class Link:
         self.seq = 0
 
     def open(self, env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Open a session of ``env_id``; what the server describes of it."""
-        self.socket = self._connect()
+        """Open a session of ``env_id``; what the server describes of it. (An open whose
+        reply was lost and is sent again leaves a session behind, until its lease lapses.)"""
         data = {"env_id": env_id, "kwargs": encode(kwargs), "step_limit": False}
-        self.session = self._data(self._exchange({"type": "open", "data": data}))
+        message = {"type": "open", "data": data}
+        self.session = self._retrying("open", lambda: self._exchange(message))
         return self.session
 
     def request(self, kind: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
-        """One numbered request; retried on the same session until ``reconnect_s`` passes."""
+        """One numbered request; sent again on the same session after a lost reply or a
+        dropped connection, until ``reconnect_s`` passes."""
         if not self.session:
             raise UsageError("the remote env is closed")
         self.seq += 1
         message = {"type": kind, "data": data or {}, "seq": self.seq}
+        return self._retrying(kind, lambda: self._exchange(message))
+
+    def _retrying(self, kind: str, exchange: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """``exchange()``'s answer, connecting (and reattaching) first where the connection
+        is gone; a fault of the transport is retried until ``reconnect_s`` after the first."""
         deadline: float | None = None
         while True:
             try:
                 if self.socket is None:
                     self.socket = self._connect()
-                    self._data(self._exchange(self._attach()))
-                return self._data(self._exchange(message))
+                    if self.session:
+                        self._data(self._exchange(self._attach()))
+                return self._data(exchange())
             except (OSError, WebSocketException, TimeoutError) as error:
                 self._drop()
                 deadline = deadline or time.monotonic() + self.reconnect_s
@@ -238,6 +246,8 @@ class RemoteEnv(Env[Any, Any]):
         self._link = Link(url, token, reply_timeout_s, reconnect_s)
         described = self._link.open(env_id, kwargs)
         self.env_id = env_id
+        self.max_episode_steps: int | None = described["max_episode_steps"]
+        """The id's step limit, which :func:`make` keeps on this side."""
         self.observation_space = space_from(described["observation_space"])
         self.action_space = space_from(described["action_space"])
         self.metadata = decode(described["metadata"])

@@ -101,6 +101,12 @@ def _observation(session: Session, result: tuple[Any, ...]) -> dict[str, Any]:
     return {"observation": inner, "reward": reward, "done": not session.in_episode}
 
 
+def _ours(session: Session) -> Any:
+    """The agentgym env under the wrappers, used through the contract's own methods
+    (``tasks``, ``oracle_action``, ``get_state``) that Gymnasium's type does not know."""
+    return session.env.unwrapped
+
+
 async def _reset(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
     if table.draining:
         raise ProtocolError("DRAINING", "the server is draining: it starts no new episodes")
@@ -128,7 +134,7 @@ async def _state(table: SessionTable, session: Session, data: dict[str, Any]) ->
 
 async def _task_ids(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
     def read() -> dict[str, Any]:
-        ids = session.env.unwrapped.tasks.ids(data["split"], data.get("difficulty"))
+        ids = _ours(session).tasks.ids(data["split"], data.get("difficulty"))
         start, stop = int(data.get("start", 0)), int(data.get("stop", 0))
         return {"count": len(ids), "ids": list(ids[start:stop])}
 
@@ -136,11 +142,11 @@ async def _task_ids(table: SessionTable, session: Session, data: dict[str, Any])
 
 
 async def _oracle(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
-    return {"value": encode(await session.call(session.env.unwrapped.oracle_action))}
+    return {"value": encode(await session.call(_ours(session).oracle_action))}
 
 
 async def _get_state(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
-    snapshot = await session.call(session.env.unwrapped.get_state)
+    snapshot = await session.call(_ours(session).get_state)
     number = max(session.snapshots, default=0) + 1
     session.snapshots[number] = snapshot
     while len(session.snapshots) > SNAPSHOTS_KEPT:
@@ -156,7 +162,7 @@ async def _set_state(table: SessionTable, session: Session, data: dict[str, Any]
             f"session that took it, and a session keeps its last {SNAPSHOTS_KEPT} (a reset "
             f"drops them)"
         )
-    await session.call(session.env.unwrapped.set_state, session.snapshots[number])
+    await session.call(_ours(session).set_state, session.snapshots[number])
     session.in_episode = True
     return {}
 
@@ -491,6 +497,7 @@ def serve(options: ServerOptions, host: str = "127.0.0.1", port: int = 8765) -> 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(2048)  # connections wait in the backlog from now on, not refused
     app = create_app(options)
     config = uvicorn.Config(
         app, log_level="warning", ws_max_size=256 * 2**20, timeout_graceful_shutdown=5

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import socket
 import time
 
 import gymnasium
@@ -243,3 +244,10 @@ def test_bad_urls_and_ids_are_one_clear_line(server):
         remote.make("127.0.0.1:1", MAZE)
     with pytest.raises(agentgym.UnknownEnvError, match="Did you mean"):
         remote.make(server.url, "games/Maze-v9")
+    nobody = socket.socket()
+    nobody.bind(("127.0.0.1", 0))  # a port that nothing listens on
+    started = time.monotonic()
+    with pytest.raises(RemoteEnvError, match="could not be reached"):
+        remote.make(f"http://127.0.0.1:{nobody.getsockname()[1]}", MAZE, reconnect_s=0.5)
+    assert time.monotonic() - started < 5
+    nobody.close()
