@@ -327,8 +327,7 @@ def collect_lines(rng: np.random.Generator) -> dict[str, Any]:
 
 @template("xterm", level="hard")
 def script_from_editor(rng: np.random.Generator) -> dict[str, Any]:
-    """Write a shell script in the text editor, then make it executable and run it in the
-    terminal."""
+    """Write a shell script in the text editor, then make it executable and run it."""
     (script,) = file_names(rng, 1, "sh")
     (out,) = file_names(rng, 1, "txt")
     text = sentence(rng)
@@ -351,4 +350,27 @@ def script_from_editor(rng: np.random.Generator) -> dict[str, Any]:
     # is a harmless empty command line if the terminal gets it).
     switch = [key("alt+Tab"), key("Enter")]
     task["agentgym"]["oracle"] = [*write, WAIT, *switch, *task["agentgym"]["oracle"]]
+    return task
+
+
+@template("xterm", level="hard")
+def titled_listing(rng: np.random.Generator) -> dict[str, Any]:
+    """List a folder's text files into a file, then give it a title line in the text editor."""
+    folder = folder_name(rng)
+    texts = file_names(rng, int(rng.integers(2, 5)), "txt")
+    others = file_names(rng, int(rng.integers(1, 3)), "csv", taken=texts)
+    (out,) = file_names(rng, 1, "md", taken=[*texts, *others])
+    title = " ".join(str(w) for w in rng.choice(WORDS, size=2, replace=False)).title()
+    task = shell_task(
+        f"In the terminal, write the names of the .txt files in the folder {folder} (in your "
+        f"home folder), one per line, sorted, into a new file {out} in your home folder. Then "
+        f"open {out} in the text editor, add the line '{title}' above the names, and save it.",
+        {f"{folder}/{name}": note(rng) for name in [*texts, *others]},
+        text_file(out, "gold.txt"),
+        [f"ls {folder} | grep 'txt$' | sort > {out} && mousepad {out} &"],
+        gold={"gold.txt": "\n".join([title, *sorted(texts)])},
+    )
+    task["related_apps"] = ["xterm", "mousepad"]
+    edit = [WAIT, key("Control+Home"), typed(f"{title}\n"), key("Control+s"), WAIT]
+    task["agentgym"]["oracle"] = [*task["agentgym"]["oracle"], *edit]
     return task
