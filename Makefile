@@ -100,6 +100,7 @@ perf: install
 	$(PY) tests/perf/bench_usersim.py
 	$(PY) tests/perf/bench_arena.py
 	$(PY) tests/perf/bench_multiagent.py
+	$(PY) tests/perf/bench_remote.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 import socket
 import time
+from pathlib import Path
 
 import gymnasium
 import httpx
@@ -251,3 +253,24 @@ def test_bad_urls_and_ids_are_one_clear_line(server):
         remote.make(f"http://127.0.0.1:{nobody.getsockname()[1]}", MAZE, reconnect_s=0.5)
     assert time.monotonic() - started < 5
     nobody.close()
+
+
+def test_the_guide_runs_as_written(capsys):
+    """docs/remote.md's Python blocks, in order, against a server of the guide's id."""
+    guide = (Path(__file__).parents[2] / "docs" / "remote.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", guide, flags=re.DOTALL)
+    assert len(blocks) == 2
+    with running(env_ids=("games/Wordle-v0",)) as server:
+        for block in blocks:
+            code = block.replace("http://127.0.0.1:8765", server.url)
+            exec(compile(code, "docs/remote.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("<TimeLimit<RemoteEnv<games/Wordle-v0") and "True" in printed[0]
+    assert printed[1].split()[2] == "1"
+
+
+def test_a_multi_agent_id_is_served_seated(server):
+    env = remote.make(server.url, "multiagent/ConnectFour-v0", opponent="random")
+    observation, info = env.reset(seed=0)
+    assert isinstance(observation, str) and "state_key" in info
+    env.close()
