@@ -14,7 +14,7 @@ from __future__ import annotations
 import gzip
 import io
 import tarfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,10 +39,10 @@ WHOLE = tuple(w for w in WORDS if not any(w in other for other in WORDS if other
 
 def shell_task(
     instruction: str,
-    files: dict[str, str | bytes],
+    files: Mapping[str, str | bytes],
     evaluator: dict[str, Any],
     commands: Sequence[str],
-    gold: dict[str, str | bytes] | None = None,
+    gold: Mapping[str, str | bytes] | None = None,
 ) -> dict[str, Any]:
     """A task on a home holding ``files`` (paths in it), with a terminal open in the home; the
     oracle types ``commands``."""
