@@ -225,10 +225,10 @@ class SessionTable:
         """Close every session whose lease lapsed or that outlived the cap; how many."""
         now = self.clock()
         lapsed = [
-            (s, "lease" if s.expires <= now else "lifetime")
+            (s, "lifetime" if now - s.created >= self.lifetime_s else "lease")
             for s in list(self.sessions.values())
-            if s.expires <= now or now - s.created >= self.lifetime_s
-        ]
+            if now - s.created >= self.lifetime_s or (s.expires <= now and not s.lock.locked())
+        ]  # a session busy with a request is not idle: its client is waiting for the answer
         for session, reason in lapsed:
             await self.close(session, reason)
         return len(lapsed)
