@@ -144,6 +144,32 @@ def _retry_on(first, again, action):
     again.send(json.dumps({"type": "close"}))
 
 
+def test_a_step_retried_after_a_timeout_applies_once():
+    """The first reply comes after the client's deadline: it reconnects and sends the step
+    again; the server answers the retry with the first one's result, applied once."""
+    local = agentgym.make(MAZE)
+    local.reset(seed=4)
+    action = local.unwrapped.oracle_action()
+    expected = local.step(action)[0]
+    with running() as server:
+        env = remote.make(server.url, MAZE, reply_timeout_s=0.3)
+        env.reset(seed=4)
+        (session,) = server.table.sessions.values()
+        applied = []
+        step = session.env.step
+
+        def slow_step(action):
+            applied.append(action)
+            time.sleep(1.0)  # past the client's 0.3 s deadline
+            return step(action)
+
+        session.env.step = slow_step
+        assert env.step(action)[0] == expected
+        assert applied == [action] and session.steps == 1
+        env.close()
+    local.close()
+
+
 def test_the_client_reattaches_after_a_dropped_connection(server):
     env = remote.make(server.url, MAZE)
     local = agentgym.make(MAZE)
