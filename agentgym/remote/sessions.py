@@ -234,8 +234,8 @@ class SessionTable:
         return len(lapsed)
 
     async def run_reaper(self) -> None:
-        """Reap for ever, a few times per lease (cancelled at shutdown)."""
-        interval = max(0.05, min(self.lease_s / 4, 5.0))
+        """Reap for ever, a few times per lease and lifetime (cancelled at shutdown)."""
+        interval = max(0.05, min(self.lease_s / 4, self.lifetime_s / 4, 5.0))
         while True:
             await asyncio.sleep(interval)
             await self.reap()
