@@ -61,7 +61,9 @@ def match_value(value: Any, rule: Mapping[str, Any]) -> bool:
             return False
     if method.startswith("approx:"):
         tolerance = float(method.split(":", 1)[1])
-        return isinstance(value, float) and abs(value - float(ref)) <= tolerance
+        if not isinstance(ref, int | float):
+            raise UsageError(f"match method {method!r} needs a number as its ref, got {ref!r}")
+        return isinstance(value, float) and abs(value - ref) <= tolerance
     if method == "re" or method.startswith("re."):
         flags = functools.reduce(
             operator.or_, (getattr(re, name) for name in method.split(".")[1:]), re.RegexFlag(0)

@@ -17,6 +17,7 @@ is an :class:`UnreadableWorkbook`: a result the agent made that way scores 0.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -237,17 +238,30 @@ def _cell_xml(ref: str, value: CellValue | int) -> str:
 
 
 def read_workbook(path: str | os.PathLike[str]) -> Workbook:
-    """The workbook at ``path`` as Gnumeric reads it (the module docstring)."""
+    """The workbook at ``path`` as Gnumeric reads it (the module docstring).
+
+    An evaluator reads its files after every step, mostly unchanged: the last
+    :data:`CACHED` workbooks read are kept by name and content, and read again for free."""
+    source = Path(path)
+    return _convert(source.name.strip(".") or "book", source.read_bytes())
+
+
+CACHED = 16
+"""Workbooks :func:`read_workbook` keeps (a task's result and gold, a few tasks' worth)."""
+
+
+@functools.lru_cache(maxsize=CACHED)
+def _convert(name: str, content: bytes) -> Workbook:
+    """``ssconvert`` the workbook ``content`` (a file called ``name``) to xlsx and parse it."""
     converter = shutil.which("ssconvert")
     if converter is None:
         raise SandboxUnavailableError(
             "reading a spreadsheet needs ssconvert: install Debian's gnumeric (make install does)"
         )
-    source = Path(path)
     with tempfile.TemporaryDirectory(prefix="agentgym-sheet-") as scratch:
-        copy = Path(scratch) / "in" / source.name  # ssconvert goes by the suffix
+        copy = Path(scratch) / "in" / name  # ssconvert goes by the suffix
         copy.parent.mkdir()
-        shutil.copyfile(source, copy)
+        copy.write_bytes(content)
         converted = Path(scratch) / "out.xlsx"
         argv = [
             converter,
@@ -268,12 +282,12 @@ def read_workbook(path: str | os.PathLike[str]) -> Workbook:
             )
         except subprocess.TimeoutExpired:
             raise UnreadableWorkbook(
-                f"ssconvert took over {CONVERT_TIMEOUT:.0f} s to read {source.name}"
+                f"ssconvert took over {CONVERT_TIMEOUT:.0f} s to read {name}"
             ) from None
         if done.returncode != 0 or not converted.is_file():
             said = done.stderr.decode(errors="replace").strip().splitlines()
             raise UnreadableWorkbook(
-                f"ssconvert cannot read {source.name}: {said[-1] if said else 'no reason given'}"
+                f"ssconvert cannot read {name}: {said[-1] if said else 'no reason given'}"
             )
         return parse_xlsx(converted.read_bytes())
 

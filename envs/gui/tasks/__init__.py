@@ -16,6 +16,7 @@ __all__ = ["TEMPLATE_MODULES", "load_templates"]
 TEMPLATE_MODULES: tuple[str, ...] = (
     "agentgym.envs.gui.tasks.files",
     "agentgym.envs.gui.tasks.mousepad",
+    "agentgym.envs.gui.tasks.spreadsheet",
     "agentgym.envs.gui.tasks.terminal",
 )
 """The template modules, one line each."""
