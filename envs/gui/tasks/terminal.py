@@ -336,9 +336,12 @@ def script_from_editor(rng: np.random.Generator) -> dict[str, Any]:
         f"Save it as {script} in your home folder. Then, in the terminal, make it executable and "
         f"run it, sending its output into a new file {out}.",
         {},
+        # The output file first: the evaluator runs the script only once that is right (a
+        # script that writes the file itself does not pass for having been run), for 5 s at
+        # most (the agent's script, as the desktop's uid, in its namespaces).
         both(
-            command_output(f"test -x {script} && ./{script}", f"{text}\n"),
             text_file(out, "gold.txt"),
+            command_output(f"test -x {script} && timeout 5 ./{script}", f"{text}\n"),
         ),
         [f"chmod +x {script} && ./{script} > {out}"],
         gold={"gold.txt": text},
