@@ -302,6 +302,11 @@ class Desktop:
         self._wait(f"{name} to show a focused window", focused, timeout)
         return _child_of(popen.pid)
 
+    def client_pids(self) -> list[int]:
+        """Host pids of the uid's processes but the X server's (whose CPU time counts the
+        screenshots taken, not what the applications do)."""
+        return [pid for pid in processes_of(self.uid) if pid != self._xvfb_pid]
+
     def activate(self, name: str, timeout: float = START_TIMEOUT) -> None:
         """Raise and focus the newest window whose WM_CLASS class or title holds ``name``
         (any case); wait until it has the focus."""
@@ -360,6 +365,20 @@ class Desktop:
     def reset(self, apps: Sequence[str] = ()) -> None:
         """Kill the applications, restore the home from its snapshot, launch ``apps``."""
         self.check()
+        keep = self._end_applications()
+        self._wait("the applications to end", lambda: not set(processes_of(self.uid)) - keep)
+        shutil.rmtree(self.home)
+        shutil.copytree(self._snapshot, self.home, symlinks=True)
+        _chown_tree(self.home, self.uid)
+        self.home.chmod(0o700)
+        for name in apps:
+            self.launch(name)
+
+    def _end_applications(self) -> set[int]:
+        """SIGKILL every process of the uid but those reset keeps, and reap the applications;
+        return the kept pids. Each application's ``unshare`` lives on to reap it: killed
+        first, it would leave the application a zombie for the host's init to reap whenever
+        it gets to it (a second and more), still counted as the uid's."""
         keep = {p.popen.pid for p in self._processes if p.keep}
         for pid in processes_of(self.uid):
             if pid not in keep:
@@ -368,13 +387,7 @@ class Desktop:
         for process in [p for p in self._processes if not p.keep]:
             process.popen.wait(timeout=START_TIMEOUT)
             self._processes.remove(process)
-        self._wait("the applications to end", lambda: not set(processes_of(self.uid)) - keep)
-        shutil.rmtree(self.home)
-        shutil.copytree(self._snapshot, self.home, symlinks=True)
-        _chown_tree(self.home, self.uid)
-        self.home.chmod(0o700)
-        for name in apps:
-            self.launch(name)
+        return keep
 
     # ------------------------------------------------------------------ close
 
@@ -384,6 +397,9 @@ class Desktop:
         if self._screen is not None:
             self._screen.close()
             self._screen = None
+        if self._lease is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._end_applications()
         for process in self._processes:
             if process.popen.pid == self._xvfb_pid and process.popen.poll() is None:
                 process.popen.terminate()

@@ -1,57 +1,69 @@
-"""The first desktop task: type a sentence into mousepad and save it under a name.
+"""Desktop tasks as envs: ``gui/Mousepad-v0`` and one id per application with templates.
 
-The first desktop task, end to end through the single-agent contract: a real desktop
-(:class:`~agentgym.envs.gui.desktop.Desktop`), observed as a screenshot ``Box(H, W, 3,
-uint8)``, acted on with the pixel action language (:mod:`agentgym.envs.gui.pixel_actions`:
-``click(x, y)``, ``type("...")``, ``key("Control+s")``...) through XTEST, and judged from the
-file mousepad saved in the desktop's home, never from the screen.
+:class:`DesktopTaskEnv` plays the tasks of one application's templates
+(:mod:`agentgym.envs.gui.osworld`, :mod:`agentgym.envs.gui.tasks`) on a real desktop
+(:class:`~agentgym.envs.gui.desktop.Desktop`, started once and reused by every episode),
+observed as a screenshot ``Box(H, W, 3, uint8)``, acted on with the pixel action language
+(:mod:`agentgym.envs.gui.pixel_actions`: ``click(x, y)``, ``type("...")``,
+``key("Control+s")``...) through XTEST, and judged after every step by the task's evaluator
+from the applications' real output, never from the screen.
+
+**Tasks.** A task id ``split/level/index`` maps to a seed (:class:`GeneratedTaskSet`); the seed
+picks one of the level's templates and the template's parameters.
 
 **Waiting.** An application handles input on its own time: after each action the step waits
-until the screen has not changed for :data:`QUIET` seconds (at most :data:`SETTLE_LIMIT`), so
-the frame the agent gets shows what its action did (a dialog that opened) and the next action
-meets the screen that frame showed.
+until the screen has not changed for :data:`QUIET` seconds and the uid's processes used no CPU
+meanwhile (at most :data:`SETTLE_LIMIT`), so the frame the agent gets shows what its action
+did (a dialog that opened) and the next action meets the screen that frame showed. An
+application that writes its file on a timer with the screen and CPU still (mousepad's Save As
+writes about half a second after Enter) is what ``wait()`` is for: it waits until both have
+been still for :data:`WAIT_QUIET` seconds, and an oracle ends with it.
 
-**Oracle.** The task's plan is four actions an agent has too: type the sentence, ``Control+s``
-(GTK's Save As dialog, in the home), type the file name, ``Enter``. It is played while the
-episode's actions are its prefix; after any other action the oracle has no plan (None).
-
-**Not registered yet.** :class:`DesktopNotesEnv` passes ``agentgym check`` (registered for
-the run as ``gui/MousepadNotes-v0``: 9 checks, snapshot skipped, oracle 1.00, random and
-task-blind 0.00), but the check took 168 s, mostly the :data:`QUIET` of every step, and the
-suite checks every registered id: the id waits for the OSWorld-format tasks and a cheaper
-settle.
+**Oracle.** The template's oracle, a fixed list of pixel actions, played while the episode's
+actions are its prefix; after any other action the oracle has no plan (None).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from agentgym.core import GeneratedTaskSet, Task, Verdict
+from agentgym.envs.gui import osworld
 from agentgym.envs.gui.desktop import Desktop
 from agentgym.envs.gui.pixel_actions import PIXEL_ACTIONS
 from agentgym.envs.web import actions as web_actions
+from agentgym.errors import UsageError
 from agentgym.task_env import InvalidAction, TaskEnv
 
-__all__ = ["DesktopNotesEnv", "NotesTask"]
+__all__ = ["DesktopTask", "DesktopTaskEnv", "DesktopWorld"]
 
-QUIET = 0.75
-"""Seconds without a change on the screen after which an action's effect counts as shown.
-Mousepad writes a file 0.52-0.57 s after its Save As dialog gets Enter (measured, with the
-screen still all that time), so a shorter quiet ends some steps before their effect."""
+QUIET = 0.12
+"""Seconds without a change on the screen, and without CPU time used by the uid's processes,
+after which an action's effect counts as shown. The CPU clause is what lets the quiet be short:
+an application still working on a key (GTK laying out a dialog) is busy even where its window
+has not changed yet."""
 
-RESET_QUIET = 0.3
-"""The quiet that ends a reset: mousepad's new window draws once and stays still."""
+WAIT_QUIET = 0.8
+"""The stillness ``wait()`` waits for: longer than mousepad's timer between a Save As dialog's
+Enter and the write (0.52-0.57 s measured, screen and CPU still all that time)."""
 
 SETTLE_LIMIT = 3.0
 """The longest a step waits for the screen to settle (a blinking caret never would: the
 desktop's GTK settings turn blinking off)."""
+
+WAIT_LIMIT = 5.0
+"""The longest ``wait()`` waits."""
 
 WHEEL_NOTCH = 100
 """Pixels of ``scroll``'s ``dx``/``dy`` per wheel notch (X11 scrolls by notches)."""
@@ -59,89 +71,53 @@ WHEEL_NOTCH = 100
 GTK_SETTINGS = "[Settings]\ngtk-cursor-blink=false\ngtk-enable-animations=false\n"
 """A still screen: no blinking caret, no animations (a frame depends on the actions alone)."""
 
-WORDS = [
-    "apple",
-    "river",
-    "stone",
-    "cloud",
-    "paper",
-    "green",
-    "quiet",
-    "seven",
-    "window",
-    "garden",
-    "orange",
-    "little",
-    "market",
-    "winter",
-    "summer",
-    "bright",
-    "silver",
-    "yellow",
-    "candle",
-    "forest",
-    "music",
-    "letter",
-    "morning",
-    "purple",
-    "rabbit",
-]
-NAMES = ("notes.txt", "todo.txt", "draft.txt", "memo.txt", "list.txt", "ideas.txt")
+TASKS_PER_LEVEL = {"train": 10_000, "dev": 100, "test": 100}
+"""Tasks per level in each split (seeds: any template of the level, any parameters)."""
 
 
 @dataclass
-class NotesWorld:
-    """One episode: the desktop, what to write where, and the actions taken."""
+class DesktopWorld:
+    """One episode: the desktop, the task's dict, a scratch folder for the evaluator's copies,
+    and the actions taken."""
 
     desktop: Desktop
-    sentence: str
-    filename: str
+    spec: dict[str, Any]
+    scratch: Path
     history: list[str] = field(default_factory=list)
 
 
-class NotesTask(Task[NotesWorld]):
-    """Write ``sentence`` into mousepad and save it as ``filename`` in the home."""
+class DesktopTask(Task[DesktopWorld]):
+    """One generated task: the template the seed picks among ``app``'s at the level."""
 
-    def __init__(self, id: str, split: str, difficulty: str, seed: int) -> None:
+    def __init__(self, id: str, split: str, difficulty: str, seed: int, *, app: str) -> None:
         super().__init__(id, split, difficulty, seed)
-        rng = np.random.default_rng(seed)
-        words = [str(w) for w in rng.choice(WORDS, size=int(rng.integers(4, 8)), replace=False)]
-        self.sentence = " ".join(words).capitalize() + "."
-        self.filename = str(rng.choice(NAMES))
-        self.desktop: Desktop | None = None  # the env's, lent by DesktopNotesEnv.start
+        choices = osworld.templates(app, difficulty)
+        self.template = choices[seed % len(choices)]
+        self.spec = osworld.generate(self.template, seed)
+        self.desktop: Desktop | None = None  # the env's, lent by DesktopTaskEnv.start
 
-    def setup(self, rng: np.random.Generator) -> tuple[NotesWorld, str]:
+    def setup(self, rng: np.random.Generator) -> tuple[DesktopWorld, str]:
         if self.desktop is None:
-            raise RuntimeError("NotesTask.setup needs the env's desktop (DesktopNotesEnv.start)")
-        self.desktop.reset(["mousepad"])
-        self.desktop.screen.move(self.desktop.width - 1, self.desktop.height - 1)
-        _settle(self.desktop.screen.screenshot, RESET_QUIET)  # focused is not yet fully drawn
-        goal = (
-            f"In the text editor on the screen, type exactly this sentence: {self.sentence}\n"
-            f"Then save the document in the home folder as {self.filename}."
-        )
-        return NotesWorld(self.desktop, self.sentence, self.filename), goal
+            raise RuntimeError("DesktopTask.setup needs the env's desktop (DesktopTaskEnv.start)")
+        desktop = self.desktop
+        desktop.reset([])
+        scratch = desktop.root / "scratch"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(mode=0o700)
+        osworld.run_config(desktop, self.spec, scratch)
+        desktop.screen.move(desktop.width - 1, desktop.height - 1)
+        settle(desktop)  # a window has the focus before it is fully drawn
+        return DesktopWorld(desktop, self.spec, scratch), self.spec["instruction"]
 
-    def validate(self, world: NotesWorld) -> Verdict:
-        path = world.desktop.home / world.filename
-        try:
-            saved = path.read_text(errors="replace")
-        except OSError:
-            return Verdict(0.0, False, details=f"{world.filename} is not saved in the home")
-        right = saved.rstrip("\n") == world.sentence
-        details = "saved with the sentence" if right else f"{world.filename} holds {saved!r:.80}"
-        return Verdict(float(right), right, details=details)
+    def validate(self, world: DesktopWorld) -> Verdict:
+        score, details = osworld.evaluate(world.desktop, world.spec, world.scratch)
+        return Verdict(score, score >= 1.0, details=details)
 
     def plan(self) -> list[str]:
         """The oracle's actions, in the pixel action language."""
-        return [
-            web_actions.format_action("type", self.sentence, table=PIXEL_ACTIONS),
-            web_actions.format_action("key", "Control+s", table=PIXEL_ACTIONS),
-            web_actions.format_action("type", self.filename, table=PIXEL_ACTIONS),
-            web_actions.format_action("key", "Enter", table=PIXEL_ACTIONS),
-        ]
+        return list(self.spec["agentgym"]["oracle"])
 
-    def solve(self, world: NotesWorld) -> Any:
+    def solve(self, world: DesktopWorld) -> Any:
         plan = self.plan()
         taken = len(world.history)
         if taken >= len(plan) or world.history != plan[:taken]:
@@ -149,8 +125,8 @@ class NotesTask(Task[NotesWorld]):
         return plan[taken]
 
 
-class DesktopNotesEnv(TaskEnv[NotesWorld]):
-    """Type a sentence into mousepad and save it (see the module docstring)."""
+class DesktopTaskEnv(TaskEnv[DesktopWorld]):
+    """The desktop tasks of one application (see the module docstring)."""
 
     metadata: dict[str, Any] = {
         **TaskEnv.metadata,
@@ -158,15 +134,20 @@ class DesktopNotesEnv(TaskEnv[NotesWorld]):
         "multimodal": True,
         "needs_sandbox": True,  # a desktop per env: uids, namespaces, processes
         "replay": "verdict",
+        "task_kwargs": ("app",),  # the app only chooses the templates: one behaviour class
     }
     tools = web_actions.tools_of(PIXEL_ACTIONS)
 
-    def __init__(self, width: int = 800, height: int = 600, **kwargs: Any) -> None:
+    def __init__(
+        self, app: str = "mousepad", width: int = 800, height: int = 600, **kwargs: Any
+    ) -> None:
+        levels = [level for level in osworld.LEVELS if osworld.templates(app, level)]
+        if not levels:
+            apps = sorted({t.app for t in osworld.templates()})
+            raise UsageError(f"no desktop task templates of app {app!r}; apps with some: {apps}")
+        self.app = app
         self.tasks = GeneratedTaskSet(
-            "gui-desktop-notes",
-            NotesTask,
-            ("default",),
-            sizes={"train": 10_000, "dev": 100, "test": 100},
+            f"gui-desktop-{app}", partial(DesktopTask, app=app), levels, sizes=TASKS_PER_LEVEL
         )
         super().__init__(**kwargs)
         self.width, self.height = width, height
@@ -177,12 +158,12 @@ class DesktopNotesEnv(TaskEnv[NotesWorld]):
 
     # ------------------------------------------------------------------ episodes
 
-    def start(self, task: Task[NotesWorld]) -> tuple[NotesWorld, str]:
+    def start(self, task: Task[DesktopWorld]) -> tuple[DesktopWorld, str]:
         if self._desktop is None:
             self._desktop = Desktop(
                 self.width, self.height, files={".config/gtk-3.0/settings.ini": GTK_SETTINGS}
             )
-        assert isinstance(task, NotesTask)
+        assert isinstance(task, DesktopTask)
         task.desktop = self._desktop
         try:
             return task.setup(self.np_random)
@@ -212,7 +193,7 @@ class DesktopNotesEnv(TaskEnv[NotesWorld]):
 
     # ------------------------------------------------------------------ acting
 
-    def act(self, world: NotesWorld, action: str) -> str:
+    def act(self, world: DesktopWorld, action: str) -> str:
         self._feedback = ""
         try:
             name, args = web_actions.parse(action, tuple(PIXEL_ACTIONS), PIXEL_ACTIONS)
@@ -222,11 +203,14 @@ class DesktopNotesEnv(TaskEnv[NotesWorld]):
             raise
         world.history.append(web_actions.format_action(name, *args.values(), table=PIXEL_ACTIONS))
         world.desktop.check()
-        _settle(world.desktop.screen.screenshot)
+        if name == "wait":
+            settle(world.desktop, WAIT_QUIET, WAIT_LIMIT)
+        else:
+            settle(world.desktop)
         self._feedback = f"{name}: done."
         return self._feedback
 
-    def _do(self, world: NotesWorld, name: str, args: dict[str, Any]) -> None:
+    def _do(self, world: DesktopWorld, name: str, args: dict[str, Any]) -> None:
         """Carry one pixel action out through XTEST; a bad value is an InvalidAction."""
         screen = world.desktop.screen
         try:
@@ -248,13 +232,12 @@ class DesktopNotesEnv(TaskEnv[NotesWorld]):
         except ValueError as mistake:
             raise InvalidAction(f"{name}: {mistake}") from None
 
-    def observe(self, world: NotesWorld) -> str:
+    def observe(self, world: DesktopWorld) -> str:
         return self._feedback
 
-    def state_key(self, world: NotesWorld) -> str:
-        path = world.desktop.home / world.filename
-        saved = path.read_text(errors="replace") if path.is_file() else None
-        return json.dumps({"history": world.history, "saved": saved})
+    def state_key(self, world: DesktopWorld) -> str:
+        _, details = osworld.evaluate(world.desktop, world.spec, world.scratch)
+        return json.dumps({"history": world.history, "judged": details})
 
     def action_syntax(self) -> str:
         return (
@@ -273,13 +256,36 @@ def _scroll(scroll: Callable[..., None], x: int, y: int, dx: float, dy: float) -
             scroll(x, y, positive if amount > 0 else negative, notches)
 
 
-def _settle(grab: Callable[[], np.ndarray], quiet: float = QUIET) -> None:
-    """Wait until two frames ``quiet`` seconds apart are the same (or the limit)."""
-    deadline = time.monotonic() + SETTLE_LIMIT
-    last = grab()
+def activity(pids: Sequence[int]) -> tuple[int, bool]:
+    """The CPU time (user and system clock ticks) the threads of ``pids`` have used, and
+    whether one of them is running or waiting for a CPU (state R: on a loaded machine a
+    starved thread uses no CPU time, yet it is not done). A gone thread counts nothing."""
+    ticks, running = 0, False
+    for pid in pids:
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for thread in threads:
+            try:
+                with open(f"/proc/{pid}/task/{thread}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            running = running or fields[0] == b"R"
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of proc(5))
+    return ticks, running
+
+
+def settle(desktop: Desktop, quiet: float = QUIET, limit: float = SETTLE_LIMIT) -> None:
+    """Wait until, over ``quiet`` seconds, the screen did not change and the applications
+    neither used CPU nor wanted it (or ``limit`` seconds pass)."""
+    deadline = time.monotonic() + limit
+    grab = desktop.screen.screenshot
+    last, (used, _) = grab(), activity(desktop.client_pids())
     while time.monotonic() < deadline:
         time.sleep(quiet)
-        frame = grab()
-        if np.array_equal(frame, last):
+        frame, (now, running) = grab(), activity(desktop.client_pids())
+        if now == used and not running and np.array_equal(frame, last):
             return
-        last = frame
+        last, used = frame, now

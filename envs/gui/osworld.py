@@ -46,8 +46,10 @@ __all__ = [
     "TEMPLATES",
     "Template",
     "check_task",
+    "desktop_id",
     "evaluate",
     "generate",
+    "register_desktop_ids",
     "run_config",
     "template",
     "templates",
@@ -422,6 +424,35 @@ def evaluate(desktop: Desktop, task: Mapping[str, Any], scratch: Path) -> tuple[
     if conj == "or":
         return max(scores), "; ".join(notes)
     return (0.0 if 0.0 in scores else sum(scores) / len(scores)), "; ".join(notes)
+
+
+# ---------------------------------------------------------------------- env ids
+
+MAX_EPISODE_STEPS = 20
+"""Steps of a desktop episode (the longest oracle has 11; a random agent's episode of the
+check plays them all, at 0.25 s or more each)."""
+
+
+def desktop_id(app: str) -> str:
+    """The env id of ``app``'s tasks: ``gui/Mousepad-v0``."""
+    return f"gui/{APP_IDS[app]}-v0"
+
+
+def register_desktop_ids() -> None:
+    """Register one env id per app with templates (:class:`~agentgym.envs.gui.desktop_env.
+    DesktopTaskEnv`); imports the template modules, not the desktop."""
+    from agentgym.registry import register
+
+    for app in sorted({t.app for t in templates()}):
+        register(
+            desktop_id(app),
+            entry_point="agentgym.envs.gui.desktop_env:DesktopTaskEnv",
+            kwargs={"app": app},
+            max_episode_steps=MAX_EPISODE_STEPS,
+            extra="gui",
+            description=f"{APP_IDS[app]} tasks on a real desktop, in OSWorld's shape: "
+            f"screenshots in, mouse and keyboard out",
+        )
 
 
 # ---------------------------------------------------------------------- export

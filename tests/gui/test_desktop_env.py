@@ -1,68 +1,144 @@
-"""gui/MousepadNotes-v0 end to end: the oracle acts through pixel actions only and is judged
-from the saved file; a fixed policy earns nothing; a dead X server errors the episode."""
+"""gui/Mousepad-v0 end to end: the oracle acts through pixel actions only and is judged from
+the saved files; a fixed policy earns nothing; one desktop serves every episode and leaves
+nothing behind; a dead X server errors the episode."""
 
 import os
 import signal
+import time
 
 import pytest
+from sampling import FULL
 
 pytest.importorskip("Xlib", reason="the desktop needs python-xlib (the gui extra)")
 
+
+import agentgym
+from agentgym.checker import check_leaks
+from agentgym.envs.gui import desktop_env
 from agentgym.envs.gui.desktop import desktop_problem
-from agentgym.envs.gui.desktop_env import DesktopNotesEnv
+from agentgym.envs.gui.desktop_env import DesktopTaskEnv
 from agentgym.envs.gui.pixel_actions import PIXEL_ACTIONS
 from agentgym.envs.gui.x11 import DesktopCrashedError
 from agentgym.envs.web import actions as web_actions
-from agentgym.errors import EnvCrashedError
+from agentgym.errors import EnvCrashedError, UsageError
+from agentgym.sandbox.uids import left_behind
 
 pytestmark = pytest.mark.skipif(
     desktop_problem() is not None, reason=f"no desktop here: {desktop_problem()}"
 )
 
-TASK = {"task_id": "test/default/7"}
+
+def task_of(template, level="easy"):
+    """Options that play the first test task of ``template``."""
+    tasks = DesktopTaskEnv("mousepad").tasks
+    for task_id in tasks.ids("test", level):
+        if tasks.get(task_id).template.name == template:
+            return {"task_id": task_id}
+    raise AssertionError(f"no test task of {template}")
+
+
+WRITE = task_of("write_sentence")  # type, Save As, a name, Enter, wait()
+
+
+def leftovers(desktop):
+    """What of a closed desktop is still on the host: its uid's processes, its display's lock
+    and socket, its temporary directory (``test_desktop.py`` also counts shared memory)."""
+    found = [f"process {pid}" for pid in left_behind(desktop.uid)]
+    paths = (f"/tmp/.X{desktop.number}-lock", f"/tmp/.X11-unix/X{desktop.number}", desktop.root)
+    return found + [str(p) for p in paths if os.path.exists(p)]
 
 
 @pytest.fixture
 def env():
-    env = DesktopNotesEnv()
+    env = agentgym.make("gui/Mousepad-v0")
     yield env
     env.close()
 
 
 def test_the_oracle_saves_the_sentence_through_pixel_actions_only(env):
-    frame, info = env.reset(seed=0, options=TASK)
+    frame, info = env.reset(seed=0, options=WRITE)
     assert frame.shape == env.observation_space.shape and env.observation_space.contains(frame)
-    task, world = env.task, env._world
-    assert task.sentence in info["goal"] and task.filename in info["goal"]
+    task, world = env.unwrapped.task, env.unwrapped._world
+    assert task.template.key == "mousepad.write_sentence"
+    assert info["goal"] == task.spec["instruction"]
     reward = 0.0
-    while (action := env.oracle_action()) is not None:
+    while (action := env.unwrapped.oracle_action()) is not None:
         frame, r, terminated, _, info = env.step(action)
         reward += r
     assert reward == 1.0 and terminated and info["verdict"].passed
-    # Its log is four actions of the agent's own language: no back door wrote the file.
+    # Its log is the agent's own language: no back door wrote the file.
     names = [web_actions.parse(a, tuple(PIXEL_ACTIONS), PIXEL_ACTIONS)[0] for a in world.history]
-    assert names == ["type", "key", "type", "key"]
-    saved = world.desktop.home / task.filename
-    assert saved.read_text() == task.sentence and saved.stat().st_uid == world.desktop.uid
+    assert names == ["type", "key", "type", "key", "wait"]
+    name = task.spec["evaluator"]["result"]["path"].removeprefix("~/")
+    saved = world.desktop.home / name
+    assert saved.read_text() == task.spec["agentgym"]["files"]["gold.txt"]
+    assert saved.stat().st_uid == world.desktop.uid
 
 
 def test_a_fixed_sequence_earns_nothing(env):
     """The same text saved under the same name every time: right only by chance, and the
     sentences are drawn so that it never is on this task."""
-    env.reset(seed=0, options=TASK)
+    env.reset(seed=0, options=WRITE)
     fixed = ['type("Apple river stone cloud.")', 'key("Control+s")', 'type("notes.txt")']
-    fixed.append('key("Enter")')
     total = 0.0
-    for action in fixed:
+    for action in [*fixed, 'key("Enter")', "wait()"]:
         _, reward, terminated, _, info = env.step(action)
         total += reward
-    assert (env._world.desktop.home / "notes.txt").exists()  # it did save, the wrong thing
+    assert (env.unwrapped._world.desktop.home / "notes.txt").exists()  # it saved, wrongly
     assert total == 0.0 and not terminated and not info["verdict"].passed
 
 
+def test_one_desktop_serves_every_episode_and_reset_restores_its_home(env):
+    env.reset(seed=0, options=WRITE)
+    desktop = env.unwrapped._desktop
+    for action in ['type("left over")', 'key("Control+s")', 'type("stray.txt")', 'key("Enter")']:
+        env.step(action)
+    env.step("wait()")
+    assert (desktop.home / "stray.txt").exists()
+    env.reset(seed=0, options=task_of("sort_lines", "medium"))
+    assert env.unwrapped._desktop is desktop
+    assert not (desktop.home / "stray.txt").exists()
+    opened = env.unwrapped.task.spec["config"][-1]["parameters"]["command"]
+    assert opened[0] == "mousepad"
+
+
+def test_the_step_ends_after_the_effect_and_soon(env):
+    """A short quiet, and the applications' CPU idle: the Save As dialog an action opened is
+    there when the step returns, and the step took well under the old 0.75 s quiet."""
+    env.reset(seed=0, options=WRITE)
+    desktop = env.unwrapped._desktop
+    before = len(desktop.screen.windows())
+    started = time.monotonic()
+    env.step('key("Control+s")')
+    assert len(desktop.screen.windows()) == before + 1  # GTK's Save As dialog
+    assert time.monotonic() - started < desktop_env.SETTLE_LIMIT
+    assert desktop_env.activity([os.getpid()])[0] > 0  # this process has used CPU time
+
+
+def test_resets_and_closes_leave_no_process_display_or_directory():
+    """Each cycle starts a desktop, plays a reset and a step, closes it (100 under make
+    check)."""
+    desktops = []
+
+    def touch(env, index):
+        env.reset(seed=index)
+        env.step("click(5, 5)")
+        desktops.append(env.unwrapped._desktop)
+
+    cycles = 100 if FULL else 8
+    check_leaks(lambda: agentgym.make("gui/Mousepad-v0"), "gui/Mousepad-v0", cycles, 0, touch=touch)
+    assert len(desktops) > cycles
+    assert [leftovers(d) for d in desktops if leftovers(d)] == []
+
+
 def test_a_dead_x_server_errors_the_episode(env):
-    env.reset(seed=0, options=TASK)
-    os.kill(env._desktop._xvfb_pid, signal.SIGKILL)
+    env.reset(seed=0, options=WRITE)
+    os.kill(env.unwrapped._desktop._xvfb_pid, signal.SIGKILL)
     with pytest.raises(DesktopCrashedError) as raised:
         env.step("click(10, 10)")
     assert isinstance(raised.value, EnvCrashedError)
+
+
+def test_an_app_without_templates_is_one_clear_error():
+    with pytest.raises(UsageError, match="no desktop task templates of app 'gimp'"):
+        DesktopTaskEnv("gimp")
