@@ -154,9 +154,11 @@ def write_xlsx(sheets: Mapping[str, Sequence[Sequence[CellValue | int]]]) -> byt
         ),
         "xl/workbook.xml": _workbook_xml(list(sheets)),
         "xl/_rels/workbook.xml.rels": _relationships(
-            [("worksheet", f"worksheets/sheet{i + 1}.xml") for i in range(count)],
+            [("worksheet", f"worksheets/sheet{i + 1}.xml") for i in range(count)]
+            + [("styles", "styles.xml")],
             "officeDocument/2006/relationships",
         ),
+        "xl/styles.xml": _STYLES,
     }
     for index, rows in enumerate(sheets.values()):
         parts[f"xl/worksheets/sheet{index + 1}.xml"] = _sheet_xml(rows)
@@ -169,6 +171,20 @@ def write_xlsx(sheets: Mapping[str, Sequence[Sequence[CellValue | int]]]) -> byt
 
 _XML = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
 _OOXML = "http://schemas.openxmlformats.org"
+
+_STYLES = (
+    f'{_XML}<styleSheet xmlns="{_OOXML}/spreadsheetml/2006/main">'
+    '<fonts count="1"><font><sz val="10"/><name val="Sans"/></font></fonts>'
+    '<fills count="2"><fill><patternFill patternType="none"/></fill>'
+    '<fill><patternFill patternType="gray125"/></fill></fills>'
+    '<borders count="1"><border/></borders>'
+    '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
+    '<cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0">'
+    '<alignment vertical="bottom"/></xf></cellXfs></styleSheet>'
+)
+"""One cell style, Gnumeric's own default (Sans 10, bottom): without it Gnumeric gives the
+cells another (12 points, top), and its toolbar shows the change some time after the window
+is up, so two resets' first frames could differ."""
 
 
 def _content_types(count: int) -> str:
@@ -183,6 +199,7 @@ def _content_types(count: int) -> str:
         'ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
         '<Default Extension="xml" ContentType="application/xml"/>'
         f'<Override PartName="/xl/workbook.xml" ContentType="{kind}.sheet.main+xml"/>'
+        f'<Override PartName="/xl/styles.xml" ContentType="{kind}.styles+xml"/>'
         f"{sheets}</Types>"
     )
 

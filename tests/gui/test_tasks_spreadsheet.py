@@ -4,7 +4,8 @@
 Without a desktop: workbooks written and read back through ssconvert, compare_table's rules,
 compare_csv's options, and every template's checked tasks (seeded oracles, an initial workbook
 that fails). With one: a sample of templates is played through ``DesktopTaskEnv`` (every
-template under ``make check``): the start and another seed's oracle fail, the oracle passes.
+template under ``make check``): the start, another seed's oracle and clearing every cell
+fail, the oracle passes.
 """
 
 import io
@@ -196,7 +197,11 @@ def test_the_initial_workbook_fails_every_spreadsheet_task(key, tmp_path):
         assert metric(*arguments, **evaluator["options"]) == 0.0, task["id"]
 
 
+CLEAR_ALL = ['key("Control+a")', 'key("Delete")', 'key("Control+s")']
+"""Select every cell, clear it, save."""
+
+
 @pytest.mark.sampled
 @pytest.mark.parametrize("key", sample([t.key for t in osworld.templates("gnumeric")], 1))
 def test_spreadsheet_oracle_passes_and_blind_replay_fails(key):
-    check_played("gnumeric", key)
+    check_played("gnumeric", key, attacks=[CLEAR_ALL])

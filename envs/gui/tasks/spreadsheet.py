@@ -72,6 +72,12 @@ def _type(text: str) -> str:
     return format_pixel("type", text)
 
 
+STARTUP = 1.0
+"""Seconds a task's setup waits after Gnumeric's window is up: its toolbar's buttons change
+state once more after the window is drawn and still, and a reset's frame must not depend on
+when it is taken (measured: the frames of 6 resets to one task differed 4 times without this
+wait, never in 9 with it)."""
+
 WAIT = format_pixel("wait")
 SAVE = [_key("Control+s"), WAIT]
 """Save in place (an xlsx stays xlsx, no dialog) and let the write land."""
@@ -152,6 +158,8 @@ def _task(
                 "parameters": {"files": [{"url": f"local://{book}", "path": f"~/{book}"}]},
             },
             {"type": "launch", "parameters": {"command": ["gnumeric", f"~/{book}"]}},
+            # Gnumeric updates its toolbars some time after its window is up and drawn.
+            {"type": "sleep", "parameters": {"seconds": STARTUP}},
         ],
         "evaluator": evaluator,
         "agentgym": {"files": {book: write_xlsx(sheets), **(gold or {})}, "oracle": oracle},
@@ -219,7 +227,7 @@ def set_cell_value(rng: np.random.Generator) -> dict[str, Any]:
 
 @template("gnumeric", level="easy")
 def aggregate_formula(rng: np.random.Generator) -> dict[str, Any]:
-    """Put the SUM, AVERAGE, MAX or MIN of a column into a cell below it, as a formula."""
+    """Put the SUM, AVERAGE, MAX or MIN of a column into a given cell, as a formula."""
     book, sheet = _book(rng), _name(rng, SHEETS)
     header, data = _header(rng), _data(rng, int(rng.integers(4, 12)))
     function = _name(rng, tuple(AGGREGATES))
