@@ -100,9 +100,9 @@ def oracles(app):
 
 
 def check_templates(app, minimum):
-    """Every template of ``app`` makes checked tasks whose gold files stay out of the home and
-    whose oracles differ from seed to seed (all but a chance few); all three levels are
-    there."""
+    """Every template of ``app`` makes checked tasks whose gold files stay out of the home,
+    whose oracles fit an episode with 4 steps to spare and differ from seed to seed (all but
+    a chance few); all three levels are there."""
     found = osworld.templates(app)
     assert len(found) >= minimum
     assert {t.level for t in found} == set(osworld.LEVELS)
@@ -119,6 +119,7 @@ def check_templates(app, minimum):
             }
             assert not any("gold" in url for url in downloaded), task["id"]
             assert task["agentgym"]["oracle"][-1] == "wait()", task["id"]
+            assert len(task["agentgym"]["oracle"]) <= osworld.MAX_EPISODE_STEPS - 4, task["id"]
 
 
 def test_file_manager_templates_make_checked_tasks_with_seeded_oracles():

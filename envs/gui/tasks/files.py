@@ -33,6 +33,8 @@ SUBFOLDERS = (
     "garden", "backup", "old", "misc", "scans", "slides",
 )  # fmt: skip
 EXTENSIONS = ("txt", "md", "csv", "log")
+OTHER = ("md", "log")
+"""The extensions ``sort_by_type`` leaves where they are."""
 
 UP = key("alt+Up")
 """Back to the folder above."""
@@ -78,6 +80,11 @@ def note(rng: np.random.Generator) -> str:
 def select(name: str) -> list[str]:
     """Select the item ``name`` of the open folder by type-ahead, closing its box."""
     return [typed(name), key("Escape")]
+
+
+def make_folder(name: str) -> list[str]:
+    """Make the folder ``name`` in the open folder (its dialog preselects "New")."""
+    return [key("Control+Shift+n"), key("Control+a"), typed(name), key("Enter")]
 
 
 def trash(name: str) -> list[str]:
@@ -163,7 +170,7 @@ def create_folder(rng: np.random.Generator) -> dict[str, Any]:
         folder,
         files,
         both(listing(folder, [*files, new]), is_folder(f"{folder}/{new}")),
-        [key("Control+Shift+n"), key("Control+a"), typed(new), key("Enter"), WAIT],
+        [*make_folder(new), WAIT],
     )
 
 
@@ -245,7 +252,7 @@ def keep_only_one(rng: np.random.Generator) -> dict[str, Any]:
     The oracle deletes them one by one: PCManFM's ``Control+i`` (invert the selection) shows
     the right files selected but, now and then, deletes others (its count in the confirmation
     is wrong too)."""
-    folder, files = scene(rng, int(rng.integers(3, 6)))
+    folder, files = scene(rng, int(rng.integers(3, 5)))
     keep = str(rng.choice(list(files)))
     return folder_task(
         f"In the file manager, delete every file in the folder {folder} except {keep} "
@@ -259,24 +266,23 @@ def keep_only_one(rng: np.random.Generator) -> dict[str, Any]:
 
 
 @template("pcmanfm", level="medium")
-def gather_into_new_folder(rng: np.random.Generator) -> dict[str, Any]:
-    """Make a folder and move two files of the open folder into it."""
-    folder, files = scene(rng, int(rng.integers(3, 6)))
+def new_folder_for_file(rng: np.random.Generator) -> dict[str, Any]:
+    """Make a folder and move a file of the open folder into it."""
+    folder, files = scene(rng, int(rng.integers(2, 5)))
     (new,) = folder_names(rng, 1, taken=list(files))
-    first, second = (str(n) for n in rng.choice(list(files), size=2, replace=False))
-    move = [step for name in (first, second) for step in (*paste_into(name, new), UP)]
+    chosen = str(rng.choice(list(files)))
     return folder_task(
         f"In the file manager, create a folder named {new} inside {folder}, then move the "
-        f"files {first} and {second} into it.",
+        f"file {chosen} into it.",
         folder,
         files,
         both(
-            listing(folder, [*(n for n in files if n not in (first, second)), new]),
-            listing(f"{folder}/{new}", [first, second]),
-            kept(folder, f"{new}/{second}", "gold.txt"),
+            listing(folder, [*(n for n in files if n != chosen), new]),
+            listing(f"{folder}/{new}", [chosen]),
+            kept(folder, f"{new}/{chosen}", "gold.txt"),
         ),
-        [key("Control+Shift+n"), key("Control+a"), typed(new), key("Enter"), *move, WAIT],
-        gold={"gold.txt": files[second]},
+        [*make_folder(new), *paste_into(chosen, new), WAIT],
+        gold={"gold.txt": files[chosen]},
     )
 
 
@@ -285,31 +291,26 @@ def gather_into_new_folder(rng: np.random.Generator) -> dict[str, Any]:
 
 @template("pcmanfm", level="hard")
 def sort_by_type(rng: np.random.Generator) -> dict[str, Any]:
-    """Move every text file into one subfolder and every CSV file into another."""
+    """Move the text file into one subfolder and the CSV file into another; others stay."""
     folder = str(rng.choice(FOLDERS))
-    texts = file_names(rng, int(rng.integers(1, 3)), "txt")
-    tables = file_names(rng, int(rng.integers(1, 3)), "csv", taken=texts)
-    files = contents(rng, [*texts, *tables])
+    text, table = file_names(rng, 1, "txt") + file_names(rng, 1, "csv")
+    others = [n for n in file_names(rng, 3, taken=[text, table]) if n.rsplit(".")[1] in OTHER]
+    files = contents(rng, [text, table, *others])
     text_dir, table_dir = folder_names(rng, 2, taken=list(files))
-    steps = [
-        step
-        for names, target in ((texts, text_dir), (tables, table_dir))
-        for name in names
-        for step in (*paste_into(name, target), UP)
-    ]
     return folder_task(
         f"In the file manager, tidy the folder {folder}: move every .txt file into its "
-        f"subfolder {text_dir} and every .csv file into its subfolder {table_dir}.",
+        f"subfolder {text_dir} and every .csv file into its subfolder {table_dir}. Leave "
+        f"the other files where they are.",
         folder,
         files,
         both(
-            listing(folder, [text_dir, table_dir]),
-            listing(f"{folder}/{text_dir}", texts),
-            listing(f"{folder}/{table_dir}", tables),
-            kept(folder, f"{table_dir}/{tables[0]}", "gold.txt"),
+            listing(folder, [text_dir, table_dir, *others]),
+            listing(f"{folder}/{text_dir}", [text]),
+            listing(f"{folder}/{table_dir}", [table]),
+            kept(folder, f"{table_dir}/{table}", "gold.txt"),
         ),
-        [*steps, WAIT],
-        gold={"gold.txt": files[tables[0]]},
+        [*paste_into(text, text_dir), UP, *paste_into(table, table_dir), WAIT],
+        gold={"gold.txt": files[table]},
         empty=[text_dir, table_dir],
     )
 

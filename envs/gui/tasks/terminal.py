@@ -374,6 +374,7 @@ def titled_listing(rng: np.random.Generator) -> dict[str, Any]:
         gold={"gold.txt": "\n".join([title, *sorted(texts)])},
     )
     task["related_apps"] = ["xterm", "mousepad"]
+    # A second wait after the command's: mousepad starts and opens the file.
     edit = [WAIT, key("Control+Home"), typed(f"{title}\n"), key("Control+s"), WAIT]
     task["agentgym"]["oracle"] = [*task["agentgym"]["oracle"], *edit]
     return task
