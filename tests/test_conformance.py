@@ -2,7 +2,7 @@
 
 A new env is checked the moment it is registered; nothing here names a particular env.
 
-Two samples keep the web and SWE families within their suite time (docs/testing.md):
+Samples keep the web, SWE and GUI families within their suite time (docs/testing.md):
 
 * a behaviour class of browser envs with more than :data:`SAMPLED_CLASS_SIZE` ids (MiniWoB++'s
   101 pages: the task tier costs 7-36 s per id on a loaded machine, the task-blind policies
@@ -13,6 +13,10 @@ Two samples keep the web and SWE families within their suite time (docs/testing.
   plays :data:`HEAVY_LEAK_CYCLES` cycles instead of the contract's 200 (a make/reset/step/close
   cycle is 0.13-0.2 s of Chromium, about 0.8 s of an SWE sandbox in CI: 200 were 41-43 s of a
   browser class-tier case's 50 on an idle machine, and 156 s of ``swe/Repair-v1``'s 209 in CI).
+
+A third keeps the GUI family's: the desktop's envs (``needs_desktop``: one behaviour class,
+a real desktop behind each id, 0.13-0.4 s a step) run the class tier on the class's first id
+and skip the others' task tier (about 2 minutes an id).
 
 Nothing is lost for good: ``make check`` (``agentgym check``) and
 ``AGENTGYM_FULL_CONFORMANCE=1`` check every id with the 200-cycle leak check.
@@ -68,6 +72,8 @@ def _params():
         sampled = sizes[behaviour_class(spec)] > SAMPLED_CLASS_SIZE and browser
         if tier == "task" and sampled and not FULL and not in_sample(spec.id):
             continue
+        if tier == "task" and not FULL and _declares(spec, "needs_desktop"):
+            continue  # one desktop id per run: the class tier's (the module docstring)
         heavy = browser or _declares(spec, "needs_sandbox")
         leak_cycles = HEAVY_LEAK_CYCLES if heavy and not FULL else FULL_LEAK_CYCLES
         slow = spec.id.startswith(SLOW_FAMILIES_OR_PREFIXES)

@@ -133,6 +133,7 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
         "supports_state_snapshot": False,  # a desktop's processes cannot be copied
         "multimodal": True,
         "needs_sandbox": True,  # a desktop per env: uids, namespaces, processes
+        "needs_desktop": True,  # Xvfb and applications: the suite checks one such id a run
         "replay": "verdict",
         "task_kwargs": ("app",),  # the app only chooses the templates: one behaviour class
     }

@@ -56,6 +56,7 @@ def test_a_template_makes_checked_tasks_that_depend_on_the_seed(key):
         web_actions.parse(action, tuple(PIXEL_ACTIONS), PIXEL_ACTIONS)
     oracles = {json.dumps(osworld.generate(found, seed)["agentgym"]["oracle"]) for seed in range(8)}
     assert len(oracles) == 8
+    assert max(len(o) for o in map(json.loads, oracles)) <= osworld.EPISODE_STEPS[found.app]
     gold = [k for k in first["agentgym"]["files"] if k.startswith("gold")]
     downloaded = [f["path"] for s in first["config"] if s["type"] == "download"
                   for f in s["parameters"]["files"]]  # fmt: skip
