@@ -36,6 +36,12 @@ EXTENSIONS = ("txt", "md", "csv", "log")
 OTHER = ("md", "log")
 """The extensions ``sort_by_type`` leaves where they are."""
 
+SETTINGS = "[ui]\nshow_statusbar=0\n"
+"""PCManFM's settings: no status bar, whose free space of the disk changes between two
+episodes of the same task (a frame must follow from the task and the actions)."""
+
+SETTINGS_KEY, SETTINGS_PATH = "pcmanfm.conf", "~/.config/pcmanfm/default/pcmanfm.conf"
+
 UP = key("alt+Up")
 """Back to the folder above."""
 
@@ -111,6 +117,7 @@ def folder_task(
     """A task on ``~/folder`` holding ``files`` (paths inside it) and the empty folders
     ``empty``, opened in PCManFM; ``gold`` files stay out of the home."""
     downloads = [{"url": f"local://{path}", "path": f"~/{folder}/{path}"} for path in files]
+    downloads.append({"url": f"local://{SETTINGS_KEY}", "path": SETTINGS_PATH})
     config: list[dict[str, Any]] = [{"type": "download", "parameters": {"files": downloads}}]
     if empty:
         command = ["mkdir", "-p", *(f"~/{folder}/{path}" for path in empty)]
@@ -121,7 +128,10 @@ def folder_task(
         "related_apps": ["pcmanfm"],
         "config": config,
         "evaluator": evaluator,
-        "agentgym": {"files": {**files, **(gold or {})}, "oracle": oracle},
+        "agentgym": {
+            "files": {**files, **(gold or {}), SETTINGS_KEY: SETTINGS},
+            "oracle": oracle,
+        },
     }
 
 
