@@ -5,12 +5,13 @@ in Gnumeric and is judged from the file Gnumeric saved, read with Gnumeric's own
 (:mod:`agentgym.envs.gui.osworld_sheets`): ``compare_table`` for the workbook saved in place
 (Control+s keeps the xlsx format), ``compare_csv`` for an exported CSV file.
 
-The oracles use the keyboard only: Control+g (Gnumeric's Go To dialog, which stays open until
-Escape) to reach a cell, Shift+arrows to select, Control+Enter to fill a selection, the menus
-by their arrow keys (Edit > Sheet > Rename, Data > Export Data > Export as CSV File), and
-Gnumeric's format keys (Control+Shift+4 currency, Control+Shift+5 percent). What an oracle
-types (cells, values, names) comes from the seed, so another seed's oracle fails; every task's
-initial workbook fails its evaluator.
+The oracles use the keyboard only, within a desktop episode's 20 steps: Control+g (Gnumeric's
+Go To dialog, which stays open until Escape) to reach a cell, one ``type`` with Tab and
+Return in it to fill a row or a column, Shift+Down to select, the menus by their arrow keys
+(Edit > Sheet > Rename, Data > Export Data > Export as CSV File), and Gnumeric's format keys
+(Control+Shift+4 currency, Control+Shift+5 percent). What an oracle types (cells, values,
+names) comes from the seed, so another seed's oracle fails; every task's initial workbook
+fails its evaluator.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ state once more after the window is drawn and still, and a reset's frame must no
 when it is taken (measured: the frames of 6 resets to one task differed 4 times without this
 wait, never in 9 with it)."""
 
+BLOCK = 8
+"""The most rows an oracle selects one Shift+Down at a time: a desktop episode has 20 steps."""
+
 WAIT = format_pixel("wait")
 SAVE = [_key("Control+s"), WAIT]
 """Save in place (an xlsx stays xlsx, no dialog) and let the write land."""
@@ -91,14 +95,14 @@ def _goto(ref: str) -> list[str]:
     dialog's default button, and GTK shows a button pressed from the keyboard for a quarter
     of a second before it acts, with the screen and the CPU still: ``wait()`` lets it act
     before Escape closes the dialog."""
-    dialog = [_key("Control+g"), _type(ref), _key("Enter"), WAIT, _key("Escape")]
+    dialog = [_key("Control+g"), _type(f"{ref}\n"), WAIT, _key("Escape")]
     return [_key("Control+Home"), *dialog]
 
 
 def _export_csv(name: str) -> list[str]:
     """Data > Export Data > Export as CSV File, saved as ``name`` in the home."""
     menu = [_key("Alt+d"), _key("Up"), _key("Right"), _key("Down"), _key("Enter")]
-    return [*menu, _key("Control+a"), _type(name), _key("Enter"), WAIT]
+    return [*menu, _key("Control+a"), _type(f"{name}\n"), WAIT]
 
 
 Row = tuple[str, float, float]
@@ -220,7 +224,7 @@ def set_cell_value(rng: np.random.Generator) -> dict[str, Any]:
         book,
         {sheet: table},
         _table_evaluator(book, [SAME_DATA], gold=True),
-        [*_goto(ref), _type(f"{value:g}"), _key("Enter"), *SAVE],
+        [*_goto(ref), _type(f"{value:g}\n"), *SAVE],
         {"gold.xlsx": write_xlsx({sheet: changed})},
     )
 
@@ -234,7 +238,8 @@ def aggregate_formula(rng: np.random.Generator) -> dict[str, Any]:
     column = int(rng.integers(1, 3))
     letter, last = column_name(column), len(data) + 1
     target = f"{column_name(int(rng.integers(4, 8)))}{int(rng.integers(2, 21))}"
-    answer = float(AGGREGATES[function]([row[column] for row in data]))
+    values = [quantity if column == 1 else price for _, quantity, price in data]
+    answer = float(AGGREGATES[function](values))
     rule = {
         "type": "check_cell",
         "sheet_idx": 0,
@@ -247,7 +252,7 @@ def aggregate_formula(rng: np.random.Generator) -> dict[str, Any]:
         book,
         {sheet: [header, *_rows(data)]},
         _table_evaluator(book, [rule]),
-        [*_goto(target), _type(f"={function}({letter}2:{letter}{last})"), _key("Enter"), *SAVE],
+        [*_goto(target), _type(f"={function}({letter}2:{letter}{last})\n"), *SAVE],
     )
 
 
@@ -257,7 +262,7 @@ def number_format(rng: np.random.Generator) -> dict[str, Any]:
     book, sheet = _book(rng), _name(rng, SHEETS)
     data = _data(rng, int(rng.integers(5, 21)))
     first = int(rng.integers(2, len(data)))
-    last = int(rng.integers(first + 1, len(data) + 2))
+    last = int(rng.integers(first + 1, min(first + BLOCK, len(data) + 1) + 1))
     letter = column_name(int(rng.integers(1, 3)))
     kind = _name(rng, tuple(FORMATS))
     combo, pattern, words = FORMATS[kind]
@@ -308,9 +313,7 @@ def fill_column(rng: np.random.Generator) -> dict[str, Any]:
         _table_evaluator(book, [SAME_DATA], gold=True),
         [
             *_goto("D2"),
-            *[_key("Shift+Down")] * (last - 2),
-            _type(f"=B2*C2*{factor:g}"),
-            _key("Control+Enter"),
+            _type("".join(f"=B{row}*C{row}*{factor:g}\n" for row in range(2, last + 1))),
             *SAVE,
         ],
         {"gold.xlsx": write_xlsx({sheet: [header, *filled]})},
@@ -321,10 +324,10 @@ def fill_column(rng: np.random.Generator) -> dict[str, Any]:
 def delete_rows(rng: np.random.Generator) -> dict[str, Any]:
     """Delete a block of whole rows, so the rows below move up."""
     book, sheet = _book(rng), _name(rng, SHEETS)
-    data = _data(rng, int(rng.integers(12, 26)))
+    data = _data(rng, int(rng.integers(20, 31)))
     table = [_header(rng), *_rows(data)]
     first = int(rng.integers(2, len(table)))
-    last = int(rng.integers(first + 1, len(table) + 1))
+    last = int(rng.integers(first + 1, min(first + BLOCK, len(table)) + 1))
     items = f"{data[first - 2][0]} to {data[last - 2][0]}"
     return _task(
         f"In {book} (open in Gnumeric), delete the whole rows {first} to {last} (the items "
@@ -349,7 +352,6 @@ def insert_header(rng: np.random.Generator) -> dict[str, Any]:
     book, sheet = _book(rng), _name(rng, SHEETS)
     data = _rows(_data(rng, int(rng.integers(4, 12))))
     header = _header(rng)
-    typing = [a for title in header for a in (_type(str(title)), _key("Tab"))][:-1]
     return _task(
         f"In {book} (open in Gnumeric), the table has no header row: insert a new first row "
         f"and write the headers {', '.join(map(str, header))} in A1, B1 and C1, then save.",
@@ -357,11 +359,10 @@ def insert_header(rng: np.random.Generator) -> dict[str, Any]:
         {sheet: data},
         _table_evaluator(book, [SAME_DATA], gold=True),
         [
-            *_goto("A1"),
+            _key("Control+Home"),
             _key("Shift+space"),
             _key("Control+Shift+equal"),  # Control+plus: insert rows above the selection
-            *typing,
-            _key("Enter"),
+            _type("\t".join(map(str, header)) + "\n"),
             *SAVE,
         ],
         {"gold.xlsx": write_xlsx({sheet: [header, *data]})},
@@ -382,7 +383,7 @@ def rename_sheet(rng: np.random.Generator) -> dict[str, Any]:
         book,
         {sheet: table, "Notes": notes},
         _table_evaluator(book, rules, gold=True),
-        [*menu, _key("Enter"), _key("Control+a"), _type(new), _key("Enter"), WAIT, *SAVE],
+        [*menu, _key("Enter"), _key("Control+a"), _type(f"{new}\n"), WAIT, *SAVE],
         {"gold.xlsx": write_xlsx({new: table, "Notes": notes})},
     )
 
@@ -417,20 +418,15 @@ def totals_to_csv(rng: np.random.Generator) -> dict[str, Any]:
     last = len(data) + 1
     rows: list[list[CellValue]] = [[*row, row[1] * row[2]] for row in data]
     grand: list[CellValue] = [label, None, None, sum(row[1] * row[2] for row in data)]
+    formulas = "".join(f"=B{row}*C{row}\n" for row in range(2, last + 1))
     oracle = [
-        *_goto("D1"),
-        _type(title),
-        _key("Enter"),
-        *[_key("Shift+Down")] * (last - 2),
-        _type("=B2*C2"),
-        _key("Control+Enter"),
-        *_goto(f"A{last + 1}"),
-        _type(label),
-        _key("Tab"),
-        _key("Tab"),
-        _key("Tab"),
-        _type(f"=SUM(D2:D{last})"),
-        _key("Enter"),
+        _key("Control+End"),  # the table's last cell, C{last}
+        _key("Down"),
+        _key("Home"),
+        _type(f"{label}\t\t\t=SUM(D2:D{last})\n"),
+        _key("Control+Home"),
+        *[_key("Right")] * 3,
+        _type(f"{title}\n{formulas}"),
         *_export_csv(name),
     ]
     return _task(
@@ -459,15 +455,16 @@ def summary_sheet(rng: np.random.Generator) -> dict[str, Any]:
             (item, float(rng.integers(10, 500)))
             for item, _, _ in _data(rng, int(rng.integers(3, 9)))
         ]
-        sheets[region] = [["item", "amount"], *[[item, amount] for item, amount in amounts]]
+        rows: list[list[CellValue]] = [[item, amount] for item, amount in amounts]
+        sheets[region] = [["item", "amount"], *rows]
         totals.append(sum(amount for _, amount in amounts))
     labels: list[list[CellValue]] = [[region] for region in regions]
     sheets["Summary"] = [["sheet", "total"], *labels, ["all"]]
     oracle = [_key("Control+Page_Down")] * count + _goto("B2")
     for region in regions:
         last = len(sheets[region])
-        oracle += [_type(f"=SUM({region}!B2:B{last})"), _key("Enter")]
-    oracle += [_type(f"=SUM(B2:B{count + 1})"), _key("Enter"), *SAVE]
+        oracle += [_type(f"=SUM({region}!B2:B{last})\n")]
+    oracle += [_type(f"=SUM(B2:B{count + 1})\n"), *SAVE]
     rules = [
         {
             "type": "check_cell",
