@@ -258,13 +258,20 @@ def read_workbook(path: str | os.PathLike[str]) -> Workbook:
     """The workbook at ``path`` as Gnumeric reads it (the module docstring).
 
     An evaluator reads its files after every step, mostly unchanged: the last
-    :data:`CACHED` workbooks read are kept by name and content, and read again for free."""
+    :data:`CACHED` workbooks read (of at most :data:`CACHED_BYTES`) are kept by name and
+    content, and read again for free."""
     source = Path(path)
-    return _convert(source.name.strip(".") or "book", source.read_bytes())
+    name, content = source.name.strip(".") or "book", source.read_bytes()
+    if len(content) > CACHED_BYTES:
+        return _convert.__wrapped__(name, content)
+    return _convert(name, content)
 
 
 CACHED = 16
 """Workbooks :func:`read_workbook` keeps (a task's result and gold, a few tasks' worth)."""
+
+CACHED_BYTES = 1 << 20
+"""The largest file whose workbook is kept (the tasks' files are a few KiB)."""
 
 
 @functools.lru_cache(maxsize=CACHED)

@@ -68,6 +68,15 @@ def test_a_written_workbook_reads_back_with_its_formulas_computed(book):
     assert read.sheet("Sales").cell("D3").value == 11.25 and read.sheet("Nope") is None
 
 
+@needs_ssconvert
+def test_an_unchanged_workbook_is_read_once_and_a_changed_one_again(book):
+    path = book({"S": [[1]]})
+    first = read_workbook(path)
+    assert read_workbook(path) is first
+    book({"S": [[2]]})
+    assert read_workbook(path).sheets[0].rows() == [[2.0]]
+
+
 def test_number_formats_come_from_the_styles_custom_or_built_in():
     parts = zipfile.ZipFile(io.BytesIO(write_xlsx({"S": [[1.5, 0.25, 7]]})))
     files = {name: parts.read(name) for name in parts.namelist()}
