@@ -57,6 +57,14 @@ COMMAND_TIMEOUT = 10.0
 OUTPUT_LIMIT = 1 << 20
 """Bytes of a command's output :meth:`Desktop.run` keeps (the rest is not read)."""
 
+HOME_INSIDE = Path("/home/user")
+"""Where the applications see their home (OSWorld's path). Each process gets a mount namespace
+of its own in which the desktop's temporary home is bound over this folder (created empty on
+the host if missing), so no window shows a path that differs between desktops."""
+
+_BIND_HOME = f'mount --bind "$0" {HOME_INSIDE} && cd {HOME_INSIDE} && exec "$@"'
+"""The shell line that binds the home (``$0``) and runs the command (``$@``) there."""
+
 X11_SOCKETS = Path("/tmp/.X11-unix")
 
 REQUIRED = ("Xvfb", "openbox", "setpriv", "unshare")
@@ -167,6 +175,7 @@ class Desktop:
         self._log = open(self.root / "desktop.log", "wb")  # noqa: SIM115 (closed in close())
 
     def _start_server(self) -> None:
+        HOME_INSIDE.mkdir(mode=0o755, parents=True, exist_ok=True)  # the bind's mount point
         """Xvfb as the uid, on the first free display, which it writes to a pipe."""
         X11_SOCKETS.mkdir(mode=0o1777, exist_ok=True)
         X11_SOCKETS.chmod(0o1777)  # sticky and world-writable: the uid makes its socket there
@@ -194,7 +203,7 @@ class Desktop:
         """The applications' environment: nothing of ours but PATH and the locale."""
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(self.home),
+            "HOME": str(HOME_INSIDE),
             "USER": "agent",
             "LANG": "C.UTF-8",
             "XDG_RUNTIME_DIR": str(self.runtime),
@@ -215,7 +224,8 @@ class Desktop:
     def _spawn(
         self, app: str, argv: Sequence[str], keep: bool = False, pass_fds: Sequence[int] = ()
     ) -> subprocess.Popen[bytes]:
-        """Start ``argv`` as the uid, in a network namespace of its own, in its own session.
+        """Start ``argv`` as the uid, in network and mount namespaces of its own (its home at
+        :data:`HOME_INSIDE`), in its own session.
 
         An application (not ``keep``) also gets a PID namespace of its own, which it is PID 1
         of: when it dies the kernel kills and reaps what it started (xterm's shell), at once,
@@ -238,8 +248,9 @@ class Desktop:
         """The command line that runs what follows it as the uid, isolated (:meth:`_spawn`)."""
         pids = () if keep else ("--pid", "--fork", "--kill-child")
         return (
-            "unshare", "--net", *pids, "--", "setpriv", f"--reuid={self.uid}",
-            f"--regid={self.uid}", "--clear-groups", "--no-new-privs", "--",
+            "unshare", "--net", "--mount", *pids, "--", "sh", "-c", _BIND_HOME, str(self.home),
+            "setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
+            "--no-new-privs", "--",
         )  # fmt: skip
 
     # ------------------------------------------------------------------ use

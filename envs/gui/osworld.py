@@ -238,10 +238,13 @@ def home_path(desktop: Desktop, path: str) -> Path:
 
 
 def expand(desktop: Desktop, argument: str) -> str:
-    """A command's argument with the home's names replaced by its host path."""
+    """A command's argument with a leading ``~`` as the applications see their home
+    (:data:`~agentgym.envs.gui.desktop.HOME_INSIDE`, OSWorld's ``/home/user``)."""
+    from agentgym.envs.gui.desktop import HOME_INSIDE
+
     if argument == "~" or argument.startswith("~/"):
-        argument = str(desktop.home) + argument[1:]
-    return argument.replace("/home/user", str(desktop.home))
+        return str(HOME_INSIDE) + argument[1:]
+    return argument
 
 
 # ---------------------------------------------------------------------- config steps
@@ -290,7 +293,7 @@ def _open(run: Run, path: str) -> None:
     app = "pcmanfm" if target.is_dir() else OPENERS.get(target.suffix.lower())
     if app is None:
         raise UsageError(f"open: no application for {path!r}; known: {', '.join(OPENERS)}")
-    run.desktop.launch(app, str(target))
+    run.desktop.launch(app, expand(run.desktop, path))
 
 
 def _execute(run: Run, command: Sequence[str]) -> None:

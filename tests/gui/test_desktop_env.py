@@ -2,9 +2,11 @@
 the saved files; a fixed policy earns nothing; one desktop serves every episode and leaves
 nothing behind; a dead X server errors the episode."""
 
+import contextlib
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 from sampling import FULL
@@ -42,10 +44,17 @@ WRITE = task_of("write_sentence")  # type, Save As, a name, Enter, wait()
 
 def leftovers(desktop):
     """What of a closed desktop is still on the host: its uid's processes, its display's lock
-    and socket, its temporary directory (``test_desktop.py`` also counts shared memory)."""
+    (holding its X server's pid) and socket (its uid's), its temporary directory. Another
+    test run's desktop may hold the display number by now: its files are not ours."""
     found = [f"process {pid}" for pid in left_behind(desktop.uid)]
-    paths = (f"/tmp/.X{desktop.number}-lock", f"/tmp/.X11-unix/X{desktop.number}", desktop.root)
-    return found + [str(p) for p in paths if os.path.exists(p)]
+    lock, socket = Path(f"/tmp/.X{desktop.number}-lock"), Path(f"/tmp/.X11-unix/X{desktop.number}")
+    with contextlib.suppress(OSError, ValueError):
+        if int(lock.read_text().strip()) == desktop._xvfb_pid:
+            found.append(str(lock))
+    with contextlib.suppress(OSError):
+        if socket.lstat().st_uid == desktop.uid:
+            found.append(str(socket))
+    return found + ([str(desktop.root)] if desktop.root.exists() else [])
 
 
 @pytest.fixture

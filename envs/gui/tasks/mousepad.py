@@ -354,7 +354,7 @@ def collect_lines(rng: np.random.Generator) -> dict[str, Any]:
     """Copy the lines of an open file that hold a word into a new file of a given name."""
     name, target = file_name(rng), new_name(rng)
     marker = words(rng, 1)[0]
-    lines = []
+    lines: list[str] = []
     for _ in range(int(rng.integers(4, 7))):
         line = words(rng, 3, exclude=(marker,))
         if rng.random() < 0.5 or not any(marker in x for x in lines):
