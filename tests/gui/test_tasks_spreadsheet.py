@@ -10,6 +10,7 @@ fail, the oracle passes.
 
 import io
 import shutil
+import subprocess
 import zipfile
 
 import pytest
@@ -214,3 +215,20 @@ CLEAR_ALL = ['key("Control+a")', 'key("Delete")', 'key("Control+s")']
 @pytest.mark.parametrize("key", sample([t.key for t in osworld.templates("gnumeric")], 1))
 def test_spreadsheet_oracle_passes_and_blind_replay_fails(key):
     check_played("gnumeric", key, attacks=[CLEAR_ALL])
+
+
+@needs_ssconvert
+def test_export_csv_gold_is_what_gnumeric_exports(tmp_path):
+    """The gold CSV equals Gnumeric's own CSV export of the task's workbook (its quoting of a
+    header with a space, its numbers), over seeds whose headers differ."""
+    found = osworld.TEMPLATES["gnumeric.export_csv"]
+    for seed in range(12):
+        task = osworld.generate(found, seed)
+        files = task["agentgym"]["files"]
+        book = next(key for key in files if key.endswith(".xlsx"))
+        (tmp_path / book).write_bytes(files[book])
+        exported = tmp_path / f"{seed}.csv"
+        subprocess.run(
+            ["ssconvert", str(tmp_path / book), str(exported)], check=True, capture_output=True
+        )
+        assert exported.read_text() == files["gold.csv"], task["id"]

@@ -130,10 +130,14 @@ def _header(rng: np.random.Generator) -> list[CellValue]:
 
 
 def _shown(value: CellValue) -> str:
-    """A value as Gnumeric's CSV export prints it (integers and quarters print exactly)."""
+    """A value as Gnumeric's CSV export prints it: integers and quarters exactly, a text with
+    a space, comma, tab or quote in quotes (measured: ``"unit price"``)."""
     if isinstance(value, float):
         return f"{value:.2f}".rstrip("0").rstrip(".")
-    return "" if value is None else str(value)
+    text = "" if value is None else str(value)
+    if any(char in text for char in ' ,\t"'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def _csv(rows: Sequence[Sequence[CellValue]]) -> str:
