@@ -119,7 +119,7 @@ def check_templates(app, minimum):
             }
             assert not any("gold" in url for url in downloaded), task["id"]
             assert task["agentgym"]["oracle"][-1] == "wait()", task["id"]
-            assert len(task["agentgym"]["oracle"]) <= osworld.MAX_EPISODE_STEPS - 4, task["id"]
+            assert len(task["agentgym"]["oracle"]) <= osworld.EPISODE_STEPS[app] - 4, task["id"]
 
 
 def test_file_manager_templates_make_checked_tasks_with_seeded_oracles():
