@@ -5,6 +5,7 @@ nothing behind; a dead X server errors the episode."""
 import contextlib
 import os
 import signal
+import socket
 import time
 from pathlib import Path
 
@@ -44,16 +45,20 @@ WRITE = task_of("write_sentence")  # type, Save As, a name, Enter, wait()
 
 def leftovers(desktop):
     """What of a closed desktop is still on the host: its uid's processes, its display's lock
-    (holding its X server's pid) and socket (its uid's), its temporary directory. Another
-    test run's desktop may hold the display number by now: its files are not ours."""
+    (holding its X server's pid) and a socket no server answers on, its temporary directory.
+    Another test run's desktop may have the display number and the uid by now: a socket its
+    live server answers on is not ours."""
     found = [f"process {pid}" for pid in left_behind(desktop.uid)]
-    lock, socket = Path(f"/tmp/.X{desktop.number}-lock"), Path(f"/tmp/.X11-unix/X{desktop.number}")
+    lock, path = Path(f"/tmp/.X{desktop.number}-lock"), Path(f"/tmp/.X11-unix/X{desktop.number}")
     with contextlib.suppress(OSError, ValueError):
         if int(lock.read_text().strip()) == desktop._xvfb_pid:
             found.append(str(lock))
-    with contextlib.suppress(OSError):
-        if socket.lstat().st_uid == desktop.uid:
-            found.append(str(socket))
+    if path.exists():
+        with socket.socket(socket.AF_UNIX) as probe:
+            try:
+                probe.connect(str(path))
+            except OSError:
+                found.append(f"{path} (no server)")
     return found + ([str(desktop.root)] if desktop.root.exists() else [])
 
 
