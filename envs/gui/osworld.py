@@ -431,8 +431,8 @@ def evaluate(desktop: Desktop, task: Mapping[str, Any], scratch: Path) -> tuple[
 
 # ---------------------------------------------------------------------- env ids
 
-EPISODE_STEPS = {"mousepad": 16, "gnumeric": 48, "pcmanfm": 20, "xterm": 16}
-"""Steps of an episode, per app: room for its longest oracle (11, 38, 16 and 9 actions over 60
+EPISODE_STEPS = {"mousepad": 16, "gnumeric": 20, "pcmanfm": 20, "xterm": 16}
+"""Steps of an episode, per app: room for its longest oracle (11, 17, 16 and 9 actions over 60
 seeds) and a few more (a test keeps every oracle within them), and no more, since the check's
 random agent plays every step of its episodes (0.13-0.4 s each)."""
 
