@@ -139,7 +139,7 @@ def test_resets_and_closes_leave_no_process_display_or_directory():
         env.step("click(5, 5)")
         desktops.append(env.unwrapped._desktop)
 
-    cycles = 100 if FULL else 8
+    cycles = 100 if FULL else 3
     check_leaks(lambda: agentgym.make("gui/Mousepad-v0"), "gui/Mousepad-v0", cycles, 0, touch=touch)
     assert len(desktops) > cycles
     assert [leftovers(d) for d in desktops if leftovers(d)] == []
