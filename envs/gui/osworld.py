@@ -151,6 +151,8 @@ def check_task(task: Mapping[str, Any]) -> None:
     extra = task.get("agentgym", {})
     files, oracle = extra.get("files", {}), extra.get("oracle", [])
     for step in task.get("config", []):
+        if not isinstance(step, Mapping) or not isinstance(step.get("parameters", {}), Mapping):
+            raise UsageError(f"{name}: a config step is {{type, parameters}}, got {step!r:.80}")
         if step.get("type") not in CONFIG_STEPS:
             raise UsageError(
                 f"{name}: unknown config step {step.get('type')!r}; the engine runs "
@@ -172,8 +174,9 @@ def _evaluator_parts(evaluator: Mapping[str, Any], name: str) -> list[tuple[str,
     OSWorld's parallel lists joined by ``conj``)."""
     funcs = evaluator.get("func")
     if isinstance(funcs, str):
-        keys = ("result", "expected", "options")
-        return [(funcs, *(evaluator.get(k) for k in keys))]  # type: ignore[list-item]
+        return [
+            (funcs, evaluator.get("result"), evaluator.get("expected"), evaluator.get("options"))
+        ]
     if not isinstance(funcs, list) or not funcs:
         raise UsageError(f"{name}: evaluator 'func' must be a metric name or a list of them")
 

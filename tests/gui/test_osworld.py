@@ -67,6 +67,7 @@ def test_a_template_makes_checked_tasks_that_depend_on_the_seed(key):
     ("change", "message"),
     [
         ({"config": [{"type": "teleport", "parameters": {}}]}, "unknown config step 'teleport'"),
+        ({"config": ["launch mousepad"]}, "a config step is {type, parameters}"),
         (
             {"evaluator": {"func": "compare_magic", "result": {"type": "rule", "rules": {}}}},
             "unknown metric 'compare_magic'",
