@@ -4,7 +4,8 @@
 (:mod:`agentgym.sandbox.uids`, no ``/etc/passwd`` entry) and runs every process as that uid
 (``setpriv``, no supplementary groups, ``no_new_privs``), each in a network namespace of its
 own holding only a down loopback (``unshare --net``): no network. Its home is a fresh temporary
-directory of that uid (mode 700), so applications of two desktops cannot read each other's
+directory of that uid (mode 700), which every process sees at ``/home/user`` (a mount
+namespace of its own, :data:`HOME_INSIDE`), so applications of two desktops cannot read each other's
 files, signal each other's processes, or open each other's display: the X server admits only
 clients with its own cookie (:func:`agentgym.envs.gui.x11.write_xauthority`). The display
 number is the first free one, chosen by Xvfb itself (``-displayfd``), so desktops started at
