@@ -62,6 +62,12 @@ SETTLE_LIMIT = 3.0
 """The longest a step waits for the screen to settle (a blinking caret never would: the
 desktop's GTK settings turn blinking off)."""
 
+RESET_QUIET = 0.4
+"""The stillness that ends a reset. An episode's first frame must be the same on every reset
+of a task (Gymnasium's determinism check compares them); a window takes the focus before it
+is fully drawn, and an application may draw its document from a timer after a still
+moment, which the step's short quiet would not wait for."""
+
 WAIT_LIMIT = 5.0
 """The longest ``wait()`` waits."""
 
@@ -106,7 +112,7 @@ class DesktopTask(Task[DesktopWorld]):
         scratch.mkdir(mode=0o700)
         osworld.run_config(desktop, self.spec, scratch)
         desktop.screen.move(desktop.width - 1, desktop.height - 1)
-        settle(desktop)  # a window has the focus before it is fully drawn
+        settle(desktop, RESET_QUIET)  # the first frame of every reset alike: RESET_QUIET
         return DesktopWorld(desktop, self.spec, scratch), self.spec["instruction"]
 
     def validate(self, world: DesktopWorld) -> Verdict:
