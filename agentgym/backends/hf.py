@@ -163,6 +163,7 @@ class HFBackend(TokenBackend):
         self._queue: asyncio.Queue[_Pending | _Load] | None = None
         self._held: collections.deque[_Pending | _Load] = collections.deque()
         self._worker: asyncio.Task[None] | None = None
+        self._batch: RunningBatch | SplitBatch | None = None
 
     @classmethod
     def load(
@@ -249,7 +250,11 @@ class HFBackend(TokenBackend):
     async def _work(self, queue: asyncio.Queue[_Pending | _Load]) -> None:
         """The scheduler: between two tokens, admit what waits and resolve what finished."""
         loop = asyncio.get_running_loop()
-        batch = self._new_batch()
+        if self._batch is None:
+            self._batch = self._new_batch()
+        batch = self._batch  # kept across event loops: its compiled graphs with it
+        if batch:  # rows of an earlier event loop's requests, which nobody awaits any more
+            batch.discard([row.request for row in batch.rows])
         running: dict[int, _Pending] = {}  # by id() of the request, the rows of the batch
         while True:
             if not batch and not self._held:
@@ -258,8 +263,10 @@ class HFBackend(TokenBackend):
                     await asyncio.sleep(self.batch_window)
             while not queue.empty():
                 self._held.append(queue.get_nowait())
-            if not batch and isinstance(self._held[0], _Load):
-                await self._swap_weights(self._held.popleft())
+            head = self._held[0]
+            if not batch and isinstance(head, _Load):
+                self._held.popleft()
+                await self._swap_weights(head)
                 continue
             newcomers = self._admissible(len(batch))
             running.update((id(p.request), p) for p in newcomers)
@@ -280,7 +287,7 @@ class HFBackend(TokenBackend):
                     if not pending.future.done():
                         pending.future.set_exception(failure)
                 running.clear()
-                batch = self._new_batch()
+                batch = self._batch = self._new_batch()
                 continue
             self.stats.busy_seconds += time.monotonic() - started
             for request, result in done:
@@ -292,9 +299,9 @@ class HFBackend(TokenBackend):
     def _new_batch(self) -> RunningBatch | SplitBatch:
         """An empty batch: dynamic, or (``static_cache``) static slots with a dynamic one
         beside them for what does not fit. The compiled graphs live with the batch, which
-        lives as long as the worker (a failure starts a new one)."""
+        the backend keeps across event loops (a failure starts a new one)."""
         from agentgym.backends.hf_decode import RunningBatch
-        from agentgym.backends.hf_static import SplitBatch, StaticBatch, bucket
+        from agentgym.backends.hf_static import SplitBatch, StaticBatch
 
         dynamic = RunningBatch(self.model, eos_ids=self.eos_ids, pad_id=self.pad_id)
         if not self.static_cache:
@@ -303,7 +310,7 @@ class HFBackend(TokenBackend):
             self.model,
             eos_ids=self.eos_ids,
             pad_id=self.pad_id,
-            slots=bucket(self.max_batch, 2 * self.max_batch),
+            slots=self.max_batch,
             length=self.static_cache_tokens,
             compile=self.compile,
         )

@@ -19,8 +19,8 @@ retired between tokens, each row's own seeded generator and logprobs) over fixed
 * the attention mask (additive, ``[rows, 1, 1, length]``) opens ``[start_r, c]`` of each
   row and the position ids count each row's own tokens, so a row attends to exactly its own
   tokens at their own positions, as alone;
-* the step runs on the smallest bucket of rows (1, 2, 4, ... up to the slots) holding the
-  live ones: one graph per bucket, captured on first use.
+* the step runs on the smallest bucket of rows (1, 4, 16, 64, ... up to the slots) holding
+  the live ones: one graph per bucket, compiled and captured on first use.
 
 The model sees the cache through :class:`SlotCache`, which has only what transformers'
 attention calls (``update``: write at column ``c``, return the whole buffers). On the first
@@ -39,9 +39,11 @@ from typing import Any
 import torch
 
 from agentgym.backends.hf_decode import (
+    CachedPrefix,
     DecodeRequest,
     DecodeResult,
     DecodeTiming,
+    RunningBatch,
     _choose,
     _prefill,
     _prompt_states,
@@ -54,10 +56,11 @@ log = logging.getLogger(__name__)
 
 
 def bucket(rows: int, slots: int) -> int:
-    """The smallest power of two holding ``rows``, at most ``slots``."""
+    """The smallest power of four holding ``rows``, at most ``slots``: few graphs to compile
+    (each takes seconds), and on a GPU a step of 16 rows costs about what one of 4 does."""
     size = 1
     while size < rows:
-        size *= 2
+        size *= 4
     return min(size, slots)
 
 
@@ -128,12 +131,19 @@ class StaticBatch:
     def __len__(self) -> int:
         return len(self.rows)
 
+    @property
+    def compiled(self) -> bool:
+        """Whether decode steps run compiled (False: never asked, or given up)."""
+        return self._compiled is not None
+
     def fits(self, request: DecodeRequest) -> bool:
         """Whether the request's prompt and reply fit in a slot, and a slot is free."""
         return len(request.prompt_ids) + request.params.max_tokens <= self.length
 
     @torch.inference_mode()
-    def admit(self, requests: list[DecodeRequest], *, keep_prompts: bool = False) -> Any:
+    def admit(
+        self, requests: list[DecodeRequest], *, keep_prompts: bool = False
+    ) -> list[CachedPrefix] | None:
         """Prefill ``requests`` eagerly and copy their keys and values into free slots."""
         if len(self.rows) + len(requests) > self.slots:
             raise ValueError(f"{len(self.rows)} + {len(requests)} rows over {self.slots} slots")
@@ -244,7 +254,8 @@ class StaticBatch:
             past_key_values=self.cache,
             use_cache=True,
         )
-        return out.logits[:, -1, :]
+        logits: torch.Tensor = out.logits[:, -1, :]
+        return logits
 
     def _select(self, keep: list[int]) -> None:
         """Keep only the rows ``keep`` (indices), moving them into slots ``0..n-1``."""
@@ -279,7 +290,7 @@ class SplitBatch:
     :class:`~agentgym.backends.hf_decode.RunningBatch` beside it for those that do not (a
     prompt longer than the static length, more rows than slots); each step decodes both."""
 
-    def __init__(self, static: StaticBatch, dynamic: Any) -> None:
+    def __init__(self, static: StaticBatch, dynamic: RunningBatch) -> None:
         self.static, self.dynamic = static, dynamic
 
     def __len__(self) -> int:
@@ -299,12 +310,14 @@ class SplitBatch:
             a.reused_tokens + b.reused_tokens,
         )
 
-    def admit(self, requests: list[DecodeRequest], *, keep_prompts: bool = False) -> Any:
+    def admit(
+        self, requests: list[DecodeRequest], *, keep_prompts: bool = False
+    ) -> list[CachedPrefix] | None:
         room = self.static.slots - len(self.static)
         static = [r for r in requests if self.static.fits(r)][:room]
         chosen = {id(r) for r in static}
         dynamic = [r for r in requests if id(r) not in chosen]
-        states = {}
+        states: dict[int, CachedPrefix] = {}
         for group, batch in ((static, self.static), (dynamic, self.dynamic)):
             if group:
                 prompts = batch.admit(group, keep_prompts=keep_prompts)

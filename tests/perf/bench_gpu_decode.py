@@ -1,29 +1,33 @@
-"""Benchmark for issue 34: compiled decoding and transformers' continuous batching, against
-today's paths, in one process (ratios measured in the same run).
+"""Benchmark for issue 34: the ``hf`` backend's compiled decoding and continuous batching
+against its eager window-batching path and one-at-a-time ``generate``, in one process (ratios
+measured in the same run).
 
 Not a test: the device check (``tests/perf/gpu_check.py``) runs it on a GPU machine with
 SmolLM2-135M's shape and random weights; ``--quick`` runs it small on a CPU (a dry run of the
-code: the CPU figures mean nothing for the GPU). The prompts are ``bench_hf.py``'s (the
-quickstart games' first turns, 146-248 tokens); every variant decodes greedily with the same
-``max_tokens``, so tokens/s ratios are time ratios. Steps, each printed under its own name:
+code, the static cache run eagerly: the CPU figures mean nothing for the GPU). The prompts
+are ``bench_hf.py``'s (the quickstart games' first turns, 146-248 tokens); every variant
+decodes greedily with the same ``max_tokens``, so tokens/s ratios are time ratios. Steps,
+each printed under its own name:
 
-1. ``today``: the ``hf`` backend (agentgym's eager decode loop), one request at a time on the
-   first ``--single`` prompts, then all ``--requests`` sent together (its window batching).
-2. ``eager``: one-at-a-time ``model.generate`` (dynamic cache, eager PyTorch) on every
-   prompt: the reference for the tokens and the baseline of both goals.
-3. ``compiled``: one-at-a-time ``model.generate`` with a ``StaticCache`` of one fixed length,
-   which makes transformers compile the decode step (``torch.compile``, mode
-   ``reduce-overhead``: CUDA graphs) on CUDA; the compile is timed apart. Goal: one request
-   >= 5x today's eager path.
-4. ``continuous``: transformers' own continuous batching (``model.generate_batch``: paged
-   attention, a scheduler that admits and retires requests between steps) on all prompts at
-   once, with ``return_logprobs``; a cold call (with its warm-up) then a warm one. Goal: >= 10x
-   one-at-a-time ``generate``. Its tokens are compared with ``eager``'s, its logprobs with a
-   teacher-forced forward pass of the same model.
-5. ``vllm``: whether vLLM imports (else why not).
+1. ``today``: the backend's eager path (dynamic cache, window batching: ``static_cache=False,
+   continuous=False``), one request at a time on the first ``--single`` prompts, then all
+   ``--requests`` sent together.
+2. ``eager``: one-at-a-time ``model.generate`` (dynamic cache, eager PyTorch) on the first
+   ``--reference`` prompts: the reference tokens and the baseline of the 64-request goal.
+3. ``backend``: the backend as it now is on CUDA (static slot cache, decode step compiled
+   per bucket of rows, continuous batching): the compile and capture of every bucket timed
+   apart, then one request at a time on the reference prompts (goal: >= 5x ``today``), then
+   all ``--requests`` together (goal: >= 10x ``eager``); its greedy tokens compared with
+   ``eager``'s (bf16 may flip near-ties) and whether the compiled step stayed on.
+4. ``staggered``: ``bench_hf.py``'s staggered arrivals (``--requests`` episodes, heavy-tailed
+   env steps and reply lengths) through window batching and continuous batching, both on the
+   compiled backend, so only the scheduling differs (goal: >= 1.5x).
+5. with ``--transformers``: transformers' own paths measured on 2026-11-27
+   (``generate_batch``'s continuous batching, ``generate`` with a compiled ``StaticCache``).
+6. ``vllm``: whether vLLM imports (else why not).
 
     python tests/perf/bench_gpu_decode.py --model DIR [--requests 64] [--max-tokens 64]
-        [--single 4] [--quick]
+        [--single 4] [--reference 8] [--transformers] [--quick]
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_hf import alone, first_turns, together
+from bench_hf import alone, first_turns, schedule, staggered_run, together
 
 
 def synced(device: torch.device) -> None:
@@ -114,7 +118,7 @@ def generate_one(model: Any, prompt: list[int], max_tokens: int, cache: Any = No
 
 
 def today(backend: Any, prompts: list[list[int]], single: int, max_tokens: int) -> float:
-    """The ``hf`` backend one at a time and together; its one-at-a-time tokens/s."""
+    """The backend's eager path one at a time and together; its one-at-a-time tokens/s."""
     from agentgym.backends.sampling import SamplingParams
 
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens)
@@ -162,6 +166,83 @@ def compiled(
     print(f"compiled generate, one at a time ({len(prompts)} prompts): {rate(tokens, seconds)}")
     print(f"  {seconds / tokens * 1000:.2f} ms per token")
     return outs, tokens / seconds
+
+
+def backend_now(
+    backend: Any, prompts: list[list[int]], reference: list[list[int]] | None, max_tokens: int
+) -> tuple[float, float]:
+    """The backend's CUDA path: the compile per bucket, one request at a time, all together;
+    its one-at-a-time and all-together tokens/s."""
+    from agentgym.backends.sampling import SamplingParams
+
+    params = SamplingParams(temperature=0.0, max_tokens=max_tokens)
+    device = backend.model.device
+    sizes = sorted({min(n, len(prompts)) for n in (1, 4, 16, 64)})
+    for size in sizes:  # every bucket's graph, captured before anything is timed
+        _, seconds = timed(
+            device,
+            lambda size=size: asyncio.run(
+                together(backend, prompts[:size], SamplingParams(temperature=0.0, max_tokens=4))
+            ),
+        )
+        print(f"{size} rows: first steps (compile + capture of the bucket) {seconds:.1f} s")
+    count = len(reference) if reference else 4
+    backend.prefixes.clear()
+    outs, seconds = timed(device, lambda: asyncio.run(alone(backend, prompts[:count], params)))
+    one = sum(map(len, outs)) / seconds
+    print(f"backend, one at a time ({count} prompts): {rate(sum(map(len, outs)), seconds)}")
+    print(f"  {seconds / sum(map(len, outs)) * 1000:.2f} ms per token")
+    if reference:
+        print(f"backend tokens, one at a time: {compare(reference, outs, backend.eos_ids)}")
+    backend.prefixes.clear()
+    outs, seconds = timed(device, lambda: asyncio.run(together(backend, prompts, params)))
+    many = sum(map(len, outs)) / seconds
+    print(f"backend, {len(prompts)} requests together: {rate(sum(map(len, outs)), seconds)}")
+    if reference:
+        print(
+            f"backend tokens, {len(prompts)} together: "
+            f"{compare(reference, outs[: len(reference)], backend.eos_ids)}"
+        )
+    static = getattr(backend._batch, "static", None)
+    if static is None:
+        print("static cache: off (the dynamic path decoded)")
+    else:
+        state = (
+            "on"
+            if static.compiled
+            else "off (see the warning above)"
+            if backend.compile
+            else "not asked"
+        )
+        print(
+            f"static cache {static.slots} slots x {static.length} tokens; compiled step {state}; "
+            f"buckets checked against eager: {sorted(static._checked)}"
+        )
+    return one, many
+
+
+def staggered_pair(backend: Any, prompts: list[list[int]], args: Any) -> float:
+    """Window vs continuous batching on one staggered schedule, through the same backend
+    (its compiled graphs shared), alternated over two rounds; the ratio of tokens/s."""
+    plan = schedule(len(prompts), 3, args.step_seconds, args.max_tokens)
+    totals = {"window": [0, 0.0], "continuous": [0, 0.0]}
+    for order in (("window", "continuous"), ("continuous", "window")):
+        for name in order:
+            backend.continuous = name == "continuous"
+            joined = backend.stats.joined
+            outputs, seconds = asyncio.run(staggered_run(backend, prompts, plan))
+            tokens = sum(len(c) for replies in outputs for c in replies)
+            totals[name][0] += tokens
+            totals[name][1] += seconds
+            print(
+                f"{name:<10}: {rate(tokens, seconds)} "
+                f"({backend.stats.joined - joined} joined a running batch)"
+            )
+    backend.continuous = True
+    rates = {name: tokens / seconds for name, (tokens, seconds) in totals.items()}
+    ratio = rates["continuous"] / rates["window"]
+    print(f"staggered arrivals, continuous vs window batching: {ratio:.2f}x (goal >= 1.5x)")
+    return ratio
 
 
 def teacher_logprobs(model: Any, prompt: list[int], completion: list[int]) -> list[float]:
@@ -249,20 +330,32 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=64, help="new tokens per request (64)")
     parser.add_argument("--single", type=int, default=4, help="prompts for today's path (4)")
     parser.add_argument(
-        "--reference", type=int, default=16, help="prompts decoded one at a time by generate (16)"
+        "--reference", type=int, default=8, help="prompts decoded one at a time by generate (8)"
+    )
+    parser.add_argument(
+        "--step-seconds", type=float, default=0.05, help="staggered: median env step (0.05)"
+    )
+    parser.add_argument(
+        "--transformers", action="store_true", help="also transformers' own paths (slow)"
     )
     parser.add_argument("--quick", action="store_true", help="8 requests, 8 tokens (CPU dry run)")
     args = parser.parse_args()
     if args.quick:
         args.requests, args.max_tokens, args.single, args.reference = 8, 8, 2, 4
 
-    from transformers import AutoModelForCausalLM
-
     from agentgym.backends.hf import HFBackend
 
     print(f"\n### vllm\n{vllm_status()}")
     backend = HFBackend.load(args.model, max_batch=args.requests)
     model = backend.model
+    # On a CPU (the dry run) the static cache runs eagerly: compiling there is not the point.
+    if model.device.type != "cuda":
+        backend = HFBackend(
+            model, backend.tokenizer, max_batch=args.requests, static_cache=True, compile=False
+        )
+    eager_path = HFBackend(
+        model, backend.tokenizer, max_batch=args.requests, static_cache=False, continuous=False
+    )
     prompts = [backend.encode(m) for m in first_turns(args.requests)[0]]
     sizes = f"{min(map(len, prompts))}-{max(map(len, prompts))}"
     print(
@@ -272,11 +365,29 @@ def main() -> None:
     subset = prompts[: args.reference]
     figures: dict[str, float | None] = {}
     figures["today"] = step(
-        "today: the hf backend", lambda: today(backend, prompts, args.single, args.max_tokens)
+        "today: the backend's eager path, window batching",
+        lambda: today(eager_path, prompts, args.single, args.max_tokens),
     )
     reference, figures["eager"] = step(
         "eager: one-at-a-time generate", lambda: eager(model, subset, args.max_tokens)
     ) or (None, None)
+    out = step(
+        "backend: static cache, compiled step, continuous batching",
+        lambda: backend_now(backend, prompts, reference, args.max_tokens),
+    )
+    figures["backend, one"], figures["backend, all"] = out or (None, None)
+    figures["staggered"] = step(
+        "staggered: continuous vs window batching", lambda: staggered_pair(backend, prompts, args)
+    )
+    if args.transformers:
+        theirs(model, args, prompts, subset, reference, figures)
+    summary(figures, len(prompts))
+
+
+def theirs(model, args, prompts, subset, reference, figures) -> None:
+    """transformers' own paths (measured on 2026-11-27): generate_batch, compiled generate."""
+    from transformers import AutoModelForCausalLM
+
     fresh = AutoModelForCausalLM.from_pretrained(args.model, dtype=model.dtype)
     fresh = fresh.to(model.device).eval()
     out = step("continuous: generate_batch", lambda: continuous(fresh, prompts, args.max_tokens))
@@ -292,31 +403,31 @@ def main() -> None:
     figures["compiled"] = out[1] if out else None
     if out and reference:
         print(f"compiled tokens: {compare(reference, out[0], eos_ids(model))}")
-    summary(figures, len(prompts))
 
 
 def summary(figures: dict[str, float | None], requests: int) -> None:
     """The ratios of this run, against the issue's goals."""
-    print("\n### summary (tokens/s, this run)")
+    print("\n### summary (tokens/s, this run; staggered: a ratio)")
     for name, value in figures.items():
-        print(f"{name:>11}: {'failed' if value is None else f'{value:.1f}'}")
+        print(f"{name:>13}: {'failed' if value is None else f'{value:.2f}'}")
     pairs = (
-        ("compiled", "today", "one request, compiled vs today's hf backend (goal >= 5x)"),
-        ("compiled", "eager", "one request, compiled vs eager generate"),
+        ("backend, one", "today", "one request, the backend now vs its eager path (goal >= 5x)"),
+        ("backend, one", "eager", "one request, the backend now vs eager generate"),
         (
-            "continuous",
+            "backend, all",
             "eager",
-            f"{requests} requests, continuous batching vs one-at-a-time generate (goal >= 10x)",
+            f"{requests} requests, the backend now vs one-at-a-time generate (goal >= 10x)",
         ),
-        (
-            "continuous",
-            "today",
-            f"{requests} requests, continuous batching vs today's backend one at a time",
-        ),
+        ("continuous", "eager", f"{requests} requests, generate_batch vs one-at-a-time generate"),
+        ("compiled", "eager", "one request, compiled generate vs eager generate"),
     )
     for top, bottom, label in pairs:
         if figures.get(top) and figures.get(bottom):
             print(f"{label}: {figures[top] / figures[bottom]:.2f}x")
+    if figures.get("staggered"):
+        print(
+            f"staggered arrivals, continuous vs window (goal >= 1.5x): {figures['staggered']:.2f}x"
+        )
 
 
 if __name__ == "__main__":
