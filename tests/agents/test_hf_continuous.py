@@ -196,3 +196,30 @@ def test_the_static_slot_cache_decodes_what_generate_does(tiny_model_dir):
 
     reference = [r.completion_ids for r in asyncio.run(alone())]
     assert [r.completion_ids for r in asyncio.run(lanes(backend, sampled, 5))] == reference
+
+
+@pytest.mark.parametrize("fault", ["raises", "wrong logits"])
+def test_a_failing_compile_warns_and_decodes_eagerly(tiny_model_dir, monkeypatch, caplog, fault):
+    """The compiled step stands in for the model only after it matched an eager forward: a
+    compile that raises, or gives other logits, leaves a warning and the eager tokens."""
+
+    def broken_compile(forward, **options):
+        def step(input_ids, positions, mask):
+            if fault == "raises":
+                raise RuntimeError("no compiler here")
+            return torch.zeros_like(forward(input_ids, positions, mask))
+
+        return step
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    backend = HFBackend.load(tiny_model_dir, device="cpu", static_cache=True, compile=True)
+    batch = prompts(backend, 3, seed=6)
+    params = SamplingParams(temperature=0, max_tokens=6)
+    with caplog.at_level("WARNING", logger="agentgym.backends.hf_static"):
+        results = asyncio.run(lanes(backend, [(p, params, 0) for p in batch], 3))
+    assert "compiled decoding off" in caplog.text
+    for prompt, result in zip(batch, results, strict=True):
+        reference = backend.model.generate(
+            torch.tensor([prompt]), max_new_tokens=6, do_sample=False
+        )[0, len(prompt) :].tolist()
+        assert result.completion_ids == reference[: len(result.completion_ids)]
