@@ -263,7 +263,7 @@ class HFBackend(TokenBackend):
                     await asyncio.sleep(self.batch_window)
             while not queue.empty():
                 self._held.append(queue.get_nowait())
-            head = self._held[0]
+            head = self._held[0] if self._held else None
             if not batch and isinstance(head, _Load):
                 self._held.popleft()
                 await self._swap_weights(head)
