@@ -222,5 +222,5 @@ def test_smollm2_plays_the_a11y_view_end_to_end(tmp_path):
     assert record.steps and record.steps[0].tokens is not None
     tokenizer = AutoTokenizer.from_pretrained(model_dir())
     shown = tokenizer.decode(record.steps[0].tokens.prompt_ids)
-    assert "[e1] application \"mousepad\"" in shown
+    assert '[e1] application "mousepad"' in shown
     assert "array(" not in shown and "0, 0, 0" not in shown
