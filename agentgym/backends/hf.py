@@ -248,14 +248,35 @@ class HFBackend(TokenBackend):
         return self._queue
 
     async def _work(self, queue: asyncio.Queue[_Pending | _Load]) -> None:
-        """The scheduler: between two tokens, admit what waits and resolve what finished."""
+        """The scheduler (:meth:`_schedule`); should it fail, every caller waiting on it hears
+        of it, none waits forever (a later request starts a new worker)."""
+        running: dict[int, _Pending] = {}
+        try:
+            await self._schedule(queue, running)
+        except Exception as error:
+            failure = ModelError(f"the decode scheduler failed: {type(error).__name__}: {error}")
+            failure.__cause__ = error
+            waiting = [*running.values(), *self._held]
+            while not queue.empty():
+                waiting.append(queue.get_nowait())
+            self._held.clear()
+            self._batch = None
+            for pending in waiting:
+                if not pending.future.done():
+                    pending.future.set_exception(failure)
+            raise
+
+    async def _schedule(
+        self, queue: asyncio.Queue[_Pending | _Load], running: dict[int, _Pending]
+    ) -> None:
+        """Between two tokens, admit what waits and resolve what finished; ``running`` holds
+        the batch's rows by ``id()`` of their request."""
         loop = asyncio.get_running_loop()
         if self._batch is None:
             self._batch = self._new_batch()
         batch = self._batch  # kept across event loops: its compiled graphs with it
         if batch:  # rows of an earlier event loop's requests, which nobody awaits any more
             batch.discard([row.request for row in batch.rows])
-        running: dict[int, _Pending] = {}  # by id() of the request, the rows of the batch
         while True:
             if not batch and not self._held:
                 self._held.append(await queue.get())

@@ -223,3 +223,32 @@ def test_a_failing_compile_warns_and_decodes_eagerly(tiny_model_dir, monkeypatch
             torch.tensor([prompt]), max_new_tokens=6, do_sample=False
         )[0, len(prompt) :].tolist()
         assert result.completion_ids == reference[: len(result.completion_ids)]
+
+
+def test_a_failing_scheduler_fails_its_callers_instead_of_hanging(tiny_model_dir, monkeypatch):
+    """An error outside the model call (here in admission) reaches every waiting caller as a
+    ModelError; the next request gets a new scheduler."""
+    from agentgym.errors import ModelError
+
+    backend = HFBackend.load(tiny_model_dir, device="cpu", max_batch=4)
+    (prompt,) = prompts(backend, 1)
+    params = SamplingParams(max_tokens=3, temperature=0.0)
+
+    def broken(rows):
+        raise RuntimeError("admission broke")
+
+    async def both():
+        return await asyncio.wait_for(
+            asyncio.gather(
+                backend.generate(prompt, params, 0),
+                backend.generate(prompt, params, 1),
+                return_exceptions=True,
+            ),
+            timeout=30,
+        )
+
+    monkeypatch.setattr(backend, "_admissible", broken)
+    for outcome in asyncio.run(both()):
+        assert isinstance(outcome, ModelError) and "admission broke" in str(outcome)
+    monkeypatch.undo()
+    assert len(asyncio.run(both())[0].completion_ids) == 3
