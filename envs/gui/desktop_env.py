@@ -189,8 +189,7 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
             )
         else:
             observed = screen
-        # An image, not TaskEnv's text: the base class declares Env[str, str].
-        self.observation_space = observed  # type: ignore[assignment]
+        self.observation_space = observed  # an image, where TaskEnv's is text
         self._desktop: Desktop | None = None
         self._tree: a11y.A11yTree | None = None  # the view the agent saw last (a11y)
         self._feedback = ""

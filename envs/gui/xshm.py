@@ -38,7 +38,7 @@ IPC_SET = 1
 IPC_STAT = 2
 
 
-class _QueryVersion(rq.ReplyRequest):
+class _QueryVersion(rq.ReplyRequest):  # type: ignore[misc]  # python-xlib is untyped
     _request = rq.Struct(rq.Card8("opcode"), rq.Opcode(0), rq.RequestLength())
     _reply = rq.Struct(
         rq.ReplyCode(),
@@ -54,7 +54,7 @@ class _QueryVersion(rq.ReplyRequest):
     )
 
 
-class _Attach(rq.Request):
+class _Attach(rq.Request):  # type: ignore[misc]  # python-xlib is untyped
     _request = rq.Struct(
         rq.Card8("opcode"),
         rq.Opcode(1),
@@ -66,11 +66,11 @@ class _Attach(rq.Request):
     )
 
 
-class _Detach(rq.Request):
+class _Detach(rq.Request):  # type: ignore[misc]  # python-xlib is untyped
     _request = rq.Struct(rq.Card8("opcode"), rq.Opcode(2), rq.RequestLength(), rq.Card32("shmseg"))
 
 
-class _GetImage(rq.ReplyRequest):
+class _GetImage(rq.ReplyRequest):  # type: ignore[misc]  # python-xlib is untyped
     _request = rq.Struct(
         rq.Card8("opcode"),
         rq.Opcode(4),
