@@ -42,6 +42,7 @@ __all__ = [
     "RunningBatch",
     "decode_batch",
     "prefill",
+    "take_tokens",
 ]
 
 
@@ -108,6 +109,29 @@ class _Row:
         return DecodeResult(self.completion, self.logprobs, finish_reason)
 
 
+def take_tokens(
+    rows: list[_Row], logits: torch.Tensor, eos_ids: set[int]
+) -> tuple[list[tuple[DecodeRequest, DecodeResult]], list[int]]:
+    """Give every row its next token from ``logits`` (one row of logits each, sampled by the
+    row's own generator): the rows that finished (an end-of-sequence token or
+    ``max_tokens``) with their results, and the indices of the rows that go on."""
+    tokens, logprobs = _choose(
+        logits.float().cpu(), [row.request for row in rows], [row.generator for row in rows]
+    )
+    done: list[tuple[DecodeRequest, DecodeResult]] = []
+    keep: list[int] = []
+    for index, (row, token, logprob) in enumerate(zip(rows, tokens, logprobs, strict=True)):
+        row.completion.append(token)
+        row.logprobs.append(logprob)
+        if token in eos_ids:
+            done.append((row.request, row.result("stop")))
+        elif len(row.completion) >= row.request.params.max_tokens:
+            done.append((row.request, row.result("length")))
+        else:
+            keep.append(index)
+    return done, keep
+
+
 class RunningBatch:
     """The rows being decoded together, over one KV cache; rows join and leave between tokens.
 
@@ -151,24 +175,7 @@ class RunningBatch:
     def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
         """Give every row its next token; the rows that finished, with their results."""
         started = time.perf_counter()
-        tokens, logprobs = _choose(
-            self._logits.float().cpu(),
-            [row.request for row in self.rows],
-            [row.generator for row in self.rows],
-        )
-        done: list[tuple[DecodeRequest, DecodeResult]] = []
-        keep: list[int] = []
-        for index, (row, token, logprob) in enumerate(
-            zip(self.rows, tokens, logprobs, strict=True)
-        ):
-            row.completion.append(token)
-            row.logprobs.append(logprob)
-            if token in self.eos_ids:
-                done.append((row.request, row.result("stop")))
-            elif len(row.completion) >= row.request.params.max_tokens:
-                done.append((row.request, row.result("length")))
-            else:
-                keep.append(index)
+        done, keep = take_tokens(self.rows, self._logits, self.eos_ids)
         self._select(keep)
         if self.rows:
             self._forward()

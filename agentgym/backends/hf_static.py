@@ -44,10 +44,10 @@ from agentgym.backends.hf_decode import (
     DecodeResult,
     DecodeTiming,
     RunningBatch,
-    _choose,
     _prefill,
     _prompt_states,
     _Row,
+    take_tokens,
 )
 
 __all__ = ["SlotCache", "SplitBatch", "StaticBatch", "bucket"]
@@ -173,24 +173,7 @@ class StaticBatch:
     def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
         """Give every row its next token; the rows that finished, with their results."""
         started = time.perf_counter()
-        tokens, logprobs = _choose(
-            self._logits.float().cpu(),
-            [row.request for row in self.rows],
-            [row.generator for row in self.rows],
-        )
-        done: list[tuple[DecodeRequest, DecodeResult]] = []
-        keep: list[int] = []
-        for index, (row, token, logprob) in enumerate(
-            zip(self.rows, tokens, logprobs, strict=True)
-        ):
-            row.completion.append(token)
-            row.logprobs.append(logprob)
-            if token in self.eos_ids:
-                done.append((row.request, row.result("stop")))
-            elif len(row.completion) >= row.request.params.max_tokens:
-                done.append((row.request, row.result("length")))
-            else:
-                keep.append(index)
+        done, keep = take_tokens(self.rows, self._logits, self.eos_ids)
         self._select(keep)
         if self.rows:
             self._decode()
