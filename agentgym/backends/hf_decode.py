@@ -39,6 +39,7 @@ __all__ = [
     "DecodeRequest",
     "DecodeResult",
     "DecodeTiming",
+    "RowBatch",
     "RunningBatch",
     "decode_batch",
     "prefill",
@@ -132,7 +133,41 @@ def take_tokens(
     return done, keep
 
 
-class RunningBatch:
+class RowBatch:
+    """What every batch of rows does alike: a step samples each row's token and runs one
+    forward pass for the rows that go on; a discard drops rows. A batch keeps its rows, its
+    last logits and its timing, and says how to select rows and to run the forward pass."""
+
+    rows: list[_Row]
+    eos_ids: set[int]
+    timing: DecodeTiming
+    _logits: torch.Tensor
+
+    def _select(self, keep: list[int]) -> None:
+        raise NotImplementedError
+
+    def _feed_last_tokens(self) -> None:
+        raise NotImplementedError
+
+    @torch.inference_mode()
+    def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
+        """Give every row its next token; the rows that finished, with their results."""
+        started = time.perf_counter()
+        done, keep = take_tokens(self.rows, self._logits, self.eos_ids)
+        self._select(keep)
+        if self.rows:
+            self._feed_last_tokens()
+        self.timing.decode_seconds += time.perf_counter() - started
+        return done
+
+    @torch.inference_mode()
+    def discard(self, requests: list[DecodeRequest]) -> None:
+        """Drop the rows of ``requests`` (their callers stopped waiting)."""
+        gone = {id(r) for r in requests}
+        self._select([i for i, row in enumerate(self.rows) if id(row.request) not in gone])
+
+
+class RunningBatch(RowBatch):
     """The rows being decoded together, over one KV cache; rows join and leave between tokens.
 
     :meth:`admit` prefills newcomers (reusing their cached prefixes) and merges their keys and
@@ -171,24 +206,7 @@ class RunningBatch:
         self.timing.prefill_seconds += time.perf_counter() - started
         return prompts
 
-    @torch.inference_mode()
-    def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
-        """Give every row its next token; the rows that finished, with their results."""
-        started = time.perf_counter()
-        done, keep = take_tokens(self.rows, self._logits, self.eos_ids)
-        self._select(keep)
-        if self.rows:
-            self._forward()
-        self.timing.decode_seconds += time.perf_counter() - started
-        return done
-
-    @torch.inference_mode()
-    def discard(self, requests: list[DecodeRequest]) -> None:
-        """Drop the rows of ``requests`` (their callers stopped waiting)."""
-        gone = {id(r) for r in requests}
-        self._select([i for i, row in enumerate(self.rows) if id(row.request) not in gone])
-
-    def _forward(self) -> None:
+    def _feed_last_tokens(self) -> None:
         """One forward pass feeding each row its last token."""
         device = self.model.device
         next_ids = torch.tensor([[row.completion[-1]] for row in self.rows], device=device)

@@ -43,11 +43,11 @@ from agentgym.backends.hf_decode import (
     DecodeRequest,
     DecodeResult,
     DecodeTiming,
+    RowBatch,
     RunningBatch,
     _prefill,
     _prompt_states,
     _Row,
-    take_tokens,
 )
 
 __all__ = ["SlotCache", "SplitBatch", "StaticBatch", "bucket"]
@@ -90,7 +90,7 @@ class SlotCache:
         return 0  # position ids are always given: nothing derives them from the cache
 
 
-class StaticBatch:
+class StaticBatch(RowBatch):
     """The rows being decoded over a :class:`SlotCache` (see the module docstring); the
     interface of :class:`~agentgym.backends.hf_decode.RunningBatch`."""
 
@@ -169,24 +169,7 @@ class StaticBatch:
         self.timing.prefill_seconds += time.perf_counter() - started
         return prompts if keep_prompts else None
 
-    @torch.inference_mode()
-    def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
-        """Give every row its next token; the rows that finished, with their results."""
-        started = time.perf_counter()
-        done, keep = take_tokens(self.rows, self._logits, self.eos_ids)
-        self._select(keep)
-        if self.rows:
-            self._decode()
-        self.timing.decode_seconds += time.perf_counter() - started
-        return done
-
-    @torch.inference_mode()
-    def discard(self, requests: list[DecodeRequest]) -> None:
-        """Drop the rows of ``requests`` (their callers stopped waiting)."""
-        gone = {id(r) for r in requests}
-        self._select([i for i, row in enumerate(self.rows) if id(row.request) not in gone])
-
-    def _decode(self) -> None:
+    def _feed_last_tokens(self) -> None:
         """One forward pass (compiled where it can be) feeding each row its last token."""
         if self.column == self.length:
             self._shift(-int(self.starts[: len(self.rows)].min()))
