@@ -9,7 +9,9 @@
 * start (``Desktop()``: Xvfb and openbox up), reset (home restored, mousepad relaunched and
   focused) and close, medians;
 * ``--leak-cycles`` make/reset/screenshot/close cycles through the checker's leak check (the
-  issue's 100), then nothing of any desktop left: processes, display lock, socket, directory.
+  issue's 100), then nothing of any desktop left: processes, display lock, socket, directory;
+* ``--episodes N``: the oracle's episodes per minute on ``--env`` (default gui/Mousepad-v0)
+  through the evaluator with one desktop and with four at once, and the ratio.
 
 Run: ``.venv/bin/python tests/perf/bench_desktop.py [--steps N] [--rounds N] [--leak-cycles N]``
 (as root, with Debian's xvfb, openbox and mousepad: ``make install`` puts them there).
@@ -30,7 +32,7 @@ from agentgym.checker import check_leaks
 from agentgym.envs.gui import xshm
 from agentgym.envs.gui.desktop import Desktop
 from agentgym.envs.gui.x11 import X11Screen
-from agentgym.sandbox.uids import processes_of
+from agentgym.sandbox.uids import left_behind
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -116,7 +118,7 @@ def leaks(cycles: int) -> None:
         for d in made
         for path in (d.root, Path(f"/tmp/.X{d.number}-lock"), Path(f"/tmp/.X11-unix/X{d.number}"))
         if path.exists()
-    ] + [f"pid {pid}" for d in made for pid in processes_of(d.uid)]
+    ] + [f"pid {pid}" for d in made for pid in left_behind(d.uid)]
     seconds = time.perf_counter() - started
     verdict = "nothing left" if not left else f"LEFT: {left[:5]}"
     print(
@@ -124,12 +126,47 @@ def leaks(cycles: int) -> None:
     )
 
 
+def episodes(env_id: str, tasks: int) -> None:
+    """The oracle's episodes per minute through the evaluator with one desktop, then four
+    (one per env the evaluator runs at once), on the same tasks."""
+    import tempfile
+
+    from agentgym.eval import evaluate
+
+    rates = {}
+    for desktops in (1, 4):
+        with tempfile.TemporaryDirectory() as out:
+            started = time.perf_counter()
+            result = evaluate(
+                env=env_id, agent="oracle", tasks=tasks, split="train", out=out, num_envs=desktops
+            )
+            minutes = (time.perf_counter() - started) / 60
+        passed = sum(1 for r in result.records if r.verdict is not None and r.verdict.passed)
+        rates[desktops] = len(result.records) / minutes
+        print(
+            f"  {desktops} desktop(s): {len(result.records)} episodes ({passed} passed) in "
+            f"{minutes * 60:.1f} s = {rates[desktops]:.1f} episodes/min"
+        )
+    print(f"  4 desktops vs 1: {rates[4] / rates[1]:.2f}x (load {os.getloadavg()[0]:.1f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--leak-cycles", type=int, default=100)
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        default=12,
+        metavar="N",
+        help="oracle episodes of --env with 1 and with 4 desktops (0: skip)",
+    )
+    parser.add_argument("--env", default="gui/Mousepad-v0")
     args = parser.parse_args()
+    if args.episodes:
+        print(f"episodes of {args.env}, the oracle, through the evaluator")
+        episodes(args.env, args.episodes)
     steps(args.steps)
     lifecycle(args.rounds)
     if args.leak_cycles:
