@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import agentgym
+from agentgym import registry
 from agentgym.envs.games.puzzles.maze import MazeEnv
 from agentgym.eval import evaluate
 from agentgym.eval.plan import Benchmark
@@ -68,7 +69,16 @@ class ScreenMaze(MazeEnv):
 
 
 SCREEN_ID = "evaltest/ScreenMaze-v0"
-agentgym.register(SCREEN_ID, entry_point=f"{__name__}:ScreenMaze", max_episode_steps=40)
+
+
+@pytest.fixture(autouse=True)
+def screen_maze():
+    """The test double registered for this module's tests only: registered at import, it
+    would be in the registry that the conformance and registry tests read."""
+    agentgym.register(SCREEN_ID, entry_point=f"{__name__}:ScreenMaze", max_episode_steps=40)
+    yield SCREEN_ID
+    registry._registry.pop(SCREEN_ID, None)
+    gymnasium.registry.pop(SCREEN_ID, None)
 
 
 def screen_benchmark(tasks: int = 2) -> Benchmark:
