@@ -80,14 +80,14 @@ def test_the_oracle_saves_the_sentence_through_pixel_actions_only(env):
     task, world = env.unwrapped.task, env.unwrapped._world
     assert task.template.key == "mousepad.write_sentence"
     assert info["goal"] == task.spec["instruction"]
-    reward = 0.0
-    while (action := env.unwrapped.oracle_action()) is not None:
-        frame, r, terminated, _, info = env.step(action)
+    reward, terminated = 0.0, False
+    while not terminated and (action := env.unwrapped.oracle_action()) is not None:
+        frame, r, terminated, _, info = env.step(action)  # the save may land before wait()
         reward += r
     assert reward == 1.0 and terminated and info["verdict"].passed
     # Its log is the agent's own language: no back door wrote the file.
     names = [web_actions.parse(a, tuple(PIXEL_ACTIONS), PIXEL_ACTIONS)[0] for a in world.history]
-    assert names == ["type", "key", "type", "key", "wait"]
+    assert names in (["type", "key", "type", "key"], ["type", "key", "type", "key", "wait"])
     name = task.spec["evaluator"]["result"]["path"].removeprefix("~/")
     saved = world.desktop.home / name
     assert saved.read_text() == task.spec["agentgym"]["files"]["gold.txt"]
