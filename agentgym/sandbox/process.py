@@ -176,8 +176,11 @@ def run_process(
     cwd: str | None = None,
     kill: Callable[[subprocess.Popen[bytes]], None] = kill_tree,
     popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen,
+    stop_at_cap: bool = False,
 ) -> ExecResult:
-    """Run ``argv`` to completion or ``timeout``; see the module docstring for the guarantees."""
+    """Run ``argv`` to completion or ``timeout``; see the module docstring for the guarantees.
+    ``stop_at_cap``: kill it once its stdout passes ``output_cap`` (a reader that needs the
+    whole output has no use for the rest, and a command that never stops costs no more)."""
     started = time.monotonic()
     try:
         process = popen(
@@ -243,6 +246,10 @@ def run_process(
                     continue
                 if chunk:
                     sinks[fd].add(chunk)
+                    if stop_at_cap and out.dropped and exited_at is None:
+                        kill(process)
+                        process.wait()
+                        exited_at = time.monotonic()
                 else:
                     selector.unregister(fd)
     finally:

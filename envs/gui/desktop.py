@@ -42,6 +42,7 @@ from pathlib import Path
 from agentgym.envs.gui import a11y
 from agentgym.envs.gui.x11 import DesktopCrashedError, X11Screen, new_cookie, write_xauthority
 from agentgym.errors import SandboxUnavailableError, UsageError
+from agentgym.sandbox.process import run_process
 from agentgym.sandbox.uids import UidLease, lease_uid, processes_of
 
 __all__ = ["APPS", "App", "Desktop", "DesktopCrashedError", "desktop_problem"]
@@ -263,30 +264,18 @@ class Desktop:
         display; return its exit status (None: killed, at ``timeout`` or once it wrote
         ``limit`` bytes) and its stdout (the first ``limit`` bytes). What it started dies with
         it (its PID namespace)."""
-        popen = subprocess.Popen(
+        result = run_process(
             [*self._wrapper(False), *argv],
-            cwd=self.home,
+            stdin=b"",
+            timeout=timeout,
+            output_cap=limit,
             env=self._env(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            start_new_session=True,
+            cwd=str(self.home),
+            stop_at_cap=True,
         )
-        assert popen.stdout is not None
-        deadline = time.monotonic() + timeout
-        status: int | None = None
-        try:
-            output = _read_until(popen.stdout.fileno(), deadline, limit)
-            if output is not None and len(output) < limit:
-                status = popen.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-        finally:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(popen.pid, signal.SIGKILL)
-            popen.wait()
-            popen.stdout.close()
-        return status, output or b""
+        self._log.write(result.stderr_bytes)
+        killed = result.timed_out or (result.truncated and len(result.stdout_bytes) >= limit)
+        return (None if killed else result.exit_code), result.stdout_bytes
 
     @property
     def screen(self) -> X11Screen:
@@ -491,25 +480,6 @@ def _child_of(pid: int) -> int:
         return int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
     except (OSError, IndexError, ValueError) as failure:
         raise DesktopCrashedError(f"the application under pid {pid} is gone") from failure
-
-
-def _read_until(fd: int, deadline: float, limit: int) -> bytes | None:
-    """Read ``fd`` to its end or ``limit`` bytes; None if the deadline comes first."""
-    import select
-
-    data = b""
-    while len(data) < limit:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            return None
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        data += chunk
-    return data[:limit]
 
 
 def _read_line(fd: int, timeout: float, what: str, log: object) -> str:
