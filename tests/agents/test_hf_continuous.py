@@ -51,6 +51,18 @@ async def lanes(backend, requests, count):
     return results
 
 
+def assert_as_generate(backend, prompts, limits, results):
+    """Each greedy result is one-at-a-time ``generate``'s tokens, with the logprobs of a
+    teacher-forced pass."""
+    for prompt, limit, result in zip(prompts, limits, results, strict=True):
+        reference = backend.model.generate(
+            torch.tensor([prompt]), max_new_tokens=limit, do_sample=False
+        )[0, len(prompt) :].tolist()
+        assert result.completion_ids == reference[: len(result.completion_ids)]
+        expected = teacher_logprobs(backend.model, prompt, result.completion_ids)
+        assert result.logprobs == pytest.approx(expected, abs=1e-4)
+
+
 def teacher_logprobs(model, prompt, completion):
     ids = torch.tensor([prompt + completion])
     with torch.no_grad():
@@ -70,13 +82,7 @@ def test_greedy_with_staggered_arrivals_matches_one_at_a_time_generate(backend):
     joined = backend.stats.joined
     results = asyncio.run(lanes(backend, requests, 8))
     assert backend.stats.joined - joined > len(batch) // 2
-    for prompt, limit, result in zip(batch, limits, results, strict=True):
-        reference = backend.model.generate(
-            torch.tensor([prompt]), max_new_tokens=limit, do_sample=False
-        )[0, len(prompt) :].tolist()
-        assert result.completion_ids == reference[: len(result.completion_ids)]
-        expected = teacher_logprobs(backend.model, prompt, result.completion_ids)
-        assert result.logprobs == pytest.approx(expected, abs=1e-4)
+    assert_as_generate(backend, batch, limits, results)
 
 
 def test_sampling_is_unchanged_by_who_shares_the_batch(backend):
@@ -178,13 +184,7 @@ def test_the_static_slot_cache_decodes_what_generate_does(tiny_model_dir):
         for p, n in zip(batch, limits, strict=True)
     ]
     results = asyncio.run(lanes(backend, greedy, 6))
-    for prompt, limit, result in zip(batch, limits, results, strict=True):
-        reference = backend.model.generate(
-            torch.tensor([prompt]), max_new_tokens=limit, do_sample=False
-        )[0, len(prompt) :].tolist()
-        assert result.completion_ids == reference[: len(result.completion_ids)]
-        expected = teacher_logprobs(backend.model, prompt, result.completion_ids)
-        assert result.logprobs == pytest.approx(expected, abs=1e-4)
+    assert_as_generate(backend, batch, limits, results)
     sampled = [
         (p, SamplingParams(temperature=1.0, max_tokens=n), 9 + i)
         for i, (p, n) in enumerate(zip(batch, limits, strict=True))
