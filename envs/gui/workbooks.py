@@ -6,7 +6,8 @@ metrics compare with. Formulas carry no cached value; Gnumeric computes them on 
 so does :func:`read_workbook`).
 
 **Reading.** :func:`read_workbook` reads any workbook Gnumeric reads (xlsx, ods, gnumeric, csv)
-with its own converter, ``ssconvert``, run on the host on a copy: it converts the file to xlsx
+with its own converter, ``ssconvert``, run on a copy as an unprivileged uid leased from the
+sandboxes' pool, with no network (the agent made the file it parses): it converts the file to xlsx
 (recalculated, every formula with its value) and this module parses that. The result is what
 Gnumeric itself would show: each sheet's name, each cell's value (a number, a string, a
 boolean, an error's text such as ``#DIV/0!``) and number format (``$#,##0.00``).
@@ -22,7 +23,6 @@ import io
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -32,6 +32,8 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape, quoteattr
 
 from agentgym.errors import SandboxUnavailableError
+from agentgym.sandbox.process import run_process
+from agentgym.sandbox.uids import lease_uid
 
 __all__ = [
     "Cell",
@@ -282,38 +284,57 @@ def _convert(name: str, content: bytes) -> Workbook:
         raise SandboxUnavailableError(
             "reading a spreadsheet needs ssconvert: install Debian's gnumeric (make install does)"
         )
-    with tempfile.TemporaryDirectory(prefix="agentgym-sheet-") as scratch:
-        copy = Path(scratch) / "in" / name  # ssconvert goes by the suffix
-        copy.parent.mkdir()
-        copy.write_bytes(content)
-        converted = Path(scratch) / "out.xlsx"
-        argv = [
-            converter,
-            "--recalc",
-            "--export-type=Gnumeric_Excel:xlsx2",
-            str(copy),
-            str(converted),
-        ]
-        environment = {
-            "PATH": "/usr/bin:/bin",
-            "HOME": scratch,
-            "LANG": "C.UTF-8",
-            "GSETTINGS_BACKEND": "memory",
-        }
-        try:
-            done = subprocess.run(
-                argv, env=environment, capture_output=True, timeout=CONVERT_TIMEOUT, check=False
+    lease = lease_uid()
+    try:
+        with tempfile.TemporaryDirectory(prefix="agentgym-sheet-") as scratch:
+            copy = Path(scratch) / "in" / name  # ssconvert goes by the suffix
+            copy.parent.mkdir()
+            copy.write_bytes(content)
+            for path in (Path(scratch), copy.parent, copy):
+                os.chown(path, lease.uid, lease.uid)
+            converted = Path(scratch) / "out.xlsx"
+            done = run_process(
+                [
+                    *unprivileged(lease.uid),
+                    converter,
+                    "--recalc",
+                    "--export-type=Gnumeric_Excel:xlsx2",
+                    str(copy),
+                    str(converted),
+                ],
+                stdin=b"",
+                timeout=CONVERT_TIMEOUT,
+                output_cap=1 << 16,
+                env={
+                    "PATH": "/usr/bin:/bin",
+                    "HOME": scratch,
+                    "LANG": "C.UTF-8",
+                    "GSETTINGS_BACKEND": "memory",
+                },
+                cwd=scratch,
             )
-        except subprocess.TimeoutExpired:
-            raise UnreadableWorkbook(
-                f"ssconvert took over {CONVERT_TIMEOUT:.0f} s to read {name}"
-            ) from None
-        if done.returncode != 0 or not converted.is_file():
-            said = done.stderr.decode(errors="replace").strip().splitlines()
-            raise UnreadableWorkbook(
-                f"ssconvert cannot read {name}: {said[-1] if said else 'no reason given'}"
-            )
-        return parse_xlsx(converted.read_bytes())
+            if done.timed_out:
+                raise UnreadableWorkbook(
+                    f"ssconvert took over {CONVERT_TIMEOUT:.0f} s to read {name}"
+                )
+            if done.exit_code != 0 or not converted.is_file():
+                said = done.stderr.strip().splitlines()
+                raise UnreadableWorkbook(
+                    f"ssconvert cannot read {name}: {said[-1] if said else 'no reason given'}"
+                )
+            return parse_xlsx(converted.read_bytes())
+    finally:
+        lease.release()
+
+
+def unprivileged(uid: int) -> tuple[str, ...]:
+    """The command line that runs what follows it as ``uid`` (no groups, no new
+    privileges) in a network namespace of its own: the agent made the file a converter
+    parses, so the parser runs with nothing to reach."""
+    return (
+        "unshare", "--net", "--", "setpriv", f"--reuid={uid}", f"--regid={uid}",
+        "--clear-groups", "--no-new-privs", "--",
+    )  # fmt: skip
 
 
 def parse_xlsx(data: bytes) -> Workbook:

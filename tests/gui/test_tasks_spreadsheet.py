@@ -24,6 +24,7 @@ from agentgym.envs.gui.workbooks import (
     column_name,
     parse_xlsx,
     read_workbook,
+    unprivileged,
     write_xlsx,
 )
 from agentgym.errors import UsageError
@@ -232,3 +233,20 @@ def test_export_csv_gold_is_what_gnumeric_exports(tmp_path):
             ["ssconvert", str(tmp_path / book), str(exported)], check=True, capture_output=True
         )
         assert exported.read_text() == files["gold.csv"], task["id"]
+
+
+def test_the_converter_runs_unprivileged_with_no_network():
+    """ssconvert parses files the agent made: it runs as a leased uid, with only a loopback."""
+    from agentgym.sandbox.process import run_process
+    from agentgym.sandbox.uids import lease_uid
+
+    lease = lease_uid()
+    try:
+        probe = "id -u; id -G; cat /proc/net/dev | tail -n +3 | cut -d: -f1"
+        done = run_process(
+            [*unprivileged(lease.uid), "sh", "-c", probe], stdin=b"", timeout=10, output_cap=4096
+        )
+    finally:
+        lease.release()
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.split() == [str(lease.uid), str(lease.uid), "lo"]
