@@ -93,6 +93,10 @@ class EnvSpec:
         max_episode_steps: the step limit (Gymnasium's ``TimeLimit``); ``None`` for none.
         extra: the pip extra that installs the family's dependencies (``agentgym[EXTRA]``).
         description: one line for ``agentgym list``.
+        nondeterministic: the observations after a seeded reset and the same actions may
+            differ (Gymnasium's flag: its checker then skips comparing them). A real
+            desktop's frames depend on when an application redraws; the verdicts replay,
+            which agentgym's own determinism check holds every env to.
     """
 
     id: str
@@ -102,6 +106,7 @@ class EnvSpec:
     max_episode_steps: int | None = None
     extra: str | None = None
     description: str = ""
+    nondeterministic: bool = False
 
     @property
     def family(self) -> str:
@@ -150,6 +155,7 @@ def register(
     max_episode_steps: int | None = None,
     extra: str | None = None,
     description: str = "",
+    nondeterministic: bool = False,
 ) -> EnvSpec:
     """Register an env under ``id``; see :class:`EnvSpec` for the arguments."""
     if not isinstance(id, str) or not ID_PATTERN.match(id):
@@ -160,7 +166,16 @@ def register(
         raise RegistryError(f"{id}: entry_point must be 'module:Class', got {entry_point!r}")
     if kind not in ("env", "aec", "parallel"):
         raise RegistryError(f"{id}: kind must be 'env', 'aec' or 'parallel', got {kind!r}")
-    new = EnvSpec(id, entry_point, kind, dict(kwargs or {}), max_episode_steps, extra, description)
+    new = EnvSpec(
+        id,
+        entry_point,
+        kind,
+        dict(kwargs or {}),
+        max_episode_steps,
+        extra,
+        description,
+        nondeterministic,
+    )
     old = _registry.get(id)
     if old is not None and old != new:
         raise DuplicateEnvError(
@@ -174,6 +189,7 @@ def register(
             entry_point=partial(_create, id),
             max_episode_steps=max_episode_steps,
             kwargs=dict(kwargs or {}),
+            nondeterministic=nondeterministic,
         )
     return new
 

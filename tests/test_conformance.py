@@ -15,13 +15,10 @@ Samples keep the web, SWE and GUI families within their suite time (docs/testing
   browser class-tier case's 50 on an idle machine, and 156 s of ``swe/Repair-v1``'s 209 in CI).
 
 A third keeps the GUI family's: the desktop's envs (``needs_desktop``: one behaviour class,
-a real desktop behind each id, 0.13-0.4 s a step, about 2 minutes an id's check) are checked
-under ``make check`` only, for now: Gymnasium's step-determinism check compares the frames
-after one sampled action, and on the loaded CI machine (2 of 4 runs) a frame differed, a
-timing flake that the next session must fix (a settle that waits for the application's
-redraw, or the ids declared nondeterministic in their observations, as their ``replay:
-verdict`` already says of replays). Each app's tests play its templates' oracles and
-task-blind policies in the suite.
+a real desktop behind each id, 0.13-0.4 s a step, about 2 minutes an id's check) run the
+class tier on one id, the one with the fewest steps an episode (its random agent's episodes
+are the check's longest part), with :data:`DESKTOP_LEAK_CYCLES` leak cycles, and skip the
+others; each app's tests play its templates' oracles and task-blind policies.
 
 Nothing is lost for good: ``make check`` (``agentgym check``) and
 ``AGENTGYM_FULL_CONFORMANCE=1`` check every id with the 200-cycle leak check.
@@ -54,6 +51,11 @@ back: two Chromium processes per cycle, caught at 2 cycles); 20 still catches a 
 episode of ten (tested below) — what only 200 catches is rarer than that."""
 
 
+DESKTOP_LEAK_CYCLES = 5
+"""The desktop id's leak cycles in the suite (200 in ``make check``): a cycle starts an X server
+and applications (about a second); tests/gui checks desktops over 20 cycles and more."""
+
+
 def in_sample(env_id: str) -> bool:
     """A fixed sixteenth of the ids: the same ones on every machine and every run."""
     return hashlib.sha256(env_id.encode()).digest()[0] % 16 == 0
@@ -73,15 +75,21 @@ def _params():
     planned = plan_tiers(agentgym.list_envs(kind="env"))
     sizes = Counter(behaviour_class(spec) for spec, _ in planned)
     desktops = [spec for spec, _ in planned if _declares(spec, "needs_desktop")]
+    quickest = min(desktops, key=lambda s: (s.max_episode_steps or 0, s.id), default=None)
     for spec, tier in planned:
         browser = _declares(spec, "needs_browser")
         sampled = sizes[behaviour_class(spec)] > SAMPLED_CLASS_SIZE and browser
         if tier == "task" and sampled and not FULL and not in_sample(spec.id):
             continue
-        if spec in desktops and not FULL:  # make check only, for now (the module docstring)
-            continue
+        desktop = spec in desktops
+        if desktop and not FULL:  # one desktop id per run, the quickest (the module docstring)
+            if spec is not quickest:
+                continue
+            tier = "class"
         heavy = browser or _declares(spec, "needs_sandbox")
         leak_cycles = HEAVY_LEAK_CYCLES if heavy and not FULL else FULL_LEAK_CYCLES
+        if desktop and not FULL:
+            leak_cycles = DESKTOP_LEAK_CYCLES
         slow = spec.id.startswith(SLOW_FAMILIES_OR_PREFIXES)
         marks = [pytest.mark.slow] if slow else []
         yield pytest.param(spec.id, tier, leak_cycles, id=spec.id, marks=marks)

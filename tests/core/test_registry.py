@@ -236,3 +236,20 @@ def test_a_family_loads_from_a_module_that_is_not_installed(tmp_path):
     )
     assert done.returncode == 0 and int(done.stdout) > 100
     assert "AGENTGYM_PLUGINS" in done.stderr and "no_such_family" in done.stderr
+
+
+def test_a_nondeterministic_id_says_so_to_gymnasium():
+    """Gymnasium's checker skips comparing observations of ids flagged nondeterministic (a
+    real desktop's frames); the flag reaches its registry and the made env's spec."""
+    env_id = "test/Nondeterministic-v0"
+    agentgym.register(env_id, "broken_envs:QuizEnv", max_episode_steps=1, nondeterministic=True)
+    try:
+        assert agentgym.spec(env_id).nondeterministic
+        assert gymnasium.spec(env_id).nondeterministic
+        env = agentgym.make(env_id)
+        assert env.unwrapped.spec.nondeterministic
+        env.close()
+        assert not gymnasium.spec("games/Maze-v0").nondeterministic
+    finally:
+        registry._registry.pop(env_id, None)
+        gymnasium.registry.pop(env_id, None)
