@@ -80,6 +80,9 @@ where a third-party family that fails only warns."""
 
 Kind = Literal["env", "aec", "parallel"]
 
+DEFAULT_EPISODE_CPUS = 0.125
+"""A text env's share of a core per episode (:attr:`EnvSpec.episode_cpus`): eight a core."""
+
 
 @dataclass(frozen=True)
 class EnvSpec:
@@ -97,6 +100,11 @@ class EnvSpec:
             differ (Gymnasium's flag: its checker then skips comparing them). A real
             desktop's frames depend on when an application redraws; the verdicts replay,
             which agentgym's own determinism check holds every env to.
+        episode_cpus: how much of a CPU core one episode takes, the env and what it runs
+            (a browser, a desktop, a sandbox) together: what a Ray actor reserves per
+            episode it plays (:mod:`agentgym.eval.ray_pool`), so Ray places actors on nodes
+            with room. A browser, a desktop or a repository's tests take a core; a text
+            env's step takes microseconds, so the default is a small share.
     """
 
     id: str
@@ -107,6 +115,7 @@ class EnvSpec:
     extra: str | None = None
     description: str = ""
     nondeterministic: bool = False
+    episode_cpus: float = DEFAULT_EPISODE_CPUS
 
     @property
     def family(self) -> str:
@@ -156,6 +165,7 @@ def register(
     extra: str | None = None,
     description: str = "",
     nondeterministic: bool = False,
+    episode_cpus: float = DEFAULT_EPISODE_CPUS,
 ) -> EnvSpec:
     """Register an env under ``id``; see :class:`EnvSpec` for the arguments."""
     if not isinstance(id, str) or not ID_PATTERN.match(id):
@@ -166,6 +176,9 @@ def register(
         raise RegistryError(f"{id}: entry_point must be 'module:Class', got {entry_point!r}")
     if kind not in ("env", "aec", "parallel"):
         raise RegistryError(f"{id}: kind must be 'env', 'aec' or 'parallel', got {kind!r}")
+    cpus = episode_cpus
+    if isinstance(cpus, bool) or not isinstance(cpus, int | float) or not cpus > 0:
+        raise RegistryError(f"{id}: episode_cpus is a share of a core (> 0), got {cpus!r}")
     new = EnvSpec(
         id,
         entry_point,
@@ -175,6 +188,7 @@ def register(
         extra,
         description,
         nondeterministic,
+        float(episode_cpus),
     )
     old = _registry.get(id)
     if old is not None and old != new:

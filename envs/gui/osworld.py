@@ -460,6 +460,7 @@ def register_desktop_ids() -> None:
             kwargs={"app": app},
             max_episode_steps=EPISODE_STEPS[app],
             extra="gui",
+            episode_cpus=1.0,  # a desktop (X server and apps) per episode
             description=f"{APP_IDS[app]} tasks on a real desktop, in OSWorld's shape: "
             f"screenshots in, mouse and keyboard out",
             nondeterministic=True,  # a frame depends on when the app redraws; verdicts replay

@@ -112,6 +112,7 @@ def register_pixel_twins(*, every: bool = False) -> None:
             kwargs=twin_kwargs(pixel_id(spec.id)),
             max_episode_steps=None if steps is None else steps * STEP_FACTOR,
             extra=spec.extra,
+            episode_cpus=1.0,  # a browser per episode
             description=f"{spec.id} by pixels: screenshots in, mouse and keyboard out",
         )
     for page in POINTER_PAGES:
@@ -123,5 +124,6 @@ def register_pixel_twins(*, every: bool = False) -> None:
             kwargs=twin_kwargs(pointer_id(page)),
             max_episode_steps=MINIWOB_STEPS * STEP_FACTOR,
             extra="web",
+            episode_cpus=1.0,  # a browser per episode
             description=f"MiniWoB++ task {page} by pixels (a drag: no text id), its own reward",
         )

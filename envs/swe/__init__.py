@@ -14,5 +14,6 @@ register(
     entry_point="agentgym.envs.swe.env:SWEEnv",
     max_episode_steps=50,
     extra="swe",
+    episode_cpus=1.0,  # a sandbox running the repository's tests
     description="fix a bug in a real Python repository with bash, an editor and its tests",
 )

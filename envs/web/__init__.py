@@ -19,6 +19,7 @@ register(
     entry_point=f"{_SITES}.shop:ShopEnv",
     max_episode_steps=40,
     extra="web",
+    episode_cpus=1.0,  # a Chromium per episode
     description="find the product an instruction describes in a shop, choose its options, buy it",
 )
 register(
@@ -26,6 +27,7 @@ register(
     entry_point=f"{_SITES}.forum:ForumEnv",
     max_episode_steps=40,
     extra="web",
+    episode_cpus=1.0,  # a Chromium per episode
     description="answer questions, navigate and post on a Reddit-like forum",
 )
 register(
@@ -33,6 +35,7 @@ register(
     entry_point=f"{_SITES}.tracker:TrackerEnv",
     max_episode_steps=40,
     extra="web",
+    episode_cpus=1.0,  # a Chromium per episode
     description="answer questions about and change issues in a GitLab-like tracker",
 )
 

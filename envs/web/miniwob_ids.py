@@ -154,5 +154,6 @@ def register_all() -> None:
             kwargs={"task": name},
             max_episode_steps=30,
             extra="web",
+            episode_cpus=1.0,  # a Chromium per episode
             description=f"MiniWoB++ task {name}, scored by the page's own reward",
         )
