@@ -15,8 +15,9 @@ that passes the conformance checker. Each session is owned by a lease that every
 renews; the reaper closes sessions whose lease lapsed (--lease) or that outlived --lifetime.
 GET /ready answers 503 at --capacity or while draining; the first SIGTERM drains (episodes in
 progress finish, for --drain seconds at most), the second stops at once. GET /metrics is
-Prometheus text. With --token (or $AGENTGYM_SERVER_TOKEN) every request but /health and
-/ready needs 'Authorization: Bearer TOKEN'. docs/remote.md describes the protocol.
+Prometheus text. --isolation process runs each session's env in a child process. With
+--token (or $AGENTGYM_SERVER_TOKEN) every request but /health and /ready needs
+'Authorization: Bearer TOKEN'. docs/remote.md describes the protocol.
 """
 
 
@@ -64,6 +65,14 @@ def add_commands(commands: Any) -> None:
         default=None,
         help="the bearer token clients must send (default: $AGENTGYM_SERVER_TOKEN, else none)",
     )
+    serve.add_argument(
+        "--isolation",
+        choices=("thread", "process"),
+        default="thread",
+        help="where each session's env runs: a thread of the server (default), or a process "
+        "of its own, for envs that are not thread-safe or may crash or hang (closing the "
+        "session kills it)",
+    )
     serve.set_defaults(run=_serve_env)
 
 
@@ -88,6 +97,7 @@ def _serve_env(args: argparse.Namespace) -> int:
         lifetime_s=args.lifetime,
         token=token,
         drain_s=args.drain,
+        isolation=args.isolation,
     )
     serve(options, args.host, args.port)
     return 0

@@ -40,13 +40,11 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agentgym.errors import UsageError
+from agentgym.remote.hosts import SNAPSHOTS_KEPT, make_host
 from agentgym.remote.sessions import ProtocolError, Session, SessionTable, guarded
-from agentgym.remote.wire import CODES, decode, describe_space, encode, error_payload
+from agentgym.remote.wire import CODES, decode, encode, error_payload
 
 __all__ = ["ServerOptions", "create_app", "serve"]
-
-SNAPSHOTS_KEPT = 1024
-"""Snapshots a session keeps (``get_state``); the oldest are dropped past this."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +60,8 @@ class ServerOptions:
         token: the bearer token every request but ``/health`` and ``/ready`` must carry;
             ``None``: no auth.
         drain_s: on SIGTERM, seconds to let episodes in progress finish before exiting.
+        isolation: where each session's env runs: ``"thread"`` (a thread of this process)
+            or ``"process"`` (a child process of its own; :mod:`agentgym.remote.hosts`).
     """
 
     env_ids: tuple[str, ...] = ()
@@ -70,12 +70,7 @@ class ServerOptions:
     lifetime_s: float = 6 * 3600.0
     token: str | None = None
     drain_s: float = 30.0
-
-
-def _make_env(env_id: str, kwargs: dict[str, Any]) -> Any:
-    from agentgym.registry import make
-
-    return make(env_id, **kwargs)
+    isolation: str = "thread"
 
 
 def _unlimited(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -101,17 +96,11 @@ def _observation(session: Session, result: tuple[Any, ...]) -> dict[str, Any]:
     return {"observation": inner, "reward": reward, "done": not session.in_episode}
 
 
-def _ours(session: Session) -> Any:
-    """The agentgym env under the wrappers, used through the contract's own methods
-    (``tasks``, ``oracle_action``, ``get_state``) that Gymnasium's type does not know."""
-    return session.env.unwrapped
-
-
 async def _reset(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
     if table.draining:
         raise ProtocolError("DRAINING", "the server is draining: it starts no new episodes")
     seed, options = data.get("seed"), decode(data.get("options"))
-    result = await session.call(lambda: session.env.reset(seed=seed, options=options))
+    result = await session.call(session.host.reset, seed, options)
     session.episode, session.steps = session.episode + 1, 0
     session.snapshots.clear()
     return _observation(session, result)
@@ -122,7 +111,7 @@ async def _step(table: SessionTable, session: Session, data: dict[str, Any]) -> 
         raise ProtocolError(
             "VALIDATION_ERROR", f'a step\'s data is {{"value": ACTION}}, got keys {sorted(data)}'
         )
-    result = await session.call(session.env.step, decode(data["value"]))
+    result = await session.call(session.host.step, decode(data["value"]))
     session.steps += 1
     table.metrics.step()
     return _observation(session, result)
@@ -133,20 +122,19 @@ async def _state(table: SessionTable, session: Session, data: dict[str, Any]) ->
 
 
 async def _task_ids(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
-    def read() -> dict[str, Any]:
-        ids = _ours(session).tasks.ids(data["split"], data.get("difficulty"))
-        start, stop = int(data.get("start", 0)), int(data.get("stop", 0))
-        return {"count": len(ids), "ids": list(ids[start:stop])}
-
-    return dict(await session.call(read))
+    start, stop = int(data.get("start", 0)), int(data.get("stop", 0))
+    host = session.host
+    return dict(
+        await session.call(host.task_ids, data["split"], data.get("difficulty"), start, stop)
+    )
 
 
 async def _oracle(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
-    return {"value": encode(await session.call(_ours(session).oracle_action))}
+    return {"value": encode(await session.call(session.host.oracle))}
 
 
 async def _get_state(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
-    snapshot = await session.call(_ours(session).get_state)
+    snapshot = await session.call(session.host.get_state)
     number = max(session.snapshots, default=0) + 1
     session.snapshots[number] = snapshot
     while len(session.snapshots) > SNAPSHOTS_KEPT:
@@ -162,13 +150,13 @@ async def _set_state(table: SessionTable, session: Session, data: dict[str, Any]
             f"session that took it, and a session keeps its last {SNAPSHOTS_KEPT} (a reset "
             f"drops them)"
         )
-    await session.call(_ours(session).set_state, session.snapshots[number])
+    await session.call(session.host.set_state, session.snapshots[number])
     session.in_episode = True
     return {}
 
 
 async def _render(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
-    return {"value": encode(await session.call(session.env.render))}
+    return {"value": encode(await session.call(session.host.render))}
 
 
 Operation = Callable[[SessionTable, Session, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -187,30 +175,10 @@ REPLY_TYPES = {"reset": "observation", "step": "observation"}
 
 
 def _describe(session: Session, lease_s: float) -> dict[str, Any]:
-    """What a client needs to stand in for the env: spaces, metadata, splits, limits."""
-    from agentgym.registry import spec
-
-    env, base, registered = session.env, session.env.unwrapped, spec(session.env_id)
-    metadata = {}
-    for key, value in base.metadata.items():
-        with contextlib.suppress(UsageError):  # a value JSON cannot carry stays on the server
-            metadata[key] = encode(value)
-    tasks = getattr(base, "tasks", None)
-    described: dict[str, Any] = {
-        "session": session.id,
-        "token": session.token,
-        "lease_s": lease_s,
-        "env_id": session.env_id,
-        "observation_space": describe_space(env.observation_space),
-        "action_space": describe_space(env.action_space),
-        "metadata": metadata,
-        "render_mode": env.render_mode,
-        "max_episode_steps": registered.max_episode_steps,
-    }
-    if tasks is not None:
-        splits, difficulties = list(tasks.splits), list(tasks.difficulties)
-        described["tasks"] = {"splits": splits, "difficulties": difficulties}
-    return described
+    """What a client needs to stand in for the env (the host's description), with the
+    session's id, token and lease."""
+    described = {"session": session.id, "token": session.token, "lease_s": lease_s}
+    return {**described, **session.host.describe()}
 
 
 # --------------------------------------------------------------------------- the server
@@ -222,7 +190,7 @@ class EnvServer:
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
         self.table = SessionTable(
-            _make_env,
+            functools.partial(make_host, options.isolation),
             capacity=options.capacity,
             lease_s=options.lease_s,
             lifetime_s=options.lifetime_s,

@@ -13,6 +13,8 @@ being applied twice: a retried step never moves the episode twice.
 
 Each session runs its env on a thread of its own (envs need not be thread-safe, and some, such
 as Playwright's, must stay on the thread that made them); calls on one session are serialized.
+The env lives on that thread or, with ``isolation="process"``, in a child process the thread
+talks to (:mod:`agentgym.remote.hosts`).
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import gymnasium
+from agentgym.remote.hosts import EnvHost
 
 __all__ = ["Metrics", "ProtocolError", "Session", "SessionTable"]
 
-EnvFactory = Callable[[str, dict[str, Any]], gymnasium.Env[Any, Any]]
+HostFactory = Callable[[str, dict[str, Any]], EnvHost]
 
 
 class ProtocolError(Exception):
@@ -48,7 +50,7 @@ class Session:
     id: str
     token: str
     env_id: str
-    env: gymnasium.Env[Any, Any]
+    host: EnvHost
     executor: ThreadPoolExecutor
     created: float
     expires: float
@@ -137,7 +139,7 @@ class SessionTable:
 
     def __init__(
         self,
-        factory: EnvFactory,
+        factory: HostFactory,
         *,
         capacity: int,
         lease_s: float,
@@ -172,7 +174,7 @@ class SessionTable:
         executor = ThreadPoolExecutor(1, thread_name_prefix="agentgym-session")
         try:
             loop = asyncio.get_running_loop()
-            env = await loop.run_in_executor(executor, self.factory, env_id, kwargs)
+            host = await loop.run_in_executor(executor, self.factory, env_id, kwargs)
         except BaseException:
             executor.shutdown(wait=False)
             raise
@@ -183,7 +185,7 @@ class SessionTable:
             id=secrets.token_hex(8),
             token=secrets.token_urlsafe(24),
             env_id=env_id,
-            env=env,
+            host=host,
             executor=executor,
             created=now,
             expires=now + self.lease_s,
@@ -215,7 +217,10 @@ class SessionTable:
         self.sessions.pop(session.id, None)
         self.metrics.closed[reason] += 1
         try:
-            await session.call(session.env.close)
+            if session.host.closes_anywhere:  # even while a call hangs on the session's thread
+                await asyncio.to_thread(session.host.close)
+            else:
+                await session.call(session.host.close)
         except Exception:  # a failing close must not keep the slot: counted
             self.metrics.errors["CLOSE_FAILED"] += 1
         finally:

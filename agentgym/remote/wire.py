@@ -195,7 +195,12 @@ _BUILTINS = (TypeError, ValueError, KeyError, IndexError, NotImplementedError, A
 
 
 def error_payload(error: BaseException, code: str | None = None) -> dict[str, Any]:
-    """The wire form of an exception: its class name, message and protocol code."""
+    """The wire form of an exception: its class name, message and protocol code (an
+    exception from a session's child process carries its wire form already)."""
+    from agentgym.remote.hosts import HostedError
+
+    if isinstance(error, HostedError):
+        return {**error.payload, "code": code or error.payload["code"]}
     if code is None:
         if isinstance(error, (errors.ResetNeeded, gymnasium.error.ResetNeeded)):
             code = "RESET_NEEDED"

@@ -156,14 +156,14 @@ def test_a_step_retried_after_a_timeout_applies_once():
         env.reset(seed=4)
         (session,) = server.table.sessions.values()
         applied = []
-        step = session.env.step
+        step = session.host.step
 
         def slow_step(action):
             applied.append(action)
             time.sleep(1.0)  # past the client's 0.3 s deadline
             return step(action)
 
-        session.env.step = slow_step
+        session.host.step = slow_step
         assert env.step(action)[0] == expected
         assert applied == [action] and session.steps == 1
         env.close()
