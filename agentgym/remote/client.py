@@ -80,10 +80,11 @@ class Link:
         self.session: dict[str, Any] = {}
         self.seq = 0
 
-    def open(self, env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Open a session of ``env_id``; what the server describes of it. (An open whose
-        reply was lost and is sent again leaves a session behind, until its lease lapses.)"""
-        data = {"env_id": env_id, "kwargs": encode(kwargs), "step_limit": False}
+    def open(self, env_id: str, kwargs: dict[str, Any], multi: bool = False) -> dict[str, Any]:
+        """Open a session of ``env_id`` (with ``multi``, a multi-agent game with all its
+        agents); what the server describes of it. (An open whose reply was lost and is sent
+        again leaves a session behind, until its lease lapses.)"""
+        data = {"env_id": env_id, "kwargs": encode(kwargs), "step_limit": False, "multi": multi}
         message = {"type": "open", "data": data}
         self.session = self._retrying("open", lambda: self._exchange(message))
         return self.session
@@ -181,19 +182,31 @@ class RemoteSnapshot:
     number: int
 
 
+PageOfIds = Callable[[str, "str | None", int, int], dict[str, Any]]
+"""``(split, difficulty, start, stop)``: the server's ``{"count", "ids"}`` for that page."""
+
+
+def _ids_of_env(link: Link) -> PageOfIds:
+    """Pages of task ids from a single-agent session."""
+
+    def page(split: str, difficulty: str | None, start: int, stop: int) -> dict[str, Any]:
+        data = {"split": split, "difficulty": difficulty, "start": start, "stop": stop}
+        return link.request("task_ids", data)
+
+    return page
+
+
 class RemoteIds(Sequence[str]):
     """The ids of one split (and difficulty) on the server, fetched a page at a time."""
 
-    def __init__(self, link: Link, split: str, difficulty: str | None) -> None:
-        self.link, self.split, self.difficulty = link, split, difficulty
+    def __init__(self, fetch: PageOfIds, split: str, difficulty: str | None) -> None:
+        self.fetch, self.split, self.difficulty = fetch, split, difficulty
         self.pages: dict[int, list[str]] = {}
         self.size = self._page(0)["count"]
 
     def _page(self, number: int) -> dict[str, Any]:
         start = number * IDS_PAGE
-        data = {"split": self.split, "difficulty": self.difficulty, "start": start,
-                "stop": start + IDS_PAGE}  # fmt: skip
-        page = self.link.request("task_ids", data)
+        page = self.fetch(self.split, self.difficulty, start, start + IDS_PAGE)
         self.pages[number] = list(page["ids"])
         return page
 
@@ -218,8 +231,10 @@ class RemoteIds(Sequence[str]):
 class RemoteTaskSet(TaskSet):
     """The server env's task set: its splits, difficulties and ids (tasks stay there)."""
 
-    def __init__(self, link: Link, splits: Sequence[str], difficulties: Sequence[str]) -> None:
-        self.link = link
+    def __init__(
+        self, fetch: PageOfIds, splits: Sequence[str], difficulties: Sequence[str]
+    ) -> None:
+        self.fetch = fetch
         self.splits, self.difficulties = tuple(splits), tuple(difficulties)
 
     def count(self, split: str, difficulty: str | None = None) -> int:
@@ -228,7 +243,7 @@ class RemoteTaskSet(TaskSet):
     def ids(self, split: str, difficulty: str | None = None) -> Sequence[str]:
         self.check_split(split)
         self.check_difficulty(difficulty)
-        return RemoteIds(self.link, split, difficulty)
+        return RemoteIds(self.fetch, split, difficulty)
 
     def get(self, task_id: str) -> Task[Any]:
         raise UsageError(
@@ -254,7 +269,9 @@ class RemoteEnv(Env[Any, Any]):
         self.render_mode = described["render_mode"]
         tasks = described.get("tasks")
         if tasks is not None:
-            self.tasks = RemoteTaskSet(self._link, tasks["splits"], tasks["difficulties"])
+            self.tasks = RemoteTaskSet(
+                _ids_of_env(self._link), tasks["splits"], tasks["difficulties"]
+            )
         again = partial(RemoteEnv, url, env_id, token=token, reply_timeout_s=reply_timeout_s,
                         reconnect_s=reconnect_s)  # fmt: skip
         self.spec = gymnasium.envs.registration.EnvSpec(  # what Gymnasium's checker remakes

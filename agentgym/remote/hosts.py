@@ -20,12 +20,13 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import threading
+from abc import ABC, abstractmethod
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
-from agentgym.errors import EnvCrashedError
+from agentgym.errors import EnvCrashedError, UsageError
 
-__all__ = ["EnvHost", "HostedError", "ProcessHost", "ThreadHost", "make_host"]
+__all__ = ["EnvHost", "HostedError", "MultiHost", "ProcessHost", "ThreadHost", "make_host"]
 
 CLOSE_GRACE_S = 5.0
 """Seconds a child process gets to close its env before it is killed."""
@@ -35,50 +36,54 @@ SNAPSHOTS_KEPT = 1024
 
 
 class EnvHost(Protocol):
-    """The calls a session makes on its env (each on the session's thread)."""
+    """A session's env as the server sees it: a description, and named calls (each made on
+    the session's thread)."""
 
     closes_anywhere: bool
+    """Whether :meth:`close` may run on any thread, even while a call hangs."""
 
     def describe(self) -> dict[str, Any]: ...
-    def reset(self, seed: Any, options: Any) -> tuple[Any, ...]: ...
-    def step(self, action: Any) -> tuple[Any, ...]: ...
-    def render(self) -> Any: ...
-    def task_ids(self, split: str, difficulty: str | None, start: int, stop: int) -> Any: ...
-    def oracle(self) -> Any: ...
-    def get_state(self) -> Any: ...
-    def set_state(self, snapshot: Any) -> None: ...
+    def call(self, name: str, *args: Any) -> Any: ...
     def close(self) -> None: ...
 
 
-class ThreadHost:
-    """The env in the server's process (made and called on the session's thread)."""
+class _Local(ABC):
+    """What both local hosts share: the env, its tasks and its description's common part."""
 
     closes_anywhere = False
-    """Its close must run on the session's thread, after any call in progress."""
+    CALLS: frozenset[str] = frozenset()
+    """The names :meth:`call` answers (a client's ``call`` message may name only these)."""
 
+    env: Any
+    env_id: str
+
+    @abstractmethod
     def __init__(self, env_id: str, kwargs: dict[str, Any]) -> None:
-        from agentgym.registry import make
+        """Make the env (each host its own kind)."""
 
-        self.env_id = env_id
-        self.env = make(env_id, **kwargs)
-
+    @abstractmethod
     def describe(self) -> dict[str, Any]:
-        """What a client needs to stand in for the env: spaces, metadata, splits, limits."""
-        from agentgym.errors import UsageError
-        from agentgym.registry import spec
-        from agentgym.remote.wire import describe_space, encode
+        """What a client needs to stand in for the env."""
 
-        env, base = self.env, self.env.unwrapped
+    def call(self, name: str, *args: Any) -> Any:
+        """The method ``name`` with ``args``; only the protocol's calls are reachable."""
+        if name not in self.CALLS:
+            raise UsageError(f"{name!r} is not a call this env answers: {sorted(self.CALLS)}")
+        return getattr(self, name)(*args)
+
+    def _common(self, base: Any, kind: str) -> dict[str, Any]:
+        from agentgym.registry import spec
+        from agentgym.remote.wire import encode
+
         metadata = {}
         for key, value in base.metadata.items():
             with contextlib.suppress(UsageError):  # a value JSON cannot carry stays here
                 metadata[key] = encode(value)
         described: dict[str, Any] = {
             "env_id": self.env_id,
-            "observation_space": describe_space(env.observation_space),
-            "action_space": describe_space(env.action_space),
+            "kind": kind,
             "metadata": metadata,
-            "render_mode": env.render_mode,
+            "render_mode": getattr(base, "render_mode", None),
             "max_episode_steps": spec(self.env_id).max_episode_steps,
         }
         tasks = getattr(base, "tasks", None)
@@ -89,22 +94,13 @@ class ThreadHost:
             }
         return described
 
-    def reset(self, seed: Any, options: Any) -> tuple[Any, ...]:
-        return tuple(self.env.reset(seed=seed, options=options))
-
-    def step(self, action: Any) -> tuple[Any, ...]:
-        return tuple(self.env.step(action))
-
-    def render(self) -> Any:
-        return self.env.render()
-
     def task_ids(self, split: str, difficulty: str | None, start: int, stop: int) -> Any:
         """How many ids the split has, and those from ``start`` to ``stop``."""
         ids = self.env.unwrapped.tasks.ids(split, difficulty)
         return {"count": len(ids), "ids": list(ids[start:stop])}
 
-    def oracle(self) -> Any:
-        return self.env.unwrapped.oracle_action()
+    def render(self) -> Any:
+        return self.env.render()
 
     def get_state(self) -> Any:
         return self.env.unwrapped.get_state()
@@ -114,6 +110,116 @@ class ThreadHost:
 
     def close(self) -> None:
         self.env.close()
+
+
+class ThreadHost(_Local):
+    """A single-agent env in the server's process (made and called on the session's thread)."""
+
+    CALLS = frozenset({"reset", "step", "render", "task_ids", "oracle", "get_state", "set_state"})
+
+    def __init__(self, env_id: str, kwargs: dict[str, Any]) -> None:
+        from agentgym.registry import make
+
+        self.env_id = env_id
+        self.env = make(env_id, **kwargs)
+
+    def describe(self) -> dict[str, Any]:
+        """What a client needs to stand in for the env: spaces, metadata, splits, limits."""
+        from agentgym.remote.wire import describe_space
+
+        described = self._common(self.env.unwrapped, "env")
+        described["observation_space"] = describe_space(self.env.observation_space)
+        described["action_space"] = describe_space(self.env.action_space)
+        described["render_mode"] = self.env.render_mode
+        return described
+
+    def reset(self, seed: Any, options: Any) -> tuple[Any, ...]:
+        return tuple(self.env.reset(seed=seed, options=options))
+
+    def step(self, action: Any) -> tuple[Any, ...]:
+        return tuple(self.env.step(action))
+
+    def oracle(self) -> Any:
+        return self.env.unwrapped.oracle_action()
+
+
+class MultiHost(_Local):
+    """A multi-agent (PettingZoo) env, whole: every agent's calls come from one client.
+
+    Each reset and step answers with the env's **view** (its agents, whose turn it is, the
+    rewards, terminations, truncations and infos), so a client keeps those attributes without
+    asking for them; observations are asked for by agent.
+    """
+
+    CALLS = frozenset({"reset", "step", "observe", "oracle", "render", "task_ids"})
+
+    def __init__(self, env_id: str, kwargs: dict[str, Any]) -> None:
+        from agentgym.registry import make_multi, spec
+
+        self.env_id = env_id
+        self.kind = spec(env_id).kind
+        self.env = make_multi(env_id, **kwargs)
+
+    def describe(self) -> dict[str, Any]:
+        """Agents, their spaces, reference players and the common description."""
+        from agentgym.remote.wire import describe_space
+
+        env, base = self.env, self.env.unwrapped
+        agents = list(env.possible_agents)
+        described = self._common(base, self.kind)
+        described["possible_agents"] = agents
+        described["observation_spaces"] = {
+            a: describe_space(env.observation_space(a)) for a in agents
+        }
+        described["action_spaces"] = {a: describe_space(env.action_space(a)) for a in agents}
+        players = getattr(base, "reference_players", None)
+        described["reference_players"] = sorted(players()) if players else []
+        described["max_invalid_actions"] = getattr(base, "max_invalid_actions", None)
+        return described
+
+    def view(self) -> dict[str, Any]:
+        """The attributes a PettingZoo client reads after a call."""
+        env, base = self.env, self.env.unwrapped
+        task = getattr(base, "task", None)
+        view: dict[str, Any] = {
+            "agents": list(env.agents),
+            "task_id": getattr(task, "id", None),
+            "episode_seed": getattr(base, "episode_seed", None),
+            "legal_actions": self._legal_actions(base),
+        }
+        if self.kind == "aec":
+            view.update(
+                agent_selection=env.agent_selection,
+                rewards=dict(env.rewards),
+                cumulative_rewards=dict(env.unwrapped._cumulative_rewards),
+                terminations=dict(env.terminations),
+                truncations=dict(env.truncations),
+                infos={a: dict(i) for a, i in env.infos.items()},
+            )
+        return view
+
+    @staticmethod
+    def _legal_actions(base: Any) -> dict[str, Any] | None:
+        """Every agent's legal moves now, where the game lists them (what its random
+        reference player draws from); None where it does not."""
+        lister, world = getattr(base, "legal_actions", None), getattr(base, "world", None)
+        if lister is None or world is None:
+            return None
+        return {a: lister(world, a) for a in base.possible_agents}
+
+    def reset(self, seed: Any, options: Any) -> Any:
+        returned = self.env.reset(seed=seed, options=options)
+        return {"returned": returned, "view": self.view()}
+
+    def step(self, action: Any) -> Any:
+        returned = self.env.step(action)
+        return {"returned": returned, "view": self.view()}
+
+    def observe(self, agent: str) -> Any:
+        return self.env.observe(agent)
+
+    def oracle(self, agent: str) -> Any:
+        return self.env.unwrapped.oracle_action(agent)
 
 
 class HostedError(Exception):
@@ -133,13 +239,14 @@ class ProcessHost:
     closes_anywhere = True
     """Its close may run on any thread, even while a call hangs (it kills the child)."""
 
-    def __init__(self, env_id: str, kwargs: dict[str, Any]) -> None:
+    def __init__(self, local: type[_Local], env_id: str, kwargs: dict[str, Any]) -> None:
         context = multiprocessing.get_context("forkserver")
         self.connection, child_end = context.Pipe()
         self.process = context.Process(
-            target=_child, args=(child_end, env_id, kwargs), name=f"agentgym-env {env_id}"
+            target=_child, args=(child_end, local, env_id, kwargs), name=f"agentgym-env {env_id}"
         )
         self.process.start()
+        self.name, self.pid = self.process.name, self.process.pid
         child_end.close()
         self.busy = threading.Lock()
         self.closed = False
@@ -152,26 +259,9 @@ class ProcessHost:
     def describe(self) -> dict[str, Any]:
         return self._described
 
-    def reset(self, seed: Any, options: Any) -> tuple[Any, ...]:
-        return tuple(self._call("reset", seed, options))
-
-    def step(self, action: Any) -> tuple[Any, ...]:
-        return tuple(self._call("step", action))
-
-    def render(self) -> Any:
-        return self._call("render")
-
-    def task_ids(self, split: str, difficulty: str | None, start: int, stop: int) -> Any:
-        return self._call("task_ids", split, difficulty, start, stop)
-
-    def oracle(self) -> Any:
-        return self._call("oracle")
-
-    def get_state(self) -> Any:
-        return self._call("get_state")
-
-    def set_state(self, snapshot: Any) -> None:
-        self._call("set_state", snapshot)
+    def call(self, name: str, *args: Any) -> Any:
+        """``name(*args)`` on the env in the child (a snapshot is the child's number)."""
+        return self._call(name, *args)
 
     def _call(self, name: str, *args: Any) -> Any:
         with self.busy:
@@ -181,14 +271,20 @@ class ProcessHost:
                 self.connection.send((name, args))
                 ok, value = self.connection.recv()
             except (EOFError, OSError) as error:
-                self.process.join(timeout=1.0)
                 raise EnvCrashedError(
-                    f"the env process ({self.process.name}, pid {self.process.pid}) died "
-                    f"during {name!r}: exit code {self.process.exitcode}"
+                    f"the env process ({self.name}, pid {self.pid}) ended during {name!r}: "
+                    f"{self._ending()}"
                 ) from error
         if not ok:
             raise HostedError(value)
         return value
+
+    def _ending(self) -> str:
+        """How the child ended: its exit code, or that its session was closed (killed)."""
+        with contextlib.suppress(ValueError):  # the process object is closed already
+            self.process.join(timeout=1.0)
+            return f"exit code {self.process.exitcode}"
+        return "its session was closed, which killed it"
 
     def close(self) -> None:
         """Close the env in its process and end it; kill it at once if a call is in
@@ -220,12 +316,14 @@ class ProcessHost:
             self.process.close()
 
 
-def _child(connection: Connection, env_id: str, kwargs: dict[str, Any]) -> None:
+def _child(
+    connection: Connection, local: type[_Local], env_id: str, kwargs: dict[str, Any]
+) -> None:
     """The child's loop: make the env, then answer calls until ``close`` or EOF."""
     from agentgym.remote.wire import error_payload
 
     try:
-        host: ThreadHost | None = ThreadHost(env_id, kwargs)
+        host: _Local | None = local(env_id, kwargs)
     except Exception as error:
         host = None
         failure = error_payload(error)
@@ -252,8 +350,12 @@ def _child(connection: Connection, env_id: str, kwargs: dict[str, Any]) -> None:
             break
 
 
-def _apply(host: ThreadHost, snapshots: dict[int, Any], name: str, args: tuple[Any, ...]) -> Any:
+def _apply(host: _Local, snapshots: dict[int, Any], name: str, args: tuple[Any, ...]) -> Any:
     """One call on the child's env; snapshots are kept here and named by a number."""
+    if name == "describe":
+        return host.describe()
+    if name == "close":
+        return host.close()
     if name == "get_state":
         number = max(snapshots, default=0) + 1
         snapshots[number] = host.get_state()
@@ -264,11 +366,13 @@ def _apply(host: ThreadHost, snapshots: dict[int, Any], name: str, args: tuple[A
         return host.set_state(snapshots[args[0]])
     if name == "reset":
         snapshots.clear()
-    return getattr(host, name)(*args)
+    return host.call(name, *args)
 
 
-def make_host(isolation: str, env_id: str, kwargs: dict[str, Any]) -> EnvHost:
-    """A host of ``env_id`` for ``isolation``: ``"thread"`` or ``"process"``."""
+def make_host(isolation: str, env_id: str, kwargs: dict[str, Any], whole: bool) -> EnvHost:
+    """A host of ``env_id`` for ``isolation`` (``"thread"`` or ``"process"``): the whole
+    multi-agent game with ``whole``, else a single-agent env (or a game's seat)."""
+    local: type[_Local] = MultiHost if whole else ThreadHost
     if isolation == "process":
-        return ProcessHost(env_id, kwargs)
-    return ThreadHost(env_id, kwargs)
+        return ProcessHost(local, env_id, kwargs)
+    return local(env_id, kwargs)

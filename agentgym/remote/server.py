@@ -40,7 +40,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agentgym.errors import UsageError
-from agentgym.remote.hosts import SNAPSHOTS_KEPT, make_host
+from agentgym.remote.hosts import SNAPSHOTS_KEPT, MultiHost, make_host
 from agentgym.remote.sessions import ProtocolError, Session, SessionTable, guarded
 from agentgym.remote.wire import CODES, decode, encode, error_payload
 
@@ -73,6 +73,13 @@ class ServerOptions:
     isolation: str = "thread"
 
 
+def spec_kind(env_id: str) -> str:
+    """The registered kind of ``env_id``: ``env``, ``aec`` or ``parallel``."""
+    from agentgym.registry import spec
+
+    return spec(env_id).kind
+
+
 def _unlimited(kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs`` for an env without its step limit: an agentgym client keeps the limit on
     its side, so that its env's ``unwrapped`` is the local env's ``unwrapped``."""
@@ -100,7 +107,7 @@ async def _reset(table: SessionTable, session: Session, data: dict[str, Any]) ->
     if table.draining:
         raise ProtocolError("DRAINING", "the server is draining: it starts no new episodes")
     seed, options = data.get("seed"), decode(data.get("options"))
-    result = await session.call(session.host.reset, seed, options)
+    result = await session.call(session.host.call, "reset", seed, options)
     session.episode, session.steps = session.episode + 1, 0
     session.snapshots.clear()
     return _observation(session, result)
@@ -111,7 +118,7 @@ async def _step(table: SessionTable, session: Session, data: dict[str, Any]) -> 
         raise ProtocolError(
             "VALIDATION_ERROR", f'a step\'s data is {{"value": ACTION}}, got keys {sorted(data)}'
         )
-    result = await session.call(session.host.step, decode(data["value"]))
+    result = await session.call(session.host.call, "step", decode(data["value"]))
     session.steps += 1
     table.metrics.step()
     return _observation(session, result)
@@ -123,18 +130,16 @@ async def _state(table: SessionTable, session: Session, data: dict[str, Any]) ->
 
 async def _task_ids(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
     start, stop = int(data.get("start", 0)), int(data.get("stop", 0))
-    host = session.host
-    return dict(
-        await session.call(host.task_ids, data["split"], data.get("difficulty"), start, stop)
-    )
+    where = (data["split"], data.get("difficulty"), start, stop)
+    return dict(await session.call(session.host.call, "task_ids", *where))
 
 
 async def _oracle(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
-    return {"value": encode(await session.call(session.host.oracle))}
+    return {"value": encode(await session.call(session.host.call, "oracle"))}
 
 
 async def _get_state(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
-    snapshot = await session.call(session.host.get_state)
+    snapshot = await session.call(session.host.call, "get_state")
     number = max(session.snapshots, default=0) + 1
     session.snapshots[number] = snapshot
     while len(session.snapshots) > SNAPSHOTS_KEPT:
@@ -150,13 +155,41 @@ async def _set_state(table: SessionTable, session: Session, data: dict[str, Any]
             f"session that took it, and a session keeps its last {SNAPSHOTS_KEPT} (a reset "
             f"drops them)"
         )
-    await session.call(session.host.set_state, session.snapshots[number])
+    await session.call(session.host.call, "set_state", session.snapshots[number])
     session.in_episode = True
     return {}
 
 
 async def _render(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
-    return {"value": encode(await session.call(session.host.render))}
+    return {"value": encode(await session.call(session.host.call, "render"))}
+
+
+async def _call(table: SessionTable, session: Session, data: dict[str, Any]) -> dict[str, Any]:
+    """A multi-agent session's call: ``{"method", "args"}`` (the PettingZoo client's)."""
+    method, args = data.get("method"), decode(data.get("args", []))
+    if method not in MultiHost.CALLS or not isinstance(args, list):
+        raise ProtocolError(
+            "VALIDATION_ERROR",
+            f"a call is {{'method': one of {sorted(MultiHost.CALLS)}, 'args': [...]}}, got "
+            f"{method!r:.60}",
+        )
+    if method == "reset" and table.draining:
+        raise ProtocolError("DRAINING", "the server is draining: it starts no new episodes")
+    result = await session.call(session.host.call, method, *args)
+    if method in ("reset", "step"):
+        session.steps = 0 if method == "reset" else session.steps + 1
+        session.in_episode = _game_on(result["view"])
+        if method == "step":
+            table.metrics.step()
+    return {"value": encode(result)}
+
+
+def _game_on(view: dict[str, Any]) -> bool:
+    """Whether a multi-agent game is still being played: an agent is left that has not
+    terminated or been truncated (a parallel game's view lists only the agents left)."""
+    ended = {**view.get("terminations", {}), **view.get("truncations", {})}
+    over = {a for a in view["agents"] if view.get("terminations", {}).get(a) or ended.get(a)}
+    return len(over) < len(view["agents"])
 
 
 Operation = Callable[[SessionTable, Session, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -169,7 +202,9 @@ OPERATIONS: dict[str, Operation] = {
     "get_state": _get_state,
     "set_state": _set_state,
     "render": _render,
+    "call": _call,
 }
+
 REPLY_TYPES = {"reset": "observation", "step": "observation"}
 """The reply ``type`` of a request kind, where it is not the kind itself (OpenEnv's names)."""
 
@@ -203,9 +238,12 @@ class EnvServer:
         given = str(headers.get("authorization", ""))
         return secrets.compare_digest(given, f"Bearer {self.options.token}")
 
-    async def open(self, env_id: str | None, kwargs: Any, step_limit: bool = True) -> Session:
+    async def open(
+        self, env_id: str | None, kwargs: Any, step_limit: bool = True, whole: bool = False
+    ) -> Session:
         """A new session of ``env_id`` (the default id when ``None``), with the id's step
-        limit unless ``step_limit`` is False (an agentgym client keeps it)."""
+        limit unless ``step_limit`` is False (an agentgym client keeps it); with ``whole``,
+        a multi-agent game with all its agents (PettingZoo's API, by ``call`` messages)."""
         allowed = self.options.env_ids
         env_id = env_id or (allowed[0] if allowed else None)
         if env_id is None:
@@ -219,7 +257,14 @@ class EnvServer:
         if not isinstance(kwargs, dict):
             raise ProtocolError("VALIDATION_ERROR", f"kwargs must be an object, got {kwargs!r}")
         kwargs = decode(kwargs)
-        session = await self.table.open(env_id, kwargs if step_limit else _unlimited(kwargs))
+        if whole and spec_kind(env_id) == "env":
+            raise ProtocolError(
+                "VALIDATION_ERROR", f"{env_id} is a single-agent env: open it without 'multi'"
+            )
+        limited = step_limit or whole  # a whole game has no step limit to lift
+        session = await self.table.open(
+            env_id, kwargs if limited else _unlimited(kwargs), whole=whole
+        )
         try:
             session.described = _describe(session, self.options.lease_s)
         except Exception:
@@ -236,6 +281,9 @@ class EnvServer:
             raise ProtocolError("UNKNOWN_TYPE", f"unknown message type {kind!r}")
         if not isinstance(data, dict) or not (seq is None or isinstance(seq, int)):
             raise ProtocolError("VALIDATION_ERROR", "data must be an object and seq an integer")
+        if kind != "state" and session.whole != (kind == "call"):
+            whole = "a whole multi-agent game answers only 'call' and 'state'"
+            raise ProtocolError("VALIDATION_ERROR", f"{kind!r} refused: {whole}")
         ok, payload = await guarded(
             self.table, session, seq, lambda: operation(self.table, session, data)
         )
@@ -297,7 +345,9 @@ class _Link:
         server = self.server
         if kind == "open":
             limited = data.get("step_limit", True) is not False
-            self.session = await server.open(data.get("env_id"), data.get("kwargs", {}), limited)
+            whole = data.get("multi") is True
+            kwargs = data.get("kwargs", {})
+            self.session = await server.open(data.get("env_id"), kwargs, limited, whole)
             return self._reply("session", self.session.described)
         if kind == "attach":
             self.session = server.table.get(str(data.get("session")), str(data.get("token")))

@@ -32,7 +32,8 @@ from agentgym.remote.hosts import EnvHost
 
 __all__ = ["Metrics", "ProtocolError", "Session", "SessionTable"]
 
-HostFactory = Callable[[str, dict[str, Any]], EnvHost]
+HostFactory = Callable[[str, dict[str, Any], bool], EnvHost]
+"""``(env_id, kwargs, whole)``: a host; ``whole`` a multi-agent game with all its agents."""
 
 
 class ProtocolError(Exception):
@@ -51,6 +52,8 @@ class Session:
     token: str
     env_id: str
     host: EnvHost
+    whole: bool
+    """A multi-agent game with all its agents (``call`` messages), not one env."""
     executor: ThreadPoolExecutor
     created: float
     expires: float
@@ -160,8 +163,9 @@ class SessionTable:
         """True when a new session would be refused (at capacity, or draining)."""
         return self.draining or len(self.sessions) + self.opening >= self.capacity
 
-    async def open(self, env_id: str, kwargs: dict[str, Any]) -> Session:
-        """A new session with a fresh env, or ProtocolError when full or draining."""
+    async def open(self, env_id: str, kwargs: dict[str, Any], whole: bool = False) -> Session:
+        """A new session with a fresh env (with ``whole``, a multi-agent game with all its
+        agents), or ProtocolError when full or draining."""
         if self.draining:
             raise ProtocolError("DRAINING", "the server is draining: it takes no new sessions")
         if self.full():
@@ -174,7 +178,7 @@ class SessionTable:
         executor = ThreadPoolExecutor(1, thread_name_prefix="agentgym-session")
         try:
             loop = asyncio.get_running_loop()
-            host = await loop.run_in_executor(executor, self.factory, env_id, kwargs)
+            host = await loop.run_in_executor(executor, self.factory, env_id, kwargs, whole)
         except BaseException:
             executor.shutdown(wait=False)
             raise
@@ -186,6 +190,7 @@ class SessionTable:
             token=secrets.token_urlsafe(24),
             env_id=env_id,
             host=host,
+            whole=whole,
             executor=executor,
             created=now,
             expires=now + self.lease_s,

@@ -1,10 +1,11 @@
 """What crosses the wire between an env server and its clients: values, spaces and errors.
 
 Everything is JSON. Observations, actions and ``info`` are Python values that JSON almost
-holds; the few it does not (NumPy arrays and scalars, tuples, a :class:`~agentgym.Verdict`,
-dicts with keys that are not strings) travel as small tagged objects, so a value decodes to
-one that :func:`gymnasium.utils.env_checker.data_equivalence` finds equal to the original: a
-remote episode is the same episode as a local one.
+holds; the few it does not (NumPy arrays and scalars, tuples, a :class:`~agentgym.Verdict`, a
+game's :class:`~agentgym.spaces.TextObservation`, dicts with keys that are not strings) travel
+as small tagged objects, so a value decodes to one that
+:func:`gymnasium.utils.env_checker.data_equivalence` finds equal to the original: a remote
+episode is the same episode as a local one.
 
 Spaces travel as descriptions (``{"type": "Text", "max_length": ...}``), never pickled: a
 client that unpickled what a server sent would run whatever the server chose.
@@ -28,7 +29,7 @@ from gymnasium import spaces
 import agentgym.errors as errors
 from agentgym.core import Verdict
 from agentgym.errors import RemoteEnvError, ServerBusyError, UsageError
-from agentgym.spaces import ChatMessages, Text, ToolCall
+from agentgym.spaces import ChatMessages, Text, TextObservation, ToolCall
 
 __all__ = [
     "CODES",
@@ -48,6 +49,8 @@ def encode(value: Any) -> Any:
     part JSON cannot carry (a function, an open file)."""
     if isinstance(value, np.generic):  # before float: np.float64 is one, and must stay itself
         return {"__scalar__": value.item(), "dtype": value.dtype.str}
+    if isinstance(value, TextObservation):  # a game's text, which PettingZoo's test reads
+        return {"__text__": str(value)}
     if value is None or isinstance(value, (bool, int, float, str)):
         return _plain(value)
     if isinstance(value, Verdict):
@@ -88,6 +91,8 @@ def decode(data: Any) -> Any:
         return array.copy()  # writable, as the env's own array was
     if "__scalar__" in data:
         return np.dtype(data["dtype"]).type(data["__scalar__"])
+    if "__text__" in data:
+        return TextObservation(data["__text__"])
     if "__tuple__" in data:
         return tuple(decode(v) for v in data["__tuple__"])
     if "__verdict__" in data:

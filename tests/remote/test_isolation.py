@@ -48,10 +48,10 @@ def test_a_crashed_env_process_errors_its_session_only(server):
     try:
         crashed.reset(seed=0)
         other.reset(seed=0)
-        pid = _child_pid(server, crashed)
-        os.kill(pid, signal.SIGSEGV)
-        with pytest.raises(EnvCrashedError, match="died"):
-            crashed.step(crashed.unwrapped.oracle_action())
+        action = crashed.unwrapped.oracle_action()
+        os.kill(_child_pid(server, crashed), signal.SIGSEGV)
+        with pytest.raises(EnvCrashedError, match="ended during 'step': exit code -11"):
+            crashed.step(action)
         other.step(other.unwrapped.oracle_action())  # the other session goes on
     finally:
         crashed.close()
@@ -88,3 +88,10 @@ def _wait_for(condition, what: str, timeout: float = 30.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"timed out: {what}"
         time.sleep(0.05)
+
+
+def test_a_whole_game_runs_in_a_process_of_its_own(server):
+    report = agentgym.check_multiagent_env(
+        lambda: remote.make_multi(server.url, "multiagent/TicTacToe-v0"), leak_cycles=5
+    )
+    assert "pettingzoo" in report.passed and report.oracle_mean_score == 1.0

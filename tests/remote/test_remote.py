@@ -300,3 +300,12 @@ def test_a_multi_agent_id_is_served_seated(server):
     observation, info = env.reset(seed=0)
     assert isinstance(observation, str) and "state_key" in info
     env.close()
+
+
+@pytest.mark.parametrize("env_id", ["multiagent/TicTacToe-v0", "multiagent/RockPaperScissors-v0"])
+def test_the_multi_agent_checker_passes_on_a_remote_game(server, env_id):
+    report = agentgym.check_multiagent_env(
+        lambda: remote.make_multi(server.url, env_id), leak_cycles=10
+    )
+    assert "pettingzoo" in report.passed and "leaks" in report.passed
+    assert report.oracle_mean_score == 1.0
