@@ -111,6 +111,16 @@ def test_the_checker_passes_on_a_remote_env(server, env_id):
     assert repr(remote.make(server.url, env_id, max_episode_steps=3)).startswith("<TimeLimit")
 
 
+@pytest.mark.browser
+def test_the_checker_passes_on_a_remote_web_env(server):
+    """A web env (Chromium, Playwright's sync API, bound to the session's thread)."""
+    pytest.importorskip("playwright")
+    report = agentgym.check_env(
+        lambda: remote.make(server.url, "miniwob/click_button-v0"), leak_cycles=10
+    )
+    assert "leaks" in report.passed and report.oracle_mean_score == 1.0
+
+
 # --------------------------------------------------------------------------- faults
 
 
