@@ -22,6 +22,7 @@ install: $(STAMP)
 # Xvfb, openbox and real applications (envs/gui/desktop.py).
 $(STAMP): pyproject.toml setup.py constraints.txt
 	@if [ "$$(id -u)" = 0 ] && ! (command -v gcc >/dev/null && command -v bwrap >/dev/null \
+		&& command -v cmake >/dev/null \
 		&& command -v dockerd >/dev/null && command -v debootstrap >/dev/null \
 		&& command -v chromium >/dev/null && command -v ip >/dev/null \
 		&& command -v Xvfb >/dev/null && command -v openbox >/dev/null \
@@ -35,7 +36,7 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 		&& (command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1) \
 		&& $(PYTHON) -c 'import ensurepip' 2>/dev/null \
 		&& /usr/bin/python3 -c 'import seccomp' 2>/dev/null); then \
-		apt-get update -q && apt-get install -y -q build-essential python3-dev python3-venv \
+		apt-get update -q && apt-get install -y -q build-essential cmake python3-dev python3-venv \
 		bubblewrap util-linux iproute2 docker.io debootstrap chromium fonts-liberation \
 		python3-seccomp postgresql stockfish gnugo \
 		xvfb openbox mousepad gnumeric pcmanfm xterm x11-utils \
@@ -51,6 +52,13 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	@# openenv-core, the OpenEnv client the remote tests run against `agentgym serve-env`:
 	@# --no-deps, its declared gradio pins pillow<13 (the remote extra brings its fastmcp).
 	$(PY) -m pip install -q -c constraints.txt --no-deps openenv-core
+	@# ALFWorld's engine: its PDDL planner (fast-downward-textworld, textworld's `pddl` extra)
+	@# builds only without build isolation and with this venv's python first on PATH (the
+	@# isolated build runs whichever `python` PATH finds); alfworld --no-deps, for the same
+	@# reason. NetHack (nle) --no-deps: it pins gymnasium==1.2.0 and runs on the constraints'.
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pip install -q -c constraints.txt \
+		--no-build-isolation fast-downward-textworld
+	$(PY) -m pip install -q -c constraints.txt --no-deps alfworld nle
 	@touch $(STAMP)
 
 # The SWE family's repositories: each sdist downloaded once from PyPI (by hash) and its test
