@@ -200,6 +200,16 @@ class FrameStore:
                 self._stored.add(sha256)
         return ref
 
+    def keep_encoded(self, ref: Mapping[str, Any], png: bytes) -> None:
+        """Store a frame another process encoded under its reference (``png``, the bytes
+        :func:`encode_png` gave there): a Ray actor's episode sends its frames back to the
+        run's one writer (:mod:`agentgym.eval.ray_pool`)."""
+        target = self.path(ref)
+        if not target.exists():
+            _write_atomically(target, png)
+        with self._lock:
+            self._stored.add(str(ref["sha256"]))
+
     def externalize(self, value: Any) -> Any:
         """``value`` with its frames stored and replaced by their references."""
         return replace_frames(value, self.keep)

@@ -3,6 +3,8 @@
 agentgym eval --benchmark quickstart --agent random          a shipped suite
 agentgym eval --env games/Maze-v0 --tasks 20 --agent oracle  an ad-hoc suite over one env
 agentgym eval ... --out runs/mine --resume                   continue a killed run
+agentgym eval ... --env-server http://HOST:PORT              envs on env servers
+agentgym eval ... --ray auto --num-envs 64                   episodes on a Ray cluster
 agentgym report runs/mine [runs/other ...]                   the tables, side by side
 agentgym compare runs/a runs/b                               paired difference, with a CI
 """
@@ -98,6 +100,35 @@ def add_commands(commands: Any) -> None:
         help="seconds a whole episode may take, retried and recorded as --step-timeout",
     )
     run.add_argument("--retries", type=int, default=2, help="retries of an errored episode")
+    scale = run.add_argument_group("elsewhere (docs/evaluation.md, 'Scaling out')")
+    scale.add_argument(
+        "--env-server",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="play every episode's env on this env server (agentgym serve-env; repeatable: "
+        "each new episode goes to the server with the fewest of this run's episodes in "
+        "flight); recorded in the manifest",
+    )
+    scale.add_argument(
+        "--env-server-token",
+        metavar="TOKEN",
+        help="the env servers' bearer token (default: $AGENTGYM_SERVER_TOKEN); not recorded",
+    )
+    scale.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play the episodes on Ray actors across a cluster: auto (the cluster this machine "
+        "belongs to), local (a new one here), HOST:PORT or ray://HOST:PORT; --num-envs is "
+        "then the episodes at once over the whole cluster (needs ray: agentgym[train])",
+    )
+    scale.add_argument(
+        "--episodes-per-actor",
+        type=int,
+        metavar="N",
+        help="with --ray: episodes one actor plays at once (default: a core's worth of the "
+        "heaviest env's: 8 text episodes, 1 browser or desktop episode)",
+    )
     run.add_argument(
         "--seed",
         type=int,
@@ -225,6 +256,10 @@ def _eval(args: argparse.Namespace) -> int:
         progress=True,
         user=args.user,
         user_options=parse_options(args.user_option, "--user-option"),
+        env_servers=args.env_server or None,
+        env_server_token=args.env_server_token,
+        ray=args.ray,
+        episodes_per_actor=args.episodes_per_actor,
     )
     print(format_table([(args.agent, result.summary)]))
     print(f"run directory: {result.run_dir}")

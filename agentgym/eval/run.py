@@ -26,7 +26,7 @@ import os
 import platform
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,10 @@ from agentgym.errors import LedgerError, UsageError
 from agentgym.eval.engine import EngineLimits, check_num_envs, run_episodes
 from agentgym.eval.plan import Benchmark, EpisodePlan
 from agentgym.eval.progress import start_progress
+from agentgym.eval.ray_pool import EpisodeJob, Placement, placement, play_on_ray
+from agentgym.eval.servers import EnvServers, check_urls
 from agentgym.eval.stats import summarize
+from agentgym.frames import FrameStore
 from agentgym.ledger import EpisodeRecord, EpisodeWriter, read_episodes, rewrite_episodes
 from agentgym.registry import spec
 
@@ -49,7 +52,8 @@ __all__ = [
     "read_manifest",
 ]
 
-MANIFEST_VERSION = "1.3"  # 1.1: agent_prompt; 1.2: user, user_options; 1.3: task_selection
+MANIFEST_VERSION = "1.4"
+"""1.1: agent_prompt; 1.2: user, user_options; 1.3: task_selection; 1.4: env_servers, ray."""
 
 
 @dataclass
@@ -212,13 +216,17 @@ async def evaluate_async(
     progress: bool = False,
     user: Any = None,
     user_options: dict[str, Any] | None = None,
+    env_servers: Sequence[str] | None = None,
+    env_server_token: str | None = None,
+    ray: str | None = None,
+    episodes_per_actor: int | None = None,
 ) -> RunResult:
     """Run ``benchmark`` with ``agent`` into the run directory ``out`` (inside an event loop).
 
     Args:
         agent: any agent spec (see :mod:`agentgym.agents`).
         agent_options: options of an LLM agent spec (see :func:`~agentgym.agents.resolve_agent`).
-        num_envs: episodes played at once.
+        num_envs: episodes played at once (with ``ray``: over the whole cluster).
         resume: continue the run already in ``out`` (same benchmark and agent).
         limits: step and episode timeouts, retries.
         progress: show the progress on stderr: a live bar on a terminal, else a plain line
@@ -227,41 +235,49 @@ async def evaluate_async(
             ``None``: the env's own scripted user. The same LLM spec and options as the
             agent's share its loaded model.
         user_options: options of an LLM user spec.
+        env_servers: env servers' URLs (``agentgym serve-env``): every episode's env is a
+            session on the one with the fewest of this run's episodes in flight
+            (:mod:`agentgym.eval.servers`); the manifest records them.
+        env_server_token: their bearer token (default: ``$AGENTGYM_SERVER_TOKEN``); never
+            recorded.
+        ray: play the episodes on Ray actors across the cluster at this address (``"auto"``,
+            ``"local"``, ``"ray://HOST:PORT"``, as ``ray.init`` reads it); this process stays
+            the ledger's only writer (:mod:`agentgym.eval.ray_pool`).
+        episodes_per_actor: with ``ray``, episodes one actor plays at once (default: a
+            core's worth of the heaviest env's episodes).
     """
     check_num_envs(num_envs)  # before the run directory and the progress bar appear
     factory, agent_name = resolve_agent(agent, agent_options)
-    user_factory: AgentFactory | None = None
-    user_name: str | None = None
+    user_factory, user_name = resolve_user(
+        user, user_options, agent, agent_options, factory, agent_name
+    )
     if user is not None:
-        same = user == agent and dict(user_options or {}) == dict(agent_options or {})
-        if same and isinstance(factory, SharedBackendFactory):
-            user_factory, user_name = factory, agent_name  # one model for both sides
-        else:
-            user_factory, user_name = resolve_agent(user, user_options)
         _check_users(benchmark)
+    servers = None if env_servers is None else check_urls(env_servers)
+    if servers and user is not None:
+        raise UsageError("--user (a model playing the user) needs local envs: no --env-server")
+    where = _placement(benchmark, num_envs, ray, episodes_per_actor)
     run_dir = Path(out)
     plans = benchmark.plan()
     manifest = {
-        "manifest_version": MANIFEST_VERSION,
-        "benchmark": benchmark.to_dict(),
-        "benchmark_hash": benchmark.digest(),
-        "agent": agent_name,
-        "agent_options": dict(agent_options or {}),
-        # An LLM agent's effective prompt settings, its defaults included (smollm2 reads
-        # answers flexibly): what a reader needs to compare two runs' scores.
-        "agent_prompt": _prompt_settings(factory),
-        "user": user_name,
-        "user_options": dict(user_options or {}),
+        **_manifest(benchmark, factory, agent_name, agent_options, user_name, user_options),
         "episodes": len(plans),
-        # How each env's tasks were chosen (a count is spread round-robin over levels and
-        # strata): what a reader needs to know that `tasks: 3` meant three repositories.
-        "task_selection": [
-            {"env": entry.id, "how": entry.selection().how} for entry in benchmark.envs
-        ],
-        "created_at": time.time(),
-        "agentgym_version": _version(),
-        "python": platform.python_version(),
+        "env_servers": servers,
+        "ray": ray,
     }
+    job = EpisodeJob(
+        agent=agent,
+        agent_options=dict(agent_options or {}),
+        agent_name=agent_name,
+        limits=limits or EngineLimits(),
+        sampling=dict(benchmark.sampling),
+        user=user,
+        user_options=dict(user_options or {}),
+        env_servers=tuple(servers or ()),
+        env_server_token=env_server_token,
+        ray=ray,
+    )
+    local = (factory, user_factory, user_name)
     created = not run_dir.exists()
     done = _prepare(run_dir, manifest, resume)
     todo = [plan for plan in plans if plan.episode_id not in done]
@@ -278,18 +294,7 @@ async def evaluate_async(
                 if bar:
                     bar.update(record)
 
-            await run_episodes(
-                todo,
-                factory,
-                agent_name,
-                num_envs=num_envs,
-                limits=limits,
-                sampling=dict(benchmark.sampling),
-                on_record=keep,
-                user_factory=user_factory,
-                user_name=user_name,
-                frames=writer.frames,
-            )
+            await _play(todo, job, keep, writer.frames, where, num_envs, local)
     except BaseException:
         if not done and not written:  # nothing recorded: leave no half-made run directory
             _discard(run_dir, created)
@@ -303,6 +308,103 @@ async def evaluate_async(
     summary = {"benchmark": benchmark.name, "agent": agent_name, **summarize(records)}
     _write_json(run_dir / "summary.json", summary)
     return RunResult(run_dir, records, summary, resumed=len(plans) - len(todo))
+
+
+async def _play(
+    todo: list[EpisodePlan],
+    job: EpisodeJob,
+    keep: Callable[[EpisodeRecord, EpisodePlan], None],
+    frames: FrameStore,
+    where: Placement | None,
+    num_envs: int,
+    local: tuple[AgentFactory, AgentFactory | None, str | None],
+) -> None:
+    """Play ``todo`` here (``local``: the agent's factory, the user's and its name) or, with
+    a placement, on Ray actors that resolve the job's specs themselves."""
+    if where is not None:
+        await play_on_ray(todo, job, where=where, frames=frames, on_record=keep)
+        return
+    factory, user_factory, user_name = local
+    servers = job.env_servers
+    await run_episodes(
+        todo,
+        factory,
+        job.agent_name,
+        num_envs=num_envs,
+        limits=job.limits,
+        sampling=job.sampling,
+        on_record=keep,
+        make_env=EnvServers(servers, token=job.env_server_token) if servers else None,
+        user_factory=user_factory,
+        user_name=user_name,
+        frames=frames,
+    )
+
+
+def resolve_user(
+    user: Any,
+    user_options: dict[str, Any] | None,
+    agent: Any,
+    agent_options: dict[str, Any] | None,
+    agent_factory: AgentFactory,
+    agent_name: str,
+) -> tuple[AgentFactory | None, str | None]:
+    """The factory and name of the model playing the user (None, None: the env's own
+    scripted user). The same LLM spec and options as the agent's share the agent's
+    ``agent_factory``, so one model is loaded for both sides."""
+    if user is None:
+        return None, None
+    same = user == agent and dict(user_options or {}) == dict(agent_options or {})
+    if same and isinstance(agent_factory, SharedBackendFactory):
+        return agent_factory, agent_name
+    return resolve_agent(user, user_options)
+
+
+def _placement(
+    benchmark: Benchmark, num_envs: int, ray: str | None, episodes_per_actor: int | None
+) -> Placement | None:
+    """How a ``ray`` run spreads over actors (None: not on Ray), checked before the run
+    directory appears."""
+    if ray is None:
+        if episodes_per_actor is not None:
+            raise UsageError("--episodes-per-actor goes with --ray ADDRESS")
+        return None
+    if not isinstance(ray, str) or not ray.strip():
+        raise UsageError(
+            f"--ray takes a cluster's address ('auto', 'local', HOST:PORT), got {ray!r}"
+        )
+    return placement([entry.id for entry in benchmark.envs], num_envs, episodes_per_actor)
+
+
+def _manifest(
+    benchmark: Benchmark,
+    factory: AgentFactory,
+    agent_name: str,
+    agent_options: dict[str, Any] | None,
+    user_name: str | None,
+    user_options: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """What a run's ``manifest.json`` says of its suite, agent, user and versions."""
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "benchmark": benchmark.to_dict(),
+        "benchmark_hash": benchmark.digest(),
+        "agent": agent_name,
+        "agent_options": dict(agent_options or {}),
+        # An LLM agent's effective prompt settings, its defaults included (smollm2 reads
+        # answers flexibly): what a reader needs to compare two runs' scores.
+        "agent_prompt": _prompt_settings(factory),
+        "user": user_name,
+        "user_options": dict(user_options or {}),
+        # How each env's tasks were chosen (a count is spread round-robin over levels and
+        # strata): what a reader needs to know that `tasks: 3` meant three repositories.
+        "task_selection": [
+            {"env": entry.id, "how": entry.selection().how} for entry in benchmark.envs
+        ],
+        "created_at": time.time(),
+        "agentgym_version": _version(),
+        "python": platform.python_version(),
+    }
 
 
 def _check_users(benchmark: Benchmark) -> None:

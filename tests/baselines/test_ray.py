@@ -1,43 +1,33 @@
 """Ray rollout workers: episodes come back from other processes, and a worker killed
 mid-run costs only its share of one iteration (dropped and counted), never the run.
 
-Ray runs in a network namespace with only the loopback up (``unshare -n``): by default it
-binds the machine's address, which tests must not use.
+Ray runs in a network namespace with only the loopback up (``tests/ray_cluster.py``): by
+default it binds the machine's address, which tests must not use.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from ray_cluster import RAY_ENVIRON, in_a_private_network
 
 pytest.importorskip("ray")
 
 HERE = Path(__file__).parent
 
 
-def _in_a_private_network(command: list[str]) -> list[str]:
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("needs unshare and ip (util-linux, iproute2) for a loopback-only network")
-    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip(f"unshare -n is not permitted here: {probe.stderr.decode().strip()}")
-    quoted = " ".join(f"'{part}'" for part in command)
-    return ["unshare", "-n", "sh", "-c", f"ip link set lo up && exec {quoted}"]
-
-
 @pytest.mark.slow
 def test_a_killed_rollout_worker_drops_its_episodes_and_training_goes_on(tmp_path):
     out = tmp_path / "run"
     command = [sys.executable, str(HERE / "ray_training.py"), str(out)]
-    environ = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    environ = {**os.environ, **RAY_ENVIRON}
     done = subprocess.run(
-        _in_a_private_network(command), capture_output=True, text=True, env=environ, timeout=500
+        in_a_private_network(command), capture_output=True, text=True, env=environ, timeout=500
     )
     assert done.returncode == 0, done.stderr[-4000:]
     dropped_lines = [line for line in done.stdout.splitlines() if "dropped" in line]
