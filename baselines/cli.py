@@ -103,6 +103,10 @@ def parse_args(name: str, argv: list[str]) -> Any:
     parser = _options_parser(name, module.Args)
     namespace = parser.parse_args(argv)
     values = {f.name: getattr(namespace, f.name) for f in dataclasses.fields(module.Args)}
+    hints = typing.get_type_hints(module.Args)
+    for name in values:  # a repeatable option: what it was given, as a tuple
+        if typing.get_origin(hints[name]) is tuple:
+            values[name] = tuple(values[name] or ())
     return module.Args(**values)
 
 
@@ -124,7 +128,12 @@ def _options_parser(name: str, cls: type) -> argparse.ArgumentParser:
         # Always the value: a field's docstring may speak of a default ("TRL's") without it.
         doc = (docs.get(spec.name) or spec.name.replace("_", " ")).replace("%", "%%")
         help_text = f"{doc} (default: %(default)s)"
-        if kind is bool:
+        if typing.get_origin(hints[spec.name]) is tuple:  # a repeatable option
+            parser.add_argument(
+                *flags, dest=spec.name, action="append", default=None,
+                help=f"{doc} (repeatable; default: none)",
+            )  # fmt: skip
+        elif kind is bool:
             parser.add_argument(
                 *flags,
                 dest=spec.name,

@@ -165,9 +165,19 @@ class TrainArgs:
     vllm_gpu_memory: float = 0.4
     """With --rollout-backend vllm: the share of the GPU's memory vLLM may take (weights and
     KV cache); the rest is the trainer's."""
+    env_server: tuple[str, ...] = ()
+    """Env servers' URLs (agentgym serve-env; repeatable): every rollout's env is a session
+    on the one with the fewest of this run's episodes in flight, as in agentgym eval
+    --env-server; the bearer token comes from $AGENTGYM_SERVER_TOKEN. None given: local
+    envs. A resume may name other servers."""
 
     def sampling(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+UNCHECKED_ON_RESUME = ("resume", "iterations", "env_server")
+"""Arguments a resume may change: more iterations, other env servers (where the envs run,
+not what they are)."""
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -209,7 +219,7 @@ class Run:
             changed = {
                 k: (before.get(k, defaults.get(k)), v)
                 for k, v in saved.items()
-                if k not in ("resume", "iterations") and before.get(k, defaults.get(k)) != v
+                if k not in UNCHECKED_ON_RESUME and before.get(k, defaults.get(k)) != v
             }
             if changed:
                 raise UsageError(

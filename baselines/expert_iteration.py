@@ -29,7 +29,13 @@ import torch
 from agentgym.agents import PromptConfig, SharedBackendFactory
 from agentgym.baselines.common import Run, TrainArgs, minibatches, optimizer_step
 from agentgym.baselines.losses import aggregate
-from agentgym.baselines.rollouts import DemoAgent, Rollouts, keep_finished, play_counted
+from agentgym.baselines.rollouts import (
+    DemoAgent,
+    Rollouts,
+    env_maker,
+    keep_finished,
+    play_counted,
+)
 from agentgym.baselines.session import Session, setup
 from agentgym.baselines.tensors import completion_logprobs, step_samples, to_batch
 from agentgym.errors import UsageError
@@ -72,7 +78,12 @@ def demonstrations(args: Args, session: Session, iteration: int) -> Rollouts:
     records = asyncio.run(
         play_counted(
             lambda on_record: run_episodes(
-                plans, factory, factory.name, num_envs=args.num_envs, on_record=on_record
+                plans,
+                factory,
+                factory.name,
+                num_envs=args.num_envs,
+                on_record=on_record,
+                make_env=env_maker(args.env_server),
             ),
             session.progress,
             len(plans),

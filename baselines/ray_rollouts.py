@@ -77,7 +77,11 @@ class RayRollouts:
             args.lora_rank,
             args.seed,
             {"format_hint": prompt.format_hint, "history_window": prompt.history_window},
-            {"sampling": args.sampling(), "num_envs": args.num_envs},
+            {
+                "sampling": args.sampling(),
+                "num_envs": args.num_envs,
+                "env_servers": args.env_server,
+            },
         )
         self.workers = [self._start() for _ in range(args.rollout_workers)]
         self.crashed = 0  # workers lost (and replaced) so far

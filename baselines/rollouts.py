@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ __all__ = [
     "LocalRollouts",
     "Rollouts",
     "VLLMRollouts",
+    "env_maker",
     "keep_finished",
     "plan_groups",
     "play_counted",
@@ -174,6 +175,15 @@ def keep_finished(records: list[EpisodeRecord], groups: list[str], seconds: floa
     )
 
 
+def env_maker(env_servers: Sequence[str]) -> Callable[..., Any] | None:
+    """The engine's ``make_env`` for ``--env-server`` URLs (their token from
+    ``$AGENTGYM_SERVER_TOKEN``): each episode on the least busy server; None (local envs)
+    when there are none."""
+    from agentgym.eval import EnvServers
+
+    return EnvServers(env_servers) if env_servers else None
+
+
 class EngineRollouts:
     """Plays a plan's episodes in the evaluator's engine with the agents of ``factory``."""
 
@@ -184,10 +194,12 @@ class EngineRollouts:
         sampling: dict[str, Any],
         num_envs: int = 16,
         limits: EngineLimits | None = None,
+        env_servers: Sequence[str] = (),
     ) -> None:
         self.factory = factory
         self.sampling = dict(sampling)
         self.num_envs = num_envs
+        self.make_env = env_maker(env_servers)
         self.limits = limits or EngineLimits(step_timeout=600.0, retries=1)
         self.progress: Callable[[str, int, int], None] | None = None
 
@@ -212,6 +224,7 @@ class EngineRollouts:
                 limits=self.limits,
                 sampling=self.sampling,
                 on_record=on_record,
+                make_env=self.make_env,
             )
 
         return await play_counted(play, self.progress, len(plans))

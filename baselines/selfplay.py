@@ -467,6 +467,8 @@ def check(args: Args) -> list[str]:
             raise UsageError(f"--{name.replace('_', '-')} must be a positive int, got {value!r}")
     if args.rollout_endpoint or args.rollout_workers or args.rollout_backend != "hf":
         raise UsageError("selfplay samples in this process only (the hf backend)")
+    if args.env_server:
+        raise UsageError("selfplay plays its games here: --env-server serves one seat, not two")
     env = make_multi(args.env_id)
     try:
         seats = list(env.possible_agents)

@@ -217,6 +217,7 @@ def make_rollouts(args: Any, policy: Any) -> Any:
             sync_dir=Path(args.output_dir) / "served-policy",
             sampling=args.sampling(),
             num_envs=args.num_envs,
+            env_servers=args.env_server,
         )
     if args.rollout_workers > 0:
         from agentgym.baselines.ray_rollouts import RayRollouts
@@ -230,5 +231,9 @@ def make_rollouts(args: Any, policy: Any) -> Any:
             engine_options={"gpu_memory_utilization": args.vllm_gpu_memory},
             sampling=args.sampling(),
             num_envs=args.num_envs,
+            env_servers=args.env_server,
         )
-    return LocalRollouts(policy, prompt, sampling=args.sampling(), num_envs=args.num_envs)
+    return LocalRollouts(
+        policy, prompt, sampling=args.sampling(), num_envs=args.num_envs,
+        env_servers=args.env_server,
+    )  # fmt: skip

@@ -88,9 +88,9 @@ class LocalCluster:
         head.append(f"--temp-dir={self.temp_dir}")
         self.head = self._node(*head)
         self._wait_for_nodes(1)
-        for _ in range(self.workers_wanted):
+        for number in range(self.workers_wanted):  # one at a time: two joining at once can hang
             self.workers.append(self._node(f"--address={self.address}", f"--num-cpus={self.cpus}"))
-        self._wait_for_nodes(1 + self.workers_wanted)
+            self._wait_for_nodes(2 + number)
 
     def _wait_for_nodes(self, count: int, deadline_s: float = 120.0) -> None:
         """Until ``count`` nodes are alive (asked in a child: this process stays off Ray)."""

@@ -9,8 +9,8 @@ This package's public face: callers outside ``agentgym.eval`` (the leaderboard, 
 the README) import from here, not from its submodules, so the modules can move without breaking
 them. The face covers the four jobs: reading a benchmark (``load_benchmark``, ``Benchmark``,
 ``BenchmarkEnv``, ``EpisodePlan``, ``episode_seed``), running episodes (``evaluate``,
-``run_episodes``, ``plan_env``, ``EngineLimits``), reading a run back (``read_manifest``,
-``read_run``, ``write_html``, an episode's transcript: ``episode_transcript``,
+``run_episodes``, ``plan_env``, ``EngineLimits``, ``EnvServers``), reading a run back
+(``read_manifest``, ``read_run``, ``write_html``, an episode's transcript: ``episode_transcript``,
 ``render_transcript``) and the statistics (``summarize``, ``bootstrap_ci``, ...), with
 the headline as every terminal prints it (``percent_interval``, ``pooled_line``, ...).
 
@@ -35,6 +35,7 @@ from agentgym.eval.plan import (
 )
 from agentgym.eval.report import Run, read_run, write_html
 from agentgym.eval.run import RunResult, evaluate, evaluate_async, read_manifest
+from agentgym.eval.servers import EnvServers
 from agentgym.eval.stats import (
     BOOTSTRAP_SAMPLES,
     CONFIDENCE,
@@ -64,6 +65,7 @@ __all__ = [
     "Benchmark",
     "BenchmarkEnv",
     "EngineLimits",
+    "EnvServers",
     "EpisodePlan",
     "Run",
     "RunResult",
