@@ -3,16 +3,20 @@
 It reads nle's glyphs, status line and message (what the agent's text is made from) and plays
 by a short list of rules, first that applies:
 
-1. answer a prompt: ``What do you want to eat?`` with a food letter, a yes/no question with
-   ``y``, a direction question with the direction it meant, anything else with ``esc``;
-2. eat when Hungry or worse and it carries food (food class items in the inventory);
-3. attack an adjacent hostile monster (move into it; a pet is never attacked);
-4. on the down staircase: go ``down``;
-5. walk toward the down staircase when it has been seen on this level;
-6. walk toward the nearest square not yet stood on that lies beside unexplored rock
-   (exploring), opening closed doors on the way (a locked one is left alone);
-7. with nothing left to explore, search for hidden passages, 10 times at a time, beside the
-   rock where it has searched least.
+1. answer a prompt: ``What do you want to eat?`` with a food letter, a yes/no question about
+   eating, attacking or praying with ``y`` (others ``n``), a direction question with the
+   direction it meant, any other question or menu with ``esc``;
+2. pray when its hit points fall below a seventh of their maximum (or 6), at most once in
+   1,000 turns and not before turn 300 (NetHack's prayer timeout);
+3. eat when Hungry or worse and it carries food (food class items in the inventory);
+4. attack an adjacent hostile monster (move into it; a pet is never attacked);
+5. on the down staircase: go ``down``;
+6. walk toward the down staircase when it has been seen on this level;
+7. walk toward the nearest square not yet stood on that lies beside unexplored rock
+   (exploring), opening closed doors on the way and kicking locked ones (not on a level
+   whose shop is closed for inventory: its shopkeeper kills door breakers);
+8. with nothing left to explore, search for hidden passages, 10 times at a time, beside the
+   wall or rock where it has searched least; after 4 moves that went nowhere, a random move.
 
 Paths are breadth-first over the squares seen, never diagonally through a door. The bot is
 deterministic: its few random choices come from a generator seeded with the task seed, so the
@@ -47,15 +51,16 @@ MOVES = {
     "southeast": (1, 1),
     "southwest": (-1, 1),
 }
-_CMAP = nethack.GLYPH_CMAP_OFF
+_CMAP: int = nethack.GLYPH_CMAP_OFF
 _STONE, _DOORWAY, _OPEN_DOORS, _CLOSED_DOORS = 0, 12, (13, 14), (15, 16)
 _STAIRS_DOWN = 24
 _WALKABLE_CMAP = frozenset({12, 13, 14, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31})
 _WALKABLE_CMAP |= {33, 35, 36}  # ice, lowered drawbridges
 _HUNGRY = 2  # blstats hunger: 0 satiated, 1 not hungry, 2 hungry, 3 weak, 4 fainting
 SEARCHES_PER_SPOT = 10
+PRAYER_GAP = 1000  # game turns between prayers (NetHack's timeout is about 50-1000)
 _WALLS = range(12)  # cmap: dark area (unexplored rock) and the eleven kinds of wall
-DOOR_TRIES = 3  # tries to open a door before leaving it alone (it may be locked)
+DOOR_TRIES = 6  # tries to open, then kick, a door before leaving it alone
 
 
 @dataclass
@@ -71,6 +76,8 @@ class NetHackBot:
     stuck: int = 0  # moves in a row that left the bot where it was
     position: tuple[int, int] = (-1, -1)
     door_tries: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    prayed: int = -PRAYER_GAP  # the game turn of its last prayer
+    shops: set[int] = field(default_factory=set)  # levels with a shop closed for inventory
 
 
 def bot_action(world: NetHackWorld) -> str:
@@ -95,10 +102,15 @@ def _decide(bot: NetHackBot, world: NetHackWorld) -> str:
     bot.position = (x, y)
     bot.visited.setdefault(depth, set()).add((x, y))
     _remember_stairs(bot, glyphs, depth)
+    if "Closed for inventory" in world.message:
+        bot.shops.add(depth)  # its shopkeeper kills whoever breaks the door: never kick here
     answer = _answer_prompt(bot, world)
     if answer is not None:
         return answer
     bot.pending = ""
+    if _should_pray(bot, obs, world.time):
+        bot.prayed = world.time
+        return "pray"
     if int(obs["blstats"][nethack.NLE_BL_HUNGER]) >= _HUNGRY and _food_letter(obs) is not None:
         return "eat"
     for word, (dx, drow) in MOVES.items():
@@ -157,6 +169,12 @@ def _search(bot: NetHackBot, glyphs: np.ndarray, here: tuple[int, int], depth: i
     return "search"
 
 
+def _should_pray(bot: NetHackBot, obs: dict[str, np.ndarray], turn: int) -> bool:
+    hp, most = int(obs["blstats"][nethack.NLE_BL_HP]), int(obs["blstats"][nethack.NLE_BL_HPMAX])
+    low = hp < max(6, most // 7)
+    return low and turn > 300 and turn - bot.prayed >= PRAYER_GAP
+
+
 def _remember_stairs(bot: NetHackBot, glyphs: np.ndarray, depth: int) -> None:
     rows, columns = np.nonzero(glyphs == _CMAP + _STAIRS_DOWN)
     if len(rows):
@@ -173,7 +191,8 @@ def _answer_prompt(bot: NetHackBot, world: NetHackWorld) -> str | None:
     if "In what direction?" in top:
         return bot.pending or "esc"
     if top.endswith(("[yn] (n)", "[ynq] (y)", "[ynq] (n)", "[yn] (y)", "[ynaq] (y)")):
-        return "y" if "eat" in top or "attack" in top.lower() else "n"
+        agree = ("eat", "attack", "pray")
+        return "y" if any(word in top.lower() for word in agree) else "n"
     if "This door is locked" in message and bot.pending == "":
         return None
     if top.endswith("?") or "--More--" in top or _menu_showing(world.obs):
@@ -244,7 +263,9 @@ def _route(
                 if tries < DOOR_TRIES:
                     bot.door_tries[door] = tries + 1
                     bot.pending = word
-                    return "open"  # never kick: a shopkeeper kills door breakers
+                    if tries < 2 or depth in bot.shops:
+                        return "open"
+                    return "kick"
             if not _walkable(glyph):
                 continue
             first[there] = first[here] or word

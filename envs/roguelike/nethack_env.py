@@ -206,7 +206,7 @@ def _turn_pages(world: NetHackWorld, done: bool) -> bool:
 def play_key(world: NetHackWorld, key: int) -> None:
     """One agent action: the key, then the ``--More--`` pages; records what was reached."""
     before = world.time
-    obs, _, done, _, info = world.game.step(world.game.actions.index(key))
+    obs, _, done, _, _ = world.game.step(world.game.actions.index(key))
     world.obs, world.message = _copy(obs), _message(obs)
     done = _turn_pages(world, bool(done))
     world.steps += 1
@@ -216,7 +216,7 @@ def play_key(world: NetHackWorld, key: int) -> None:
     world.idle = world.idle + 1 if world.time == before else 0
     if done:
         world.over = True
-        world.end = f"the game ended ({info.get('end_status', 'done')!s})"
+        world.end = "NetHack ended the game (the character died, or quit or saved)"
     elif world.idle >= NO_PROGRESS_LIMIT:
         world.over = True
         world.end = f"{NO_PROGRESS_LIMIT} actions in a row passed no game time"
