@@ -88,9 +88,13 @@ class LocalCluster:
         head.append(f"--temp-dir={self.temp_dir}")
         self.head = self._node(*head)
         self._wait_for_nodes(1)
-        for number in range(self.workers_wanted):  # one at a time: two joining at once can hang
-            self.workers.append(self._node(f"--address={self.address}", f"--num-cpus={self.cpus}"))
-            self._wait_for_nodes(2 + number)
+        for _ in range(self.workers_wanted):  # one at a time: two joining at once can hang
+            self.add_worker()
+
+    def add_worker(self) -> None:
+        """Start one more worker node and wait until it has joined."""
+        self.workers.append(self._node(f"--address={self.address}", f"--num-cpus={self.cpus}"))
+        self._wait_for_nodes(1 + len(self.workers))
 
     def _wait_for_nodes(self, count: int, deadline_s: float = 120.0) -> None:
         """Until ``count`` nodes are alive (asked in a child: this process stays off Ray)."""
