@@ -96,3 +96,17 @@ def test_a_server_killed_mid_run_loses_no_episode(tmp_path):
     assert doomed.poll() is not None, "the server was not killed during the run"
     assert result.summary["overall"]["errored"] == 0
     assert ledger(tmp_path / "remote") == ledger(tmp_path / "local")
+
+
+def test_agentgym_eval_takes_env_servers_and_their_token(tmp_path, monkeypatch, capsys):
+    from agentgym.cli import main
+
+    monkeypatch.delenv("AGENTGYM_SERVER_TOKEN", raising=False)
+    with running(token="t0k") as server:
+        out = tmp_path / "run"
+        flags = ["--env-server", server.url, "--env-server-token", "t0k"]
+        command = ["eval", "--env", "games/Maze-v0", "--tasks", "2", "--agent", "oracle"]
+        assert main([*command, "--out", str(out), *flags]) == 0
+        opened = server.table.metrics.opened
+    assert "100.0%" in capsys.readouterr().out
+    assert read_manifest(out)["env_servers"] == [server.url] and opened == 2
