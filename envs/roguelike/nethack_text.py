@@ -247,6 +247,8 @@ _DIRECTIONS = [
     "northwest",
     "northnorthwest",
 ]
+_DISTANCE_RANK = {name: rank for rank, name in enumerate(_DISTANCES)}
+_DIRECTION_RANK = {name: rank for rank, name in enumerate(_DIRECTIONS)}
 
 
 def _object_name(index: int) -> str:
@@ -313,6 +315,7 @@ def glyph_name(glyph: int) -> tuple[str, str]:
     return monster, "screen"
 
 
+@cache
 def offset_words(dx: int, dy: int) -> tuple[str, str]:
     """``(distance, direction)`` of a square ``dx`` east and ``dy`` north of the agent, as the
     wrapper's ``pos_to_str`` words it: the diagonal part names the last compass point."""
@@ -342,16 +345,22 @@ def offset_words(dx: int, dy: int) -> tuple[str, str]:
 _RAYS = ((1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1))  # (dx, drow)
 
 
+@cache
+def _listed_on_screen() -> np.ndarray:
+    """For every glyph (and NO_GLYPH), whether it is listed wherever it is on the level: a
+    table, so finding them on a 21x79 map is one numpy lookup, not 1,659 calls."""
+    table = [glyph_name(g)[1] == "screen" for g in range(nethack.MAX_GLYPH + 1)]
+    return np.array(table, dtype=bool)
+
+
 def _sightings(glyphs: np.ndarray, x: int, y: int) -> list[tuple[str, str, str]]:
     """``(name, distance, direction)`` of everything the wrapper lists, unsorted."""
     seen: list[tuple[str, str, str]] = []
-    for row in range(ROWS):
-        for column in range(COLUMNS):
-            if (row, column) == (y, x):
-                continue
-            name, where = glyph_name(int(glyphs[row, column]))
-            if where == "screen":
-                seen.append((name, *offset_words(column - x, y - row)))
+    rows, columns = np.nonzero(_listed_on_screen()[glyphs])
+    for row, column in zip(rows.tolist(), columns.tolist(), strict=True):
+        if (row, column) != (y, x):
+            name, _ = glyph_name(int(glyphs[row, column]))
+            seen.append((name, *offset_words(column - x, y - row)))
     for dx, drow in _RAYS:
         for step in range(1, 10):
             column, row = x + dx * step, y + drow * step
@@ -386,7 +395,7 @@ def language_observation(glyphs: np.ndarray, x: int, y: int) -> str:
     """The wrapper's ``text_glyphs``: one line per (name, distance), far to near, clockwise."""
     seen = sorted(
         _sightings(glyphs, x, y),
-        key=lambda s: (_DISTANCES.index(s[1]), _DIRECTIONS.index(s[2])),
+        key=lambda s: (_DISTANCE_RANK[s[1]], _DIRECTION_RANK[s[2]]),
     )
     groups: dict[tuple[str, str], list[str]] = {}
     for name, distance, direction in seen:
@@ -395,7 +404,7 @@ def language_observation(glyphs: np.ndarray, x: int, y: int) -> str:
     for (name, distance), directions in groups.items():
         single = [d for d in dict.fromkeys(directions) if directions.count(d) == 1]
         several = [d for d in dict.fromkeys(directions) if directions.count(d) > 1]
-        rank = _DISTANCES.index(distance)
+        rank = _DISTANCE_RANK[distance]
         for label, where in ((name, single), (_plural(name), several)):
             if where:
                 lines.append((rank, len(lines), f"{label} {distance} {_listed(where)}"))

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from agentgym.envs.roguelike.nethack_env import NetHackEnv, game_seeds, progression
 from agentgym.envs.roguelike.nethack_text import KEYS
+from agentgym.eval import evaluate
 
 
 @pytest.fixture
-def env() -> NetHackEnv:
+def env() -> Iterator[NetHackEnv]:
     made = NetHackEnv()
     yield made
     made.close()
@@ -78,3 +82,13 @@ def test_the_bot_goes_down_where_random_keys_do_not(env: NetHackEnv) -> None:
                 break
         scores[player] = info["verdict"].score
     assert scores["bot"] > scores["random"] == 0.0
+
+
+def test_the_random_agent_runs_end_to_end(tmp_path: Path) -> None:
+    """Through the evaluator on 2 test tasks: episodes end at the step cap, none errored."""
+    result = evaluate(
+        env="roguelike/NetHack-v0", agent="random", tasks=2, max_steps=30, out=tmp_path
+    )
+    assert len(result.records) == 2
+    assert result.summary["overall"]["errored"] == 0
+    assert {r.spec.env_id for r in result.records} == {"roguelike/NetHack-v0"}
