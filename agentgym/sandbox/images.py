@@ -14,6 +14,9 @@ There is no registry to pull from on our machines, but Debian's package mirror a
 
 Each step is skipped when its result is there and current (the image carries the hash of the
 Dockerfile it was built from as a label), so :func:`ensure_images` is cheap after the first run.
+:func:`build_recipe` is that last step for any recipe and digest: the env-server images
+(:mod:`agentgym.sandbox.server_images`) are built with it too. A rebuild removes the image it
+replaced, unless something still uses it, so rebuilds do not pile up in the data root.
 
 Several processes (parallel test workers, a build beside a test run) may ask for the same step
 at once, so each step runs under an exclusive :func:`~agentgym.cache.exclusive` lock and looks
@@ -28,6 +31,7 @@ by one process, on two descriptors, would wait for itself).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -49,6 +53,7 @@ __all__ = [
     "ROOTFS_IMAGE",
     "SANDBOX_IMAGE",
     "build_image",
+    "build_recipe",
     "build_rootfs",
     "dockerfile",
     "ensure_images",
@@ -102,9 +107,30 @@ def import_rootfs(force: bool = False, log: Log = print) -> str:
 
 def build_image(tag: str = SANDBOX_IMAGE, force: bool = False, log: Log = print) -> str:
     """``docker build`` the base sandbox image on the imported rootfs (a few minutes once)."""
-    client = docker_client()
     recipe = dockerfile()
     digest = hashlib.sha256(recipe.read_bytes()).hexdigest()
+    build_args = {"BASE": ROOTFS_IMAGE}
+    return build_recipe(recipe, tag, digest, lambda: recipe.parent, build_args, force, log)
+
+
+def build_recipe(
+    recipe: Path,
+    tag: str,
+    digest: str,
+    context: Callable[[], Path],
+    build_args: dict[str, str],
+    force: bool = False,
+    log: Log = print,
+) -> str:
+    """``docker build`` ``recipe`` as ``tag`` unless an image built from ``digest`` is there.
+
+    ``digest`` is what the image is built from (at least the Dockerfile's hash); the image
+    carries it as a label, so a later call with the same digest skips the build. ``context``
+    makes the build context and is called only when a build happens, under the docker lock
+    (preparing it may take a while: the env-server images download wheels). The rootfs is
+    imported first if missing: every recipe here starts ``FROM`` it, directly or not.
+    """
+    client = docker_client()
 
     def current() -> bool:
         labels = _image_labels(client, tag)
@@ -118,20 +144,20 @@ def build_image(tag: str = SANDBOX_IMAGE, force: bool = False, log: Log = print)
             log(f"image: {tag} is there and current")
             return tag
         _import_rootfs_locked(client, False, log)
+        folder = context()
         log(f"image: docker build {recipe.name} -> {tag} (apt-get from Debian's mirror)")
         started = time.monotonic()
-        argv = [docker_cli(), "build", "--network", "host", "--label", f"{HASH_LABEL}={digest}"]
-        argv += [
-            "--build-arg",
-            f"BASE={ROOTFS_IMAGE}",
-            "-t",
-            tag,
-            "-f",
-            str(recipe),
-            str(recipe.parent),
-        ]
+        replaced = _image_id(client, tag)
+        # --force-rm: a failed step's container (a gigabyte, for a desktop's apt-get) goes too.
+        argv = [docker_cli(), "build", "--network", "host", "--force-rm"]
+        argv += ["--label", f"{HASH_LABEL}={digest}"]
+        for name, value in build_args.items():
+            argv += ["--build-arg", f"{name}={value}"]
+        argv += ["-t", tag, "-f", str(recipe), str(folder)]
         _run(argv, "docker build", env={**os.environ, "DOCKER_BUILDKIT": "0"})
         log(f"image: built {tag} in {time.monotonic() - started:.0f} s")
+        if replaced is not None and replaced != _image_id(client, tag):
+            _remove_image(client, replaced)
     return tag
 
 
@@ -233,6 +259,24 @@ def _image_labels(client: DockerClient, name: str) -> dict[str, str] | None:
     except docker.errors.ImageNotFound:
         return None
     return dict(image.labels or {})
+
+
+def _image_id(client: DockerClient, name: str) -> str | None:
+    import docker.errors
+
+    try:
+        return str(client.images.get(name).id)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def _remove_image(client: DockerClient, image_id: str) -> None:
+    """Remove the image a rebuild replaced, so rebuilds do not pile up in the data root; one
+    that a container or another image still uses stays (and so do its layers)."""
+    import docker.errors
+
+    with contextlib.suppress(docker.errors.APIError):
+        client.images.remove(image_id)
 
 
 def _run(argv: list[str], what: str, env: dict[str, str] | None = None) -> None:

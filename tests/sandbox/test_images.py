@@ -118,6 +118,7 @@ def fake_docker(tmp_path, monkeypatch):
     monkeypatch.setattr(images, "docker_client", lambda: object())
     monkeypatch.setattr(images, "docker_cli", lambda: "docker")
     monkeypatch.setattr(images, "_image_labels", fake.image_labels)
+    monkeypatch.setattr(images, "_image_id", lambda client, name: None)
     monkeypatch.setattr(images, "_debootstrap", fake.debootstrap)
     monkeypatch.setattr(images, "_docker_import", fake.docker_import)
     monkeypatch.setattr(images, "_run", fake.run)
@@ -162,3 +163,16 @@ def test_build_rootfs_clears_a_dead_builders_partial_tree(fake_docker):
     assert (tree / "usr" / "bin").is_dir()
     assert not (tree / "junk").exists() and not partial.exists()
     assert fake_docker.calls == ["debootstrap"]
+
+
+def test_a_rebuild_removes_the_image_it_replaced(fake_docker, monkeypatch):
+    """A changed recipe rebuilds the image; the previous one is removed, so rebuilds (one per
+    changed checkout, for the env-server images) do not pile up in the daemon's data root."""
+    ids = iter(["sha256:old", "sha256:new"])
+    removed: list[str] = []
+    monkeypatch.setattr(images, "_image_id", lambda client, name: next(ids))
+    monkeypatch.setattr(images, "_remove_image", lambda client, image: removed.append(image))
+    fake_docker.labels[images.ROOTFS_IMAGE] = {}
+    fake_docker.labels[images.SANDBOX_IMAGE] = {images.HASH_LABEL: "an older recipe"}
+    assert images.build_image(log=lambda line: None) == images.SANDBOX_IMAGE
+    assert fake_docker.calls == ["build"] and removed == ["sha256:old"]
