@@ -38,6 +38,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -110,14 +111,15 @@ def build_image(tag: str = SANDBOX_IMAGE, force: bool = False, log: Log = print)
     recipe = dockerfile()
     digest = hashlib.sha256(recipe.read_bytes()).hexdigest()
     build_args = {"BASE": ROOTFS_IMAGE}
-    return build_recipe(recipe, tag, digest, lambda: recipe.parent, build_args, force, log)
+    context = lambda: contextlib.nullcontext(recipe.parent)  # noqa: E731
+    return build_recipe(recipe, tag, digest, context, build_args, force, log)
 
 
 def build_recipe(
     recipe: Path,
     tag: str,
     digest: str,
-    context: Callable[[], Path],
+    context: Callable[[], AbstractContextManager[Path]],
     build_args: dict[str, str],
     force: bool = False,
     log: Log = print,
@@ -126,8 +128,9 @@ def build_recipe(
 
     ``digest`` is what the image is built from (at least the Dockerfile's hash); the image
     carries it as a label, so a later call with the same digest skips the build. ``context``
-    makes the build context and is called only when a build happens, under the docker lock
-    (preparing it may take a while: the env-server images download wheels). The rootfs is
+    gives the build context's folder for the length of the build (a ``with``), and is called
+    only when a build happens, under the docker lock (making it may take a while: the
+    env-server images' wheels are downloaded into a folder removed after the build). The rootfs is
     imported first if missing: every recipe here starts ``FROM`` it, directly or not.
     """
     client = docker_client()
@@ -144,18 +147,9 @@ def build_recipe(
             log(f"image: {tag} is there and current")
             return tag
         _import_rootfs_locked(client, False, log)
-        folder = context()
-        log(f"image: docker build {recipe.name} -> {tag} (apt-get from Debian's mirror)")
-        started = time.monotonic()
         replaced = _image_id(client, tag)
-        # --force-rm: a failed step's container (a gigabyte, for a desktop's apt-get) goes too.
-        argv = [docker_cli(), "build", "--network", "host", "--force-rm"]
-        argv += ["--label", f"{HASH_LABEL}={digest}"]
-        for name, value in build_args.items():
-            argv += ["--build-arg", f"{name}={value}"]
-        argv += ["-t", tag, "-f", str(recipe), str(folder)]
-        _run(argv, "docker build", env={**os.environ, "DOCKER_BUILDKIT": "0"})
-        log(f"image: built {tag} in {time.monotonic() - started:.0f} s")
+        with context() as folder:
+            _docker_build(recipe, tag, digest, folder, build_args, log)
         if replaced is not None and replaced != _image_id(client, tag):
             _remove_image(client, replaced)
     return tag
@@ -259,6 +253,22 @@ def _image_labels(client: DockerClient, name: str) -> dict[str, str] | None:
     except docker.errors.ImageNotFound:
         return None
     return dict(image.labels or {})
+
+
+def _docker_build(
+    recipe: Path, tag: str, digest: str, folder: Path, build_args: dict[str, str], log: Log
+) -> None:
+    """``docker build`` (the legacy builder, which runs ``RUN`` on the host's network)."""
+    log(f"image: docker build {recipe.name} -> {tag} (apt-get from Debian's mirror)")
+    started = time.monotonic()
+    # --force-rm: a failed step's container (a gigabyte, for a desktop's apt-get) goes too.
+    argv = [docker_cli(), "build", "--network", "host", "--force-rm"]
+    argv += ["--label", f"{HASH_LABEL}={digest}"]
+    for name, value in build_args.items():
+        argv += ["--build-arg", f"{name}={value}"]
+    argv += ["-t", tag, "-f", str(recipe), str(folder)]
+    _run(argv, "docker build", env={**os.environ, "DOCKER_BUILDKIT": "0"})
+    log(f"image: built {tag} in {time.monotonic() - started:.0f} s")
 
 
 def _image_id(client: DockerClient, name: str) -> str | None:

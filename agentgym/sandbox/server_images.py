@@ -7,10 +7,11 @@ manager and the desktop's applications). Each holds a venv at ``/opt/agentgym`` 
 and the ``remote`` extra, plus its family's extra, and starts ``agentgym serve-env``.
 
 The build is offline in the same sense as the sandbox image's (:mod:`agentgym.sandbox.images`):
-no registry, and no package index inside the build. The build context is made on the host in
-``$AGENTGYM_CACHE/containers/NAME``: the wheel of this checkout (``pip wheel``, as
-``tests/test_wheel.py`` builds it) and every third-party wheel it needs, which ``pip download``
-resolves under the checkout's ``constraints.txt`` (the development venv's versions). The
+no registry, and no package index inside the build. The build context is made on the host, in
+a scratch folder under ``$AGENTGYM_CACHE/containers`` removed after the build: the wheel of
+this checkout (``pip wheel``, as ``tests/test_wheel.py`` builds it) and every third-party wheel
+it needs, which ``pip download`` resolves under the checkout's ``constraints.txt`` (the
+development venv's versions). The
 download goes through the host's pip, its configuration and its cache; inside the build only
 ``apt-get`` reaches out, to Debian's mirror, as for the sandbox image. (Our machines reach PyPI
 through a TLS proxy whose certificate authority only the host trusts, so a ``pip install`` in
@@ -25,6 +26,7 @@ dependencies' layer is cached by Docker while their wheels are the same).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import subprocess
@@ -150,7 +152,7 @@ def build_server_image(name: str, force: bool = False, log: Log = print) -> str:
         build_image(log=log)
     recipe = server_dockerfile()
     digest = _digest(image, recipe)
-    context = lambda: _make_context(image, log)  # noqa: E731 (called only when it builds)
+    context = lambda: _context(image, log)  # noqa: E731 (called only when it builds)
     return build_recipe(recipe, image.tag, digest, context, image.build_args, force, log)
 
 
@@ -182,10 +184,17 @@ def _mapped_folders() -> list[str]:
     return sorted(set(config["tool"]["setuptools"]["package-dir"].values()))
 
 
-def _make_context(image: ServerImage, log: Log) -> Path:
-    """The build context: ``agentgym/`` (this checkout's wheel) and ``wheels/`` (the rest)."""
-    context = cache_dir() / "containers" / image.name
-    shutil.rmtree(context, ignore_errors=True)
+@contextlib.contextmanager
+def _context(image: ServerImage, log: Log) -> Iterator[Path]:
+    """The build context in a scratch folder under the cache, removed after the build."""
+    parent = cache_dir() / "containers"
+    parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"{image.name}-", dir=parent) as scratch:
+        yield _fill_context(image, Path(scratch), log)
+
+
+def _fill_context(image: ServerImage, context: Path, log: Log) -> Path:
+    """``context/agentgym/`` (this checkout's wheel) and ``context/wheels/`` (the rest)."""
     ours, wheels = context / "agentgym", context / "wheels"
     ours.mkdir(parents=True)
     log(f"wheels: agentgym's from {CHECKOUT}, its dependencies by pip download")

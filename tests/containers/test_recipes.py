@@ -67,7 +67,7 @@ def test_unknown_images_and_mixed_options_are_refused_in_one_line(capsys):
 @pytest.mark.slow
 def test_the_context_holds_this_checkouts_wheel_and_its_dependencies(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path))
-    context = server_images._make_context(SERVER_IMAGES["web"], log=lambda line: None)
+    context = server_images._fill_context(SERVER_IMAGES["web"], tmp_path, log=lambda line: None)
     (ours,) = (context / "agentgym").iterdir()
     names = set(zipfile.ZipFile(ours).namelist())
     assert "agentgym/remote/server.py" in names and "agentgym/envs/web/browser.py" in names
