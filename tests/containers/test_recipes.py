@@ -76,3 +76,25 @@ def test_the_context_holds_this_checkouts_wheel_and_its_dependencies(tmp_path, m
     # miniwob without its declared selenium (as the Makefile installs it); no agentgym twice.
     assert "selenium" not in wheels and "agentgym" not in wheels
     assert all(path.suffix == ".whl" for path in (context / "wheels").iterdir())
+
+
+def test_the_command_builds_what_it_is_asked_for(monkeypatch, capsys):
+    """No option: the sandbox image (as before); --image: those; --all: every image, once."""
+    from agentgym.sandbox import dockerd, images
+
+    built: list[str] = []
+    monkeypatch.setattr(dockerd, "docker_problem", lambda: None)
+    monkeypatch.setattr(images, "build_image", lambda tag, force: built.append(tag) or tag)
+    monkeypatch.setattr(
+        server_images, "build_server_image", lambda name, force: built.append(name) or name
+    )
+    runs = {
+        (): ["agentgym/sandbox:latest"],
+        ("--image", "web", "--image", "gui", "--image", "web"): ["web", "gui"],
+        ("--all",): ["agentgym/sandbox:latest", *SERVER_IMAGES],
+    }
+    for options, expected in runs.items():
+        built.clear()
+        assert main(["containers", "build", *options]) == 0
+        assert built == expected, options
+    assert "done in" in capsys.readouterr().out
