@@ -54,11 +54,12 @@ def step_times(steps: int) -> tuple[float, float]:
     return engine, ours
 
 
-def progressions(games: int, player: str) -> np.ndarray:
-    """The progression each of ``games`` test tasks ends at, played by ``player``."""
+def progressions(games: int, player: str) -> tuple[np.ndarray, np.ndarray]:
+    """The progression and deepest Dlvl each of ``games`` test tasks ends at, played by
+    ``player``."""
     env = agentgym.make(ENV_ID)
     words = list(KEYS)
-    scores = []
+    scores, depths = [], []
     for index in range(games):
         _, info = env.reset(options={"task_id": f"test/standard/{index}"})
         rng = np.random.default_rng(index)
@@ -71,8 +72,9 @@ def progressions(games: int, player: str) -> np.ndarray:
             *_, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         scores.append(info["verdict"].score)
+        depths.append(info["verdict"].components["depth"])
     env.close()
-    return np.array(scores)
+    return np.array(scores), np.array(depths)
 
 
 def interval(values: np.ndarray, draws: int = 10_000) -> tuple[float, float]:
@@ -96,13 +98,14 @@ def main() -> None:
     scores = {}
     for player in ("random", "bot"):
         started = time.perf_counter()
-        scores[player] = progressions(args.games, player)
+        scores[player], depths = progressions(args.games, player)
         low, high = interval(scores[player])
         reached = float(np.mean(scores[player] > 0))
         print(
             f"{player:>6}: progression {100 * scores[player].mean():.2f}% "
             f"[{100 * low:.2f}, {100 * high:.2f}] over {args.games} test tasks; "
-            f"above 0 in {reached:.0%}; {time.perf_counter() - started:.0f} s"
+            f"above 0 in {reached:.0%}; mean deepest Dlvl {depths.mean():.2f}; "
+            f"{time.perf_counter() - started:.0f} s"
         )
     low, high = interval(scores["bot"] - scores["random"])
     print(
