@@ -18,7 +18,8 @@ by a short list of rules, first that applies:
 8. with nothing left to explore, search for hidden passages, 10 times at a time, beside the
    wall or rock where it has searched least; after 4 moves that went nowhere, a random move.
 
-Paths are breadth-first over the squares seen, never diagonally through a door. The bot is
+Paths are breadth-first over the squares seen, never diagonally through a door, never
+through a boulder. The bot is
 deterministic: its few random choices come from a generator seeded with the task seed, so the
 same task and history give the same actions (the checker's determinism check replays it).
 """
@@ -56,6 +57,9 @@ _STONE, _DOORWAY, _OPEN_DOORS, _CLOSED_DOORS = 0, 12, (13, 14), (15, 16)
 _STAIRS_DOWN = 24
 _WALKABLE_CMAP = frozenset({12, 13, 14, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31})
 _WALKABLE_CMAP |= {33, 35, 36}  # ice, lowered drawbridges
+_BOULDER: int = nethack.GLYPH_OBJ_OFF + next(
+    i for i in range(nethack.NUM_OBJECTS) if nethack.objdescr.from_idx(i).oc_name == "boulder"
+)
 _HUNGRY = 2  # blstats hunger: 0 satiated, 1 not hungry, 2 hungry, 3 weak, 4 fainting
 SEARCHES_PER_SPOT = 10
 PRAYER_GAP = 1000  # game turns between prayers (NetHack's timeout is about 50-1000)
@@ -224,6 +228,8 @@ def _hostile(glyphs: np.ndarray, x: int, y: int) -> bool:
 
 
 def _walkable(glyph: int) -> bool:
+    if glyph == _BOULDER:
+        return False  # pushing one often fails ("You try to move the boulder, but in vain")
     if nethack.glyph_is_cmap(glyph):
         return glyph - _CMAP in _WALKABLE_CMAP
     return bool(nethack.glyph_is_object(glyph) or nethack.glyph_is_monster(glyph))
