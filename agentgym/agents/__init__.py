@@ -31,7 +31,7 @@ from agentgym.agents.judging import AgentJudgeModel, judge_model
 from agentgym.agents.models import TRAINED_PROMPT_FILE
 from agentgym.agents.openai_chat import OpenAIAgent
 from agentgym.agents.prompting import Conversation, PromptConfig, extract_action
-from agentgym.agents.specs import BUILTIN_AGENTS, resolve_agent
+from agentgym.agents.specs import BUILTIN_AGENTS, resolve_agent, resolve_user
 from agentgym.agents.users import AgentUser, RecordedUser, user_model
 
 __all__ = [
@@ -57,5 +57,6 @@ __all__ = [
     "extract_action",
     "judge_model",
     "resolve_agent",
+    "resolve_user",
     "user_model",
 ]

@@ -125,6 +125,27 @@ def _llm_factory(spec: str) -> Callable[..., AgentFactory] | None:
     return None
 
 
+def resolve_user(
+    user: Any,
+    user_options: dict[str, Any] | None,
+    agent: Any,
+    agent_options: dict[str, Any] | None,
+    agent_factory: AgentFactory,
+    agent_name: str,
+) -> tuple[AgentFactory | None, str | None]:
+    """The factory and name of the model playing the user (None, None: the env's own
+    scripted user). The same LLM spec and options as the agent's share the agent's
+    ``agent_factory``, so one model is loaded for both sides."""
+    if user is None:
+        return None, None
+    same = user == agent and dict(user_options or {}) == dict(agent_options or {})
+    from agentgym.agents.chat import SharedBackendFactory
+
+    if same and isinstance(agent_factory, SharedBackendFactory):
+        return agent_factory, agent_name
+    return resolve_agent(user, user_options)
+
+
 def resolve_agent_object(obj: Any, name: str | None) -> tuple[AgentFactory, str]:
     """The factory for a Python object given as an agent."""
     if inspect.isclass(obj) and issubclass(obj, Agent):

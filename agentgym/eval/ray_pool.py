@@ -144,8 +144,7 @@ class EpisodeActor:
     """One Ray actor: the run's agent (and user) resolved here, episodes played on request."""
 
     def __init__(self, job: EpisodeJob) -> None:
-        from agentgym.agents import resolve_agent
-        from agentgym.eval.run import resolve_user
+        from agentgym.agents import resolve_agent, resolve_user
         from agentgym.eval.servers import EnvServers
 
         self.job = job

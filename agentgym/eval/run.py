@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym.agents import AgentFactory, SharedBackendFactory, resolve_agent
+from agentgym.agents import AgentFactory, resolve_agent, resolve_user
 from agentgym.errors import LedgerError, UsageError
 from agentgym.eval.engine import EngineLimits, check_num_envs, run_episodes
 from agentgym.eval.plan import Benchmark, EpisodePlan
@@ -339,25 +339,6 @@ async def _play(
         user_name=user_name,
         frames=frames,
     )
-
-
-def resolve_user(
-    user: Any,
-    user_options: dict[str, Any] | None,
-    agent: Any,
-    agent_options: dict[str, Any] | None,
-    agent_factory: AgentFactory,
-    agent_name: str,
-) -> tuple[AgentFactory | None, str | None]:
-    """The factory and name of the model playing the user (None, None: the env's own
-    scripted user). The same LLM spec and options as the agent's share the agent's
-    ``agent_factory``, so one model is loaded for both sides."""
-    if user is None:
-        return None, None
-    same = user == agent and dict(user_options or {}) == dict(agent_options or {})
-    if same and isinstance(agent_factory, SharedBackendFactory):
-        return agent_factory, agent_name
-    return resolve_agent(user, user_options)
 
 
 def _placement(

@@ -4,7 +4,7 @@ The server (:mod:`agentgym.remote.server`) serves any registered id over OpenEnv
 with leases, numbered requests and typed errors on top; the client
 (:mod:`agentgym.remote.client`) is a Gymnasium env that passes the same conformance checker as
 the local one, and :func:`make_multi` a whole multi-agent game as PettingZoo
-(:mod:`agentgym.remote.games`). ``docs/remote.md`` describes both. Needs the ``remote`` extra.
+(:mod:`agentgym.remote.games`). ``docs/serving.md`` describes both. Needs the ``remote`` extra.
 """
 
 from agentgym.remote.client import RemoteEnv, RemoteSnapshot, make

@@ -17,7 +17,7 @@ GET /ready answers 503 at --capacity or while draining; the first SIGTERM drains
 progress finish, for --drain seconds at most), the second stops at once. GET /metrics is
 Prometheus text. --isolation process runs each session's env in a child process. With
 --token (or $AGENTGYM_SERVER_TOKEN) every request but /health and /ready needs
-'Authorization: Bearer TOKEN'. docs/remote.md describes the protocol.
+'Authorization: Bearer TOKEN'. docs/serving.md describes the protocol.
 """
 
 

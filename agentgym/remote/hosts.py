@@ -25,8 +25,9 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from agentgym.errors import EnvCrashedError, UsageError
+from agentgym.remote.wire import HostedError, describe_space, encode, error_payload
 
-__all__ = ["EnvHost", "HostedError", "MultiHost", "ProcessHost", "ThreadHost", "make_host"]
+__all__ = ["EnvHost", "MultiHost", "ProcessHost", "ThreadHost", "make_host"]
 
 CLOSE_GRACE_S = 5.0
 """Seconds a child process gets to close its env before it is killed."""
@@ -73,7 +74,6 @@ class _Local(ABC):
 
     def _common(self, base: Any, kind: str) -> dict[str, Any]:
         from agentgym.registry import spec
-        from agentgym.remote.wire import encode
 
         metadata = {}
         for key, value in base.metadata.items():
@@ -125,7 +125,6 @@ class ThreadHost(_Local):
 
     def describe(self) -> dict[str, Any]:
         """What a client needs to stand in for the env: spaces, metadata, splits, limits."""
-        from agentgym.remote.wire import describe_space
 
         described = self._common(self.env.unwrapped, "env")
         described["observation_space"] = describe_space(self.env.observation_space)
@@ -162,7 +161,6 @@ class MultiHost(_Local):
 
     def describe(self) -> dict[str, Any]:
         """Agents, their spaces, reference players and the common description."""
-        from agentgym.remote.wire import describe_space
 
         env, base = self.env, self.env.unwrapped
         agents = list(env.possible_agents)
@@ -220,15 +218,6 @@ class MultiHost(_Local):
 
     def oracle(self, agent: str) -> Any:
         return self.env.unwrapped.oracle_action(agent)
-
-
-class HostedError(Exception):
-    """An exception raised in a child process, carried as its wire form (class name, module,
-    message, code): the server answers it exactly as it would the original."""
-
-    def __init__(self, payload: dict[str, Any]) -> None:
-        super().__init__(payload.get("message", ""))
-        self.payload = payload
 
 
 class ProcessHost:
@@ -320,7 +309,6 @@ def _child(
     connection: Connection, local: type[_Local], env_id: str, kwargs: dict[str, Any]
 ) -> None:
     """The child's loop: make the env, then answer calls until ``close`` or EOF."""
-    from agentgym.remote.wire import error_payload
 
     try:
         host: _Local | None = local(env_id, kwargs)

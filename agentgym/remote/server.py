@@ -14,7 +14,7 @@ every HTTP request, and answers an env's exception with a generic error. On top 
 (:mod:`agentgym.remote.sessions`): leases and a reaper, a lifetime cap, reattach by token,
 numbered requests applied once, ``GET /ready`` (503 at capacity or draining), ``GET /metrics``
 (Prometheus), bearer-token auth, typed errors with real HTTP statuses, and a drain on SIGTERM.
-``docs/remote.md`` is the full description.
+``docs/serving.md`` is the full description.
 """
 
 from __future__ import annotations

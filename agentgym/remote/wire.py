@@ -33,6 +33,7 @@ from agentgym.spaces import ChatMessages, Text, TextObservation, ToolCall
 
 __all__ = [
     "CODES",
+    "HostedError",
     "decode",
     "describe_space",
     "encode",
@@ -199,11 +200,19 @@ codes (``INVALID_JSON``, ``UNKNOWN_TYPE``, ``VALIDATION_ERROR``, ``EXECUTION_ERR
 _BUILTINS = (TypeError, ValueError, KeyError, IndexError, NotImplementedError, AssertionError)
 
 
+class HostedError(Exception):
+    """An exception raised in a session's child process (:mod:`agentgym.remote.hosts`),
+    carried as its wire form (class name, module, message, code): the server answers it
+    exactly as it would the original."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        super().__init__(payload.get("message", ""))
+        self.payload = payload
+
+
 def error_payload(error: BaseException, code: str | None = None) -> dict[str, Any]:
     """The wire form of an exception: its class name, message and protocol code (an
     exception from a session's child process carries its wire form already)."""
-    from agentgym.remote.hosts import HostedError
-
     if isinstance(error, HostedError):
         return {**error.payload, "code": code or error.payload["code"]}
     if code is None:

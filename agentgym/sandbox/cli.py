@@ -22,7 +22,7 @@ Build the docker backend's base image without a registry:
   3. `docker build` containers/sandbox.Dockerfile on top (apt-get from Debian's mirror) as
      agentgym/sandbox:latest, the image DockerSandbox uses when spec.image is None.
 
-With --image NAME (or --all), the env-server images instead (docs/remote.md, "In a
+With --image NAME (or --all), the env-server images instead (docs/serving.md, "In a
 container"): `agentgym serve-env` with agentgym and the `remote` extra in a venv, built from
 containers/server.Dockerfile on the same rootfs (swe: on the sandbox image):
 

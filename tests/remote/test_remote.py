@@ -281,14 +281,14 @@ def test_bad_urls_and_ids_are_one_clear_line(server):
 
 
 def test_the_guide_runs_as_written(capsys):
-    """docs/remote.md's Python blocks, in order, against a server of the guide's id."""
-    guide = (Path(__file__).parents[2] / "docs" / "remote.md").read_text()
+    """docs/serving.md's Python blocks, in order, against a server of the guide's ids."""
+    guide = (Path(__file__).parents[2] / "docs" / "serving.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", guide, flags=re.DOTALL)
-    assert len(blocks) == 2
-    with running(env_ids=("games/Wordle-v0",)) as server:
+    assert len(blocks) == 3
+    with running(env_ids=("games/Wordle-v0", "multiagent/TicTacToe-v0")) as server:
         for block in blocks:
             code = block.replace("http://127.0.0.1:8765", server.url)
-            exec(compile(code, "docs/remote.md", "exec"), {})
+            exec(compile(code, "docs/serving.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("<TimeLimit<RemoteEnv<games/Wordle-v0") and "True" in printed[0]
     assert printed[1].split()[2] == "1"
