@@ -154,6 +154,9 @@ class TrainArgs:
     """Continue the run in output_dir from its latest checkpoint."""
     rollout_workers: int = 0
     """Ray rollout worker processes (0: sample in this process)."""
+    ray: str | None = None
+    """The Ray cluster the rollout workers run on, as ray.init reads an address ('auto',
+    HOST:PORT, ray://HOST:PORT); None: $RAY_ADDRESS, else a new cluster on this machine."""
     rollout_endpoint: str | None = None
     """Sample from a policy server instead, 'MODEL@http://HOST:PORT/v1' (agentgym serve): it
     returns the sampled token ids and, after every update, loads the trainer's weights from
@@ -175,9 +178,9 @@ class TrainArgs:
         return {"temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
-UNCHECKED_ON_RESUME = ("resume", "iterations", "env_server")
-"""Arguments a resume may change: more iterations, other env servers (where the envs run,
-not what they are)."""
+UNCHECKED_ON_RESUME = ("resume", "iterations", "env_server", "ray")
+"""Arguments a resume may change: more iterations, other env servers or another Ray cluster
+(where the envs and rollouts run, not what they are)."""
 
 
 def field_docs(cls: type) -> dict[str, str]:

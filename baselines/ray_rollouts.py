@@ -10,7 +10,8 @@ records come back to the trainer, which learns from them as from local ones.
 that iteration: those episodes are dropped and counted (``rollout/dropped_episodes``), the
 worker is replaced, and training goes on with what the others played.
 
-Ray connects to ``RAY_ADDRESS`` when it is set (a cluster), else starts a local one.
+Ray connects to ``--ray ADDRESS``, else to ``RAY_ADDRESS`` when it is set (a cluster), else
+starts a local one.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class RayRollouts:
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
             ray.init(
-                address=os.environ.get("RAY_ADDRESS"),
+                address=args.ray or os.environ.get("RAY_ADDRESS"),
                 include_dashboard=False,
                 log_to_driver=False,
                 configure_logging=False,

@@ -128,6 +128,10 @@ def check_args(args: TrainArgs) -> None:
     aggregation = getattr(args, "aggregation", None)
     if aggregation is not None and aggregation not in AGGREGATIONS:
         raise UsageError(f"--aggregation {aggregation!r}: use one of {list(AGGREGATIONS)}")
+    if args.ray is not None and args.rollout_workers < 1:
+        raise UsageError(
+            f"--ray {args.ray}: the rollouts run on Ray with --rollout-workers N (N >= 1)"
+        )
     if args.rollout_endpoint and args.rollout_workers > 0:
         raise UsageError(
             "--rollout-endpoint and --rollout-workers both choose where rollouts are sampled; "

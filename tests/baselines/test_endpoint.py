@@ -190,3 +190,9 @@ def test_endpoint_and_ray_workers_together_are_a_usage_error(tmp_path):
     )
     with pytest.raises(UsageError, match="--rollout-endpoint and --rollout-workers"):
         grpo.train(args)
+
+
+def test_a_ray_address_without_rollout_workers_is_a_usage_error(tmp_path):
+    args = fast_args("grpo", tmp_path, model="tiny", ray="auto")
+    with pytest.raises(UsageError, match="--ray auto: the rollouts run on Ray with"):
+        grpo.train(args)
