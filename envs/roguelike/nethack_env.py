@@ -29,7 +29,7 @@ when 150 agent actions in a row pass no game time (BALROG's ``no_progress_timeou
 stuck in a menu), or at the registry's step limit, 1,000 actions. BALROG's configuration
 allows 100,000; we cap lower because a language model's episode costs one call per action,
 and 1,000 are enough to tell players apart: the scripted reference player leaves Dlvl:1 in
-68% of 50 test games by then, random keys in none (docs/envs/roguelike.md).
+84% of 50 test games by then, random keys in none (docs/envs/roguelike.md).
 
 **Snapshots.** None: NetHack's state lives in a C library that cannot be copied.
 
