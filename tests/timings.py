@@ -76,6 +76,7 @@ FOLDER_FAMILIES = {
     "tests/games": "games",
     "tests/multiagent": "multiagent",
     "tests/reasoning": "reasoning",
+    "tests/roguelike": "roguelike",
     "tests/swe": "swe",
     "tests/usersim": "usersim",
     "tests/web": "web",
