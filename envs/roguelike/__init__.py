@@ -13,3 +13,10 @@ register(
     max_episode_steps=2000,
     description="Crafter in text: unlock as many of its 22 achievements as you can",
 )
+
+register(
+    "roguelike/NetHack-v0",
+    entry_point="agentgym.envs.roguelike.nethack_env:NetHackEnv",
+    max_episode_steps=1000,
+    description="NetHack in text (nle): go as deep and as high in level as you can",
+)
