@@ -17,6 +17,10 @@ check                       what it proves
 ``random_agent``            a random agent (valid actions where listed) scores below the oracle
                             (an env whose ``metadata`` says ``"oracle": False`` fails
                             ``oracle``: every task must be proven solvable)
+(open-ended games)          an env with no maximum to reach declares ``metadata["open_ended"]``:
+                            ``oracle`` then plays its reference player against random actions
+                            on the same tasks and holds the reference to a margin above random
+                            with a 95% interval above 0 (:func:`check_reference`)
 ``determinism``             same seed, same task, same actions: identical episode, replaying
                             the oracle's actions and random valid ones with global randomness
                             and the clock drawn apart (:func:`check_determinism`)
@@ -150,6 +154,8 @@ class CheckReport:
     oracle_tasks: list[str] = field(default_factory=list)
     oracle_mean_score: float = 0.0
     random_mean_score: float = 0.0
+    reference_interval: tuple[float, float] | None = None
+    """An open-ended env's 95% interval of the reference's mean lead over random actions."""
     blind_scores: dict[str, float] = field(default_factory=dict)
     """Each task-blind policy's mean score, a fraction of the maximum (:data:`BLIND_POLICIES`)."""
     seconds: dict[str, float] = field(default_factory=dict)
@@ -162,6 +168,12 @@ class CheckReport:
         scores = f"oracle {self.oracle_mean_score:.2f}"
         if "random_agent" in self.passed:
             scores += f" vs random {self.random_mean_score:.2f}"
+        if self.reference_interval is not None:
+            low, high = self.reference_interval
+            scores = (
+                f"reference {self.oracle_mean_score:.2f} vs random {self.random_mean_score:.2f}"
+                f" (lead 95% CI [{low:.2f}, {high:.2f}])"
+            )
         if "task_blind" in self.passed and self.blind_scores:
             scores += f", task-blind {max(self.blind_scores.values()):.2f}"
         tier = "" if self.tier == "class" else f" [{self.tier} tier]"
@@ -247,13 +259,25 @@ def check_env(
     def random_agent() -> None:
         report.random_mean_score = check_random_agent(factory, env_id, tasks, seed)
 
+    def reference(declared: OpenEnded) -> None:
+        found = check_reference(factory, env_id, tasks, seed, declared, solutions)
+        report.oracle_tasks = list(found.tasks)
+        report.oracle_mean_score, report.random_mean_score = found.reference, found.random
+        report.reference_interval = (found.low, found.high)
+
     def task_blind() -> None:
-        report.blind_scores = check_task_blind(factory, env_id, tasks, seed, solutions)
+        ceiling = None if open_ended is None else report.oracle_mean_score - open_ended.margin
+        report.blind_scores = check_task_blind(factory, env_id, tasks, seed, solutions, ceiling)
 
     with made(factory) as probe:
         declares_snapshot = bool(probe.metadata.get("supports_state_snapshot"))
         has_oracle = probe.metadata.get("oracle", True) is not False
-    if has_oracle:
+        open_ended = declared_open_ended(probe, env_id)
+    if has_oracle and open_ended is not None:
+        declared = open_ended
+        run("oracle", lambda: reference(declared))
+        report.skipped.setdefault("random_agent", "open-ended: played in the oracle check")
+    elif has_oracle:
         run("oracle", oracle)
         run("random_agent", random_agent)
     else:
@@ -409,6 +433,115 @@ def check_random_agent(factory: EnvFactory, env_id: str, tasks: Sequence[str], s
     return mean
 
 
+@dataclass(frozen=True)
+class OpenEnded:
+    """An open-ended env's declaration, ``metadata["open_ended"]``: a game with no maximum to
+    reach (Crafter, NetHack) proves its verifier with a reference player instead of an oracle
+    at the maximum. The env's ``oracle_action`` plays the reference."""
+
+    reference: str
+    """What the reference player is, for messages (``"a scripted bot: ..."``)."""
+    margin: float
+    """How far, as a fraction of the maximum, the reference's mean must lie above random's."""
+    episodes: int = 10
+    """Tasks each player plays (the same tasks: the comparison is paired)."""
+    steps: int = 300
+    """Steps each episode plays at most (both players: the same horizon)."""
+
+
+REFERENCE_Z = 1.96
+"""The normal quantile of a two-sided 95% interval (:func:`check_reference`)."""
+
+
+def declared_open_ended(env: gymnasium.Env[Any, Any], env_id: str) -> OpenEnded | None:
+    """The env's ``metadata["open_ended"]`` read and checked, ``None`` when not declared."""
+    declared = env.unwrapped.metadata.get("open_ended")
+    if declared is None:
+        return None
+    fields = set(OpenEnded.__dataclass_fields__)
+    try:
+        if not isinstance(declared, Mapping) or not set(declared) <= fields:
+            raise TypeError(f"keys must be among {sorted(fields)}")
+        found = OpenEnded(**declared)
+        counts = (found.episodes, found.steps)
+        if not (isinstance(found.reference, str) and found.reference.strip()):
+            raise TypeError("'reference' must say what the reference player is")
+        if isinstance(found.margin, bool) or not isinstance(found.margin, int | float):
+            raise TypeError("'margin' must be a number")
+        if not 0 < found.margin <= 1:
+            raise ValueError("'margin' must be in (0, 1]")
+        if any(isinstance(n, bool) or not isinstance(n, int) for n in counts) or min(counts) < 2:
+            raise ValueError("'episodes' and 'steps' must be ints of at least 2")
+    except (TypeError, ValueError) as error:
+        raise OracleError(
+            f"{env_id}: metadata['open_ended'] is malformed ({error}): it is a dict with "
+            f"'reference' (str), 'margin' (a fraction of the maximum score, in (0, 1]) and "
+            f"optionally 'episodes' and 'steps' (ints), got {declared!r:.200}"
+        ) from None
+    return found
+
+
+@dataclass(frozen=True)
+class _ReferenceResult:
+    tasks: list[str]
+    reference: float
+    random: float
+    low: float
+    high: float
+
+
+def check_reference(
+    factory: EnvFactory,
+    env_id: str,
+    tasks: Sequence[str],
+    seed: int,
+    declared: OpenEnded,
+    solutions: dict[str, list[Any]] | None = None,
+) -> _ReferenceResult:
+    """An open-ended env's reference player beats random actions clearly.
+
+    The reference (the env's ``oracle_action``) and a random agent (valid actions where
+    listed) play the same ``declared.episodes`` tasks (``tasks``, then more of every split),
+    ``declared.steps`` steps each at most. Over the paired differences of their scores (as
+    fractions of the maximum), the mean must be at least ``declared.margin`` and its 95%
+    interval (normal approximation: the mean plus or minus 1.96 standard errors) must exclude
+    0. The reference's actions are put in ``solutions`` for :func:`check_task_blind`.
+    """
+    rng = np.random.default_rng(seed)
+    pairs: list[tuple[float, float]] = []
+    with made(factory) as env:
+        chosen = more_tasks(env, tasks, seed, declared.episodes)[: declared.episodes]
+        for task_id in chosen:
+            ours = _play(env, task_id, seed, policy=_oracle, limit=declared.steps)
+            drawn = _play(
+                env, task_id, seed, lambda e, i: _some_action(e, i, rng), limit=declared.steps
+            )
+            if solutions is not None:
+                solutions[task_id] = ours.actions
+            pairs.append((_fraction(ours.verdict), _fraction(drawn.verdict)))
+    reference, random_ = (float(np.mean(column)) for column in zip(*pairs, strict=True))
+    lead = np.array([a - b for a, b in pairs])
+    error = (
+        REFERENCE_Z * float(lead.std(ddof=1)) / float(np.sqrt(len(lead))) if len(lead) > 1 else 0
+    )
+    low, high = reference - random_ - error, reference - random_ + error
+    if reference - random_ < declared.margin - 1e-9 or low <= 0:
+        raise OracleError(
+            f"{env_id}: the reference player ({declared.reference}) did not beat random "
+            f"actions clearly over {len(pairs)} tasks of {declared.steps} steps (seed {seed}): "
+            f"reference {reference:.3f}, random {random_:.3f} of the maximum on average, a "
+            f"lead of {reference - random_:.3f} with 95% interval [{low:.3f}, {high:.3f}]; "
+            f"the env declares a margin of {declared.margin:g} and the interval must exclude "
+            f"0. Make the reference player stronger, or check that the verifier rewards "
+            f"progress (metadata['open_ended'])"
+        )
+    return _ReferenceResult(chosen, reference, random_, low, high)
+
+
+def _fraction(verdict: Verdict) -> float:
+    return verdict.score / verdict.max_score if verdict.max_score > 0 else 0.0
+
+
 BLIND_POLICIES = ("end_at_once", "repeat_one_action", "replay_another_task", "say_every_option")
 """The task-blind policies of :func:`check_task_blind`, built from the oracle's actions on the
 other sampled tasks, never from the task they play."""
@@ -430,6 +563,7 @@ def check_task_blind(
     tasks: Sequence[str],
     seed: int,
     solutions: dict[str, list[Any]] | None = None,
+    ceiling: float | None = None,
 ) -> dict[str, float]:
     """Policies that see nothing of the task score no more than chance; returns each
     policy's mean score (a fraction of the maximum).
@@ -455,7 +589,9 @@ def check_task_blind(
     it. An episode whose actions are the task's own solution (two tasks with the same answer)
     is no evidence and is not counted. ``solutions`` holds the oracle's actions per task from
     :func:`check_oracle`; the oracle is played for a task missing from it. The bound is
-    :func:`chance_bound` of the env's ``metadata["chance_score"]``.
+    :func:`chance_bound` of the env's ``metadata["chance_score"]``, or ``ceiling`` where the
+    caller gives one: an open-ended game, where every policy scores something, holds a blind
+    policy below its reference's mean less the declared margin (:func:`check_reference`).
     """
     solutions = {} if solutions is None else solutions
     with made(factory) as env:
@@ -484,7 +620,7 @@ def check_task_blind(
                 episode = _play(env, task_id, seed, _scripted(actions), limit=len(actions))
                 if episode.actions != own:  # the task's own solution proves nothing
                     played[name].append(_BlindEpisode(name, task_id, episode))
-    return _judge_blind(env_id, seed, chance, played)
+    return _judge_blind(env_id, seed, chance, played, ceiling)
 
 
 def declared_chance(env: gymnasium.Env[Any, Any], env_id: str) -> float:
@@ -514,8 +650,7 @@ class _BlindEpisode:
 
     @property
     def fraction(self) -> float:
-        verdict = self.episode.verdict
-        return verdict.score / verdict.max_score if verdict.max_score > 0 else 0.0
+        return _fraction(self.episode.verdict)
 
 
 def _blind_actions(donor: list[Any], finals: list[Any], own: list[Any]) -> dict[str, list[Any]]:
@@ -584,21 +719,28 @@ def _joined_arguments(arguments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _judge_blind(
-    env_id: str, seed: int, chance: float, played: dict[str, list[_BlindEpisode]]
+    env_id: str,
+    seed: int,
+    chance: float,
+    played: dict[str, list[_BlindEpisode]],
+    ceiling: float | None = None,
 ) -> dict[str, float]:
-    """Each policy's mean score; raise for the first above :func:`chance_bound`."""
+    """Each policy's mean score; raise for the first above :func:`chance_bound` (or above
+    ``ceiling``, an open-ended game's)."""
     means = {}
     for name, episodes in played.items():
         if not episodes:
             continue
         mean = float(np.mean([e.fraction for e in episodes]))
         means[name] = mean
-        bound = chance_bound(chance, len(episodes))
+        bound = chance_bound(chance, len(episodes)) if ceiling is None else ceiling
         if mean <= bound + 1e-9:
             continue
         best = max(episodes, key=lambda e: e.fraction)
         episode, verdict = best.episode, best.episode.verdict
         limit = "chance 0: no pass at all" if chance == 0 else f"{bound:.3f} at chance {chance:g}"
+        if ceiling is not None:
+            limit = f"{ceiling:.3f}: the open-ended env's reference mean less its margin"
         raise TaskBlindError(
             f"{env_id}: the task-blind policy {name} scored {mean:.3f} of the maximum on "
             f"average over {len(episodes)} tasks (the bound is {limit}); on task "

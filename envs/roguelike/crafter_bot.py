@@ -64,6 +64,11 @@ def bot_action(world: Any) -> str:
     )
 
 
+def _position(game: Any) -> tuple[int, int]:
+    x, y = game._player.pos
+    return int(x), int(y)
+
+
 def _cell(game: Any, pos: tuple[int, int]) -> tuple[str | None, Any]:
     material, obj = game._world[pos]
     return material, obj
@@ -79,7 +84,7 @@ def _face_and(game: Any, direction: tuple[int, int], action: str) -> str:
 
 
 def _fight(game: Any) -> str | None:
-    pos = tuple(int(v) for v in game._player.pos)
+    pos = _position(game)
     for cell, direction in _neighbours(pos):
         _, obj = _cell(game, cell)
         if type(obj).__name__ in ("Zombie", "Skeleton"):
@@ -155,9 +160,8 @@ def _place(game: Any) -> str | None:
 
 def _place_here(game: Any, name: str) -> str | None:
     """Place ``name`` on the faced cell if it may go there, else turn to a cell where it may."""
-    player = game._player
     allowed = _PLACE[name]["where"]
-    pos = tuple(int(v) for v in player.pos)
+    pos = _position(game)
     for cell, direction in _neighbours(pos):
         material, obj = _cell(game, cell)
         if material in allowed and obj is None:
@@ -223,7 +227,7 @@ def _path(
 ) -> tuple[tuple[int, int] | None, tuple[int, int]] | None:
     """``(first move, direction of the target from the path's end)`` of the shortest walk
     to a cell beside a target cell (first move ``None``: the player is beside one)."""
-    start = tuple(int(v) for v in game._player.pos)
+    start = _position(game)
     seen = {start: None}
     queue: deque[tuple[tuple[int, int], tuple[int, int] | None, int]] = deque([(start, None, 0)])
     while queue:
@@ -242,7 +246,7 @@ def _path(
 
 def _wander(game: Any, bot: CrafterBot) -> str:
     """A step in the bot's heading, which it turns (seeded) now and then or when blocked."""
-    pos = tuple(int(v) for v in game._player.pos)
+    pos = _position(game)
     ahead = (pos[0] + bot.heading[0], pos[1] + bot.heading[1])
     material, obj = _cell(game, ahead)
     bot.wander += 1

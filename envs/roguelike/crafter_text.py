@@ -123,7 +123,7 @@ def describe(game: Any) -> str:
     player = game._player
     grid = local_grid(game)
     seen = _seen(grid)
-    facing = _FACING[tuple(int(v) for v in player.facing)]
+    facing = _FACING[(int(player.facing[0]), int(player.facing[1]))]
     fx, fy = VIEW[0] // 2 + player.facing[0], VIEW[1] // 2 + player.facing[1]
     faced = grid[fx][fy] or "the edge of the world"
     lines = ["You see (the closest of each kind):", *seen] if seen else ["You see nothing."]
