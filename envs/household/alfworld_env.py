@@ -1,0 +1,246 @@
+"""ALFWorld: household tasks in text, played by alfworld's own TextWorld/PDDL environment.
+
+**What the agent sees.** ALFWorld's text, as its ``AlfredTWEnv`` gives it: at reset, the task
+(``Your task is to: put a clean mug in cabinet.``) and the room (``You are in the middle of a
+room. Looking quickly around you, you see a cabinet 1, a countertop 1, a fridge 1, ...``);
+after each command, the game's reply (``You arrive at fridge 1. The fridge 1 is closed.``).
+``info["admissible_commands"]`` (also ``info["admissible_actions"]``) lists the commands valid
+now, sorted, as ALFWorld computes them from the PDDL state and its grammar.
+
+**What it may do.** One of ALFWorld's commands a turn: ``go to <receptacle>``, ``open``/
+``close <receptacle>``, ``take <object> from <receptacle>``, ``move <object> to
+<receptacle>``, ``heat``/``cool``/``clean <object> with <microwave/fridge/sinkbasin>``,
+``use <lamp>``, ``examine <something>``, ``look``, ``inventory``, ``help``. A command not
+among the admissible ones is an invalid action (ALFWorld's reply ``Nothing happens.``) and
+takes a step, as it does in ALFWorld.
+
+**Scoring.** ALFWorld's: reward 1 and success when the goal holds (``won``), else 0. The step
+limit is 50 (verl-agent/GiGPO's ALFWorld recipe).
+
+**Tasks.** ALFWorld's six task types, ``index % 6`` in ALFWorld's order (the task set's strata),
+on games that :mod:`agentgym.envs.household.generate` makes from alfworld's floor plans:
+train and dev on every floor plan but four, test on those four only (ALFRED's
+``valid_unseen`` scenes: ALFWorld's unseen split). Levels: ``easy`` (at most 6 receptacles, 2
+distractor objects), ``medium`` (12, 6), ``hard`` (all of the floor plan's receptacles, 12).
+
+**Oracle.** The PDDL planner's plan (ALFWorld's ``planner`` expert: fast-downward over the
+game's problem): the plan found when the game is made while the agent follows it, else a plan
+recomputed from the current state. Every game's plan is played to a win when the game is made;
+a seed whose plan does not win is replaced by the next one of a fixed sequence.
+
+**Cache.** Games are written as ALFWorld lays them out (``game.tw-pddl`` + ``traj_data.json``)
+under ``$AGENTGYM_CACHE/household/<split>/<level>/<index>/``, built under a lock and moved in
+place atomically.
+
+**Version history.** v0: first release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import textworld
+from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
+from textworld.envs.pddl import PddlEnv
+
+from agentgym.cache import cache_dir, exclusive
+from agentgym.core import GeneratedTaskSet, Task, Verdict
+from agentgym.errors import InfrastructureError
+from agentgym.task_env import InvalidAction, TaskEnv
+
+from .generate import HELD_OUT_FLOOR_PLANS, LEVELS, TASK_TYPES, floor_plans, generate, write_game
+
+__all__ = ["ALFWorldEnv", "HouseholdTask", "HouseholdTaskSet", "game_folder", "play_game"]
+
+MAX_STEPS = 50
+ATTEMPTS = 8
+_INFOS = textworld.EnvInfos(won=True, admissible_commands=True, facts=True, feedback=True)
+
+
+def plans_for(split: str) -> tuple[int, ...]:
+    """The floor plans a split's games are on: test only on the held-out ones."""
+    if split == "test":
+        return HELD_OUT_FLOOR_PLANS
+    return tuple(p for p in floor_plans() if p not in HELD_OUT_FLOOR_PLANS)
+
+
+def task_type_of(task_id: str) -> str:
+    """A task's type: its index modulo 6, in ALFWorld's order."""
+    return TASK_TYPES[int(task_id.rsplit("/", 1)[1]) % len(TASK_TYPES)]
+
+
+def play_game(path: Path) -> Any:
+    """Load a game file into alfworld's text environment (PddlEnv + ALFWorld's demangler)."""
+    env = AlfredDemangler(PddlEnv(_INFOS))
+    env.load(str(path))
+    return env
+
+
+def replan(env: Any) -> list[str]:
+    """A plan from the current state (what ALFWorld's planner expert asks TextWorld for).
+    TextWorld exposes it only as ``policy_commands``, recomputed after every step when
+    requested; asking the PDDL state directly computes it only when the oracle is asked."""
+    return [str(c) for c in env._pddl_state.replan(env._entity_infos)]
+
+
+def game_folder(split: str, level: str, index: int) -> Path:
+    """Where a task's game is cached."""
+    return cache_dir() / "household" / split / level / str(index)
+
+
+def ensure_game(split: str, level: str, index: int, seed: int) -> Path:
+    """The task's ``game.tw-pddl``, generated, checked and cached on first use."""
+    folder = game_folder(split, level, index)
+    path = folder / "game.tw-pddl"
+    if path.is_file():
+        return path
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive(folder.parent / f".{index}.lock"):
+        if not path.is_file():
+            scratch = Path(tempfile.mkdtemp(prefix=f".{index}-", dir=folder.parent))
+            try:
+                _build(split, level, index, seed, scratch)
+                os.replace(scratch, folder)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+    return path
+
+
+def _build(split: str, level: str, index: int, seed: int, folder: Path) -> None:
+    """Generate the game; keep the first seed of a fixed sequence whose plan wins."""
+    task_type = task_type_of(f"{split}/{level}/{index}")
+    for attempt in range(ATTEMPTS):
+        game = generate(task_type, level, plans_for(split), seed + attempt)
+        path = write_game(game, folder)
+        walkthrough = _winning_plan(path)
+        if walkthrough is not None:
+            data = json.loads(path.read_text())
+            data["walkthrough"] = walkthrough
+            path.write_text(json.dumps(data) + "\n")
+            return
+    raise InfrastructureError(
+        f"household: no winning plan for {split}/{level}/{index} in {ATTEMPTS} generated games"
+    )
+
+
+def _winning_plan(path: Path) -> list[str] | None:
+    """The planner's plan if playing it wins the game, else None."""
+    env = play_game(path)
+    env.reset()
+    plan = replan(env)
+    state = None
+    for command in plan:
+        state, _, _ = env.step(command)
+    return plan if plan and state is not None and state["won"] else None
+
+
+@dataclass
+class HouseholdWorld:
+    """An episode: alfworld's env, its last state and the commands played."""
+
+    env: Any
+    state: Any
+    room: str
+    walkthrough: list[str]
+    commands: list[str] = field(default_factory=list)
+
+
+class HouseholdTask(Task[HouseholdWorld]):
+    """One generated game, played through alfworld's environment."""
+
+    def __init__(self, id: str, split: str, difficulty: str, seed: int) -> None:
+        super().__init__(id, split, difficulty, seed)
+        self.index = int(id.rsplit("/", 1)[1])
+        self.task_type = task_type_of(id)
+
+    def setup(self, rng: np.random.Generator) -> tuple[HouseholdWorld, str]:
+        path = ensure_game(self.split, self.difficulty, self.index, self.seed % 2**31)
+        env = play_game(path)
+        state = env.reset()
+        intro = str(state["feedback"]).split("\n\n")
+        walkthrough = list(json.loads(path.read_text()).get("walkthrough") or [])
+        return HouseholdWorld(env, state, intro[1].strip(), walkthrough), intro[-1].strip()
+
+    def validate(self, world: HouseholdWorld) -> Verdict:
+        won = bool(world.state["won"])
+        return Verdict(
+            score=1.0 if won else 0.0,
+            passed=won,
+            components={"won": float(won)},
+            details="the task is done" if won else "the task is not done",
+        )
+
+    def solve(self, world: HouseholdWorld) -> str | None:
+        if world.state["won"]:
+            return None
+        done = len(world.commands)
+        if world.commands == world.walkthrough[:done] and done < len(world.walkthrough):
+            return world.walkthrough[done]
+        plan = replan(world.env)
+        return plan[0] if plan else None
+
+    def teardown(self, world: HouseholdWorld) -> None:
+        world.env = None
+
+
+class HouseholdTaskSet(GeneratedTaskSet):
+    """Generated games; strata: the task type."""
+
+    strata = "task type"
+
+    def stratum(self, task_id: str) -> str:
+        return task_type_of(task_id)
+
+
+class ALFWorldEnv(TaskEnv[HouseholdWorld]):
+    __doc__ = __doc__
+    metadata: dict[str, Any] = {**TaskEnv.metadata, "supports_state_snapshot": False}
+    max_invalid_default = None
+
+    def __init__(self, **options: Any) -> None:
+        """``options``: as for :class:`~agentgym.task_env.TaskEnv`."""
+        self.tasks = HouseholdTaskSet("household-alfworld", HouseholdTask, tuple(LEVELS))
+        super().__init__(**options)
+
+    def action_syntax(self) -> str:
+        return (
+            "Type one command per turn: 'go to <receptacle>', 'open <receptacle>', "
+            "'close <receptacle>', 'take <object> from <receptacle>', 'move <object> to "
+            "<receptacle>', 'heat <object> with microwave 1', 'cool <object> with fridge 1', "
+            "'clean <object> with sinkbasin 1', 'use <lamp>', 'examine <something>', 'look', "
+            "'inventory'. Names carry their number ('apple 1'). The commands valid now are "
+            "listed in info['admissible_commands'] ('help' lists the forms)."
+        )
+
+    def act(self, world: HouseholdWorld, action: str) -> str:
+        command = re.sub(r"\s+", " ", action.strip().strip("`'\"").strip().lower())
+        if command not in world.state["admissible_commands"]:
+            raise InvalidAction(f"Nothing happens. ({command!r} is not an admissible command.)")
+        world.state, _, _ = world.env.step(command)
+        world.commands.append(command)
+        return str(world.state["feedback"])
+
+    def observe(self, world: HouseholdWorld) -> str:
+        return "" if world.commands else world.room
+
+    def state_key(self, world: HouseholdWorld) -> str:
+        facts = sorted(str(fact) for fact in world.state["facts"])
+        digest = hashlib.blake2b("\n".join(facts).encode(), digest_size=16).hexdigest()
+        return f"{digest}:{'won' if world.state['won'] else 'playing'}"
+
+    def admissible_actions(self, world: HouseholdWorld) -> list[str]:
+        return [str(c) for c in world.state["admissible_commands"]]
+
+    def _info(self, verdict: Verdict, invalid: bool) -> dict[str, Any]:
+        info = super()._info(verdict, invalid)
+        info["admissible_commands"] = info.get("admissible_actions", [])
+        return info
