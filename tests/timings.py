@@ -74,6 +74,7 @@ def folder_of(nodeid: str) -> str:
 
 FOLDER_FAMILIES = {
     "tests/games": "games",
+    "tests/household": "household",
     "tests/multiagent": "multiagent",
     "tests/reasoning": "reasoning",
     "tests/roguelike": "roguelike",

@@ -43,6 +43,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,10 @@ __all__ = ["ALFWorldEnv", "HouseholdTask", "HouseholdTaskSet", "game_folder", "p
 MAX_STEPS = 50
 ATTEMPTS = 8
 _INFOS = textworld.EnvInfos(won=True, admissible_commands=True, facts=True, feedback=True)
+ENGINE_LOCK = threading.RLock()
+"""Held around every call into the engine: TextWorld parses PDDL and grammars with tatsu and
+plans with fast-downward's shared library, neither of which is safe across threads (the
+evaluator plays episodes in threads)."""
 
 
 def plans_for(split: str) -> tuple[int, ...]:
@@ -80,8 +85,9 @@ def task_type_of(task_id: str) -> str:
 
 def play_game(path: Path) -> Any:
     """Load a game file into alfworld's text environment (PddlEnv + ALFWorld's demangler)."""
-    env = AlfredDemangler(PddlEnv(_INFOS))
-    env.load(str(path))
+    with ENGINE_LOCK:
+        env = AlfredDemangler(PddlEnv(_INFOS))
+        env.load(str(path))
     return env
 
 
@@ -89,7 +95,8 @@ def replan(env: Any) -> list[str]:
     """A plan from the current state (what ALFWorld's planner expert asks TextWorld for).
     TextWorld exposes it only as ``policy_commands``, recomputed after every step when
     requested; asking the PDDL state directly computes it only when the oracle is asked."""
-    return [str(c) for c in env._pddl_state.replan(env._entity_infos)]
+    with ENGINE_LOCK:
+        return [str(c) for c in env._pddl_state.replan(env._entity_infos)]
 
 
 def game_folder(split: str, level: str, index: int) -> Path:
@@ -135,11 +142,13 @@ def _build(split: str, level: str, index: int, seed: int, folder: Path) -> None:
 def _winning_plan(path: Path) -> list[str] | None:
     """The planner's plan if playing it wins the game, else None."""
     env = play_game(path)
-    env.reset()
+    with ENGINE_LOCK:
+        env.reset()
     plan = replan(env)
     state = None
     for command in plan:
-        state, _, _ = env.step(command)
+        with ENGINE_LOCK:
+            state, _, _ = env.step(command)
     return plan if plan and state is not None and state["won"] else None
 
 
@@ -165,7 +174,8 @@ class HouseholdTask(Task[HouseholdWorld]):
     def setup(self, rng: np.random.Generator) -> tuple[HouseholdWorld, str]:
         path = ensure_game(self.split, self.difficulty, self.index, self.seed % 2**31)
         env = play_game(path)
-        state = env.reset()
+        with ENGINE_LOCK:
+            state = env.reset()
         intro = str(state["feedback"]).split("\n\n")
         walkthrough = list(json.loads(path.read_text()).get("walkthrough") or [])
         return HouseholdWorld(env, state, intro[1].strip(), walkthrough), intro[-1].strip()
@@ -225,7 +235,8 @@ class ALFWorldEnv(TaskEnv[HouseholdWorld]):
         command = re.sub(r"\s+", " ", action.strip().strip("`'\"").strip().lower())
         if command not in world.state["admissible_commands"]:
             raise InvalidAction(f"Nothing happens. ({command!r} is not an admissible command.)")
-        world.state, _, _ = world.env.step(command)
+        with ENGINE_LOCK:
+            world.state, _, _ = world.env.step(command)
         world.commands.append(command)
         return str(world.state["feedback"])
 
