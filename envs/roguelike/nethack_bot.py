@@ -37,7 +37,7 @@ from nle import nethack
 from .nethack_text import COLUMNS, ROWS
 
 if TYPE_CHECKING:
-    from .nethack_env import NetHackWorld
+    from .nethack_world import NetHackWorld
 
 __all__ = ["NetHackBot", "bot_action"]
 

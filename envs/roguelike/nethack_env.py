@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +51,7 @@ from agentgym.core import GeneratedTaskSet, Task, Verdict
 from agentgym.task_env import InvalidAction, TaskEnv
 
 from .nethack_text import ACTIONS, KEYS, describe, parse_action
+from .nethack_world import NetHackWorld
 
 __all__ = ["PROGRESSION", "NetHackEnv", "NetHackTask", "NetHackWorld", "progression"]
 
@@ -100,36 +100,6 @@ def game_seeds(seed: int) -> tuple[int, int]:
     """NetHack's ``(core, disp)`` seeds of a task seed."""
     digest = hashlib.blake2b(f"nethack:{seed}".encode(), digest_size=16).digest()
     return int.from_bytes(digest[:8], "big") >> 1, int.from_bytes(digest[8:], "big") >> 1
-
-
-@dataclass
-class NetHackWorld:
-    """One game: nle's env, its last observation and what the episode has reached."""
-
-    game: NetHackScore
-    obs: dict[str, np.ndarray]
-    message: str
-    seed: int
-    steps: int = 0
-    over: bool = False
-    end: str = ""
-    best_depth: int = 1
-    best_level: int = 1
-    idle: int = 0  # agent actions in a row that passed no game time
-    bot: Any = None  # the reference player's memory (nethack_bot.NetHackBot)
-    keys: list[int] = field(default_factory=list)
-
-    @property
-    def depth(self) -> int:
-        return int(self.obs["blstats"][nethack.NLE_BL_DEPTH])
-
-    @property
-    def level(self) -> int:
-        return int(self.obs["blstats"][nethack.NLE_BL_XP])
-
-    @property
-    def time(self) -> int:
-        return int(self.obs["blstats"][nethack.NLE_BL_TIME])
 
 
 def _copy(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

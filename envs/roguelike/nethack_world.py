@@ -1,0 +1,43 @@
+"""One NetHack game as the env and its bot both see it (apart, so that neither module
+imports the other)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from nle import nethack
+from nle.env.tasks import NetHackScore
+
+__all__ = ["NetHackWorld"]
+
+
+@dataclass
+class NetHackWorld:
+    """One game: nle's env, its last observation and what the episode has reached."""
+
+    game: NetHackScore
+    obs: dict[str, np.ndarray]
+    message: str
+    seed: int
+    steps: int = 0
+    over: bool = False
+    end: str = ""
+    best_depth: int = 1
+    best_level: int = 1
+    idle: int = 0  # agent actions in a row that passed no game time
+    bot: Any = None  # the reference player's memory (nethack_bot.NetHackBot)
+    keys: list[int] = field(default_factory=list)
+
+    @property
+    def depth(self) -> int:
+        return int(self.obs["blstats"][nethack.NLE_BL_DEPTH])
+
+    @property
+    def level(self) -> int:
+        return int(self.obs["blstats"][nethack.NLE_BL_XP])
+
+    @property
+    def time(self) -> int:
+        return int(self.obs["blstats"][nethack.NLE_BL_TIME])
