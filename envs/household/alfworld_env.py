@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 import textworld
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
+from fast_downward import load_lib
 from textworld.envs.pddl import PddlEnv
 
 from agentgym.cache import cache_dir, exclusive
@@ -60,7 +61,14 @@ from agentgym.task_env import InvalidAction, TaskEnv
 
 from .generate import HELD_OUT_FLOOR_PLANS, LEVELS, TASK_TYPES, floor_plans, generate, write_game
 
-__all__ = ["ALFWorldEnv", "HouseholdTask", "HouseholdTaskSet", "game_folder", "play_game"]
+__all__ = [
+    "ALFWorldEnv",
+    "HouseholdTask",
+    "HouseholdTaskSet",
+    "close_game",
+    "game_folder",
+    "play_game",
+]
 
 MAX_STEPS = 50
 ATTEMPTS = 8
@@ -83,12 +91,42 @@ def task_type_of(task_id: str) -> str:
     return TASK_TYPES[int(task_id.rsplit("/", 1)[1]) % len(TASK_TYPES)]
 
 
+class _PooledPddlEnv(PddlEnv):  # type: ignore[misc]  # textworld is untyped
+    """alfworld's PddlEnv on a fast-downward library from :data:`_FREE_LIBRARIES`.
+
+    PddlEnv loads a fresh copy of the 34 MB ``libdownward.so`` per instance (the planner
+    keeps its state in the library's globals) and nothing ever unloads it: its deleted temp
+    file holds disk and memory until the process ends (200 make/close cycles filled a disk).
+    A copy is handed back by :func:`close_game` and reused by the next game."""
+
+    def __init__(self, infos: textworld.EnvInfos) -> None:
+        textworld.Environment.__init__(self, infos)
+        self.downward_lib = _FREE_LIBRARIES.pop() if _FREE_LIBRARIES else load_lib()
+
+
+_FREE_LIBRARIES: list[Any] = []
+
+
 def play_game(path: Path) -> Any:
-    """Load a game file into alfworld's text environment (PddlEnv + ALFWorld's demangler)."""
+    """Load a game file into alfworld's text environment (PddlEnv + ALFWorld's demangler);
+    :func:`close_game` hands its planner back."""
     with ENGINE_LOCK:
-        env = AlfredDemangler(PddlEnv(_INFOS))
-        env.load(str(path))
+        env = AlfredDemangler(_PooledPddlEnv(_INFOS))
+        try:
+            env.load(str(path))
+        except BaseException:
+            close_game(env)
+            raise
     return env
+
+
+def close_game(env: Any) -> None:
+    """Hand the game's planner library back to the pool (once; the env is unusable after)."""
+    with ENGINE_LOCK:
+        pddl = env.unwrapped
+        library, pddl.downward_lib = getattr(pddl, "downward_lib", None), None
+        if library is not None:
+            _FREE_LIBRARIES.append(library)
 
 
 def replan(env: Any) -> list[str]:
@@ -142,13 +180,16 @@ def _build(split: str, level: str, index: int, seed: int, folder: Path) -> None:
 def _winning_plan(path: Path) -> list[str] | None:
     """The planner's plan if playing it wins the game, else None."""
     env = play_game(path)
-    with ENGINE_LOCK:
-        env.reset()
-    plan = replan(env)
-    state = None
-    for command in plan:
+    try:
         with ENGINE_LOCK:
-            state, _, _ = env.step(command)
+            env.reset()
+        plan = replan(env)
+        state = None
+        for command in plan:
+            with ENGINE_LOCK:
+                state, _, _ = env.step(command)
+    finally:
+        close_game(env)
     return plan if plan and state is not None and state["won"] else None
 
 
@@ -174,8 +215,12 @@ class HouseholdTask(Task[HouseholdWorld]):
     def setup(self, rng: np.random.Generator) -> tuple[HouseholdWorld, str]:
         path = ensure_game(self.split, self.difficulty, self.index, self.seed % 2**31)
         env = play_game(path)
-        with ENGINE_LOCK:
-            state = env.reset()
+        try:
+            with ENGINE_LOCK:
+                state = env.reset()
+        except BaseException:
+            close_game(env)
+            raise
         intro = str(state["feedback"]).split("\n\n")
         walkthrough = list(json.loads(path.read_text()).get("walkthrough") or [])
         return HouseholdWorld(env, state, intro[1].strip(), walkthrough), intro[-1].strip()
@@ -199,7 +244,9 @@ class HouseholdTask(Task[HouseholdWorld]):
         return plan[0] if plan else None
 
     def teardown(self, world: HouseholdWorld) -> None:
-        world.env = None
+        env, world.env = world.env, None
+        if env is not None:
+            close_game(env)
 
 
 class HouseholdTaskSet(GeneratedTaskSet):

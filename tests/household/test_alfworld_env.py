@@ -93,3 +93,18 @@ def test_agentgym_eval_runs_the_oracle_end_to_end(tmp_path: Path, monkeypatch):
     records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert len(records) == 3
     assert [(r["status"], r["verdict"]["passed"]) for r in records] == [("ok", True)] * 3
+
+
+def test_games_reuse_the_planner_library(monkeypatch):
+    """Each fresh fast-downward copy pins 34 MB of deleted temp file until the process ends:
+    episodes after the first must reuse the one handed back."""
+    from agentgym.envs.household import alfworld_env
+
+    loads = []
+    real = alfworld_env.load_lib
+    monkeypatch.setattr(alfworld_env, "load_lib", lambda: loads.append(1) or real())
+    env = make(ENV_ID)
+    for i in range(4):
+        env.reset(options={"task_id": f"train/easy/{i}"})
+    env.close()
+    assert len(loads) <= 1

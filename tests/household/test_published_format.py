@@ -19,7 +19,7 @@ from alfworld.agents.environment.alfred_tw_env import (
 )
 from textworld.envs.pddl import PddlEnv
 
-from agentgym.envs.household.alfworld_env import ensure_game, play_game, replan
+from agentgym.envs.household.alfworld_env import close_game, ensure_game, play_game, replan
 
 PUBLISHED = Path(__file__).parent / "data/pick_and_place_simple-Apple-None-Fridge-1/game.tw-pddl"
 COMMAND_FORMS = re.compile(
@@ -59,6 +59,7 @@ def test_intro_goal_and_commands_have_alfworlds_form(which, generated):
         state, reward, done = env.step(command)
         assert reward == int(done) == int(state["won"])  # 1 only when won, as in ALFWorld
     assert state["won"]
+    close_game(env)
 
 
 @pytest.mark.parametrize("which", ["published", "generated"])
@@ -67,6 +68,7 @@ def test_a_command_outside_the_grammar_does_nothing_alike(which, generated):
     env.reset()
     state, reward, done = env.step("fly to the moon")
     assert (state["feedback"], reward, done) == ("Nothing happens.", 0, False)
+    close_game(env)
 
 
 @pytest.mark.parametrize("which", ["published", "generated"])
