@@ -9,7 +9,8 @@ Samples keep the web, SWE and GUI families within their suite time (docs/testing
   included) runs its task tier here on a fixed sixteenth of its ids, chosen by a hash of the id
   (:func:`in_sample`: 4 of MiniWoB++'s 101); every MiniWoB++ page outside it has its oracle
   played on a test task by ``tests/web/test_miniwob.py``;
-* for a class whose envs drive a browser or start a sandbox, the class tier's long leak check
+* for a class whose envs drive a browser, start a sandbox or plan on every reset
+  (:data:`SLOW_RESET_PREFIXES`), the class tier's long leak check
   plays :data:`HEAVY_LEAK_CYCLES` cycles instead of the contract's 200 (a make/reset/step/close
   cycle is 0.13-0.2 s of Chromium, about 0.8 s of an SWE sandbox in CI: 200 were 41-43 s of a
   browser class-tier case's 50 on an idle machine, and 156 s of ``swe/Repair-v1``'s 209 in CI).
@@ -39,6 +40,10 @@ from agentgym.errors import LeakError, MissingExtraError
 from agentgym.multiagent_checker import MULTIAGENT_CHECKS, check_multiagent_env
 
 SLOW_FAMILIES_OR_PREFIXES = ("games/TextWorld",)
+SLOW_RESET_PREFIXES = ("household/",)
+"""Ids whose every make or reset costs about a second without a browser or a sandbox
+(ALFWorld's engine plans the task with fast-downward on load and on reset): their class tier
+plays :data:`HEAVY_LEAK_CYCLES` leak cycles too (200 were 180 s of the 267 s check)."""
 SAMPLED_CLASS_SIZE = 24
 """Above this many ids, a browser class's task tier runs on a sample (the module docstring)."""
 FULL_LEAK_CYCLES = 200
@@ -86,7 +91,9 @@ def _params():
             if spec is not quickest:
                 continue
             tier = "class"
-        heavy = browser or _declares(spec, "needs_sandbox")
+        heavy = (
+            browser or _declares(spec, "needs_sandbox") or spec.id.startswith(SLOW_RESET_PREFIXES)
+        )
         leak_cycles = HEAVY_LEAK_CYCLES if heavy and not FULL else FULL_LEAK_CYCLES
         if desktop and not FULL:
             leak_cycles = DESKTOP_LEAK_CYCLES
