@@ -23,6 +23,7 @@ import numpy as np
 import agentgym
 from agentgym.envs.roguelike.nethack_env import make_game
 from agentgym.envs.roguelike.nethack_text import KEYS
+from agentgym.eval.stats import bootstrap_ci
 
 ENV_ID = "roguelike/NetHack-v0"
 
@@ -77,12 +78,10 @@ def progressions(games: int, player: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(scores), np.array(depths)
 
 
-def interval(values: np.ndarray, draws: int = 10_000) -> tuple[float, float]:
-    """A 95% percentile bootstrap interval of the mean."""
-    rng = np.random.default_rng(0)
-    means = rng.choice(values, size=(draws, len(values))).mean(axis=1)
-    low, high = np.quantile(means, [0.025, 0.975])
-    return float(low), float(high)
+def interval(values: np.ndarray) -> tuple[float, float]:
+    """A 95% bootstrap interval of the mean over tasks (the evaluator's own)."""
+    _, low, high = bootstrap_ci([[float(v)] for v in values])
+    return low, high
 
 
 def main() -> None:
