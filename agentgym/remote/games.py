@@ -15,7 +15,8 @@ requests, reattach after a dropped connection, typed errors.
 Reference players (Stockfish, solvers) read the game's state where it lives, so they are not
 offered here: seat an agent against them on the server instead
 (``remote.make(URL, ID, opponent=NAME)``). The random player works on this side, as locally:
-the view carries every agent's legal moves and the episode's seed, which is all it reads.
+the infos carry every agent's legal moves and the view the episode's seed, which is all it
+reads.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ class _RemoteGame:
         self.task: RemoteTask | None = None
         self.world: RemoteWorld | None = None
         self.episode_seed: int | None = None
-        self._legal: dict[str, Any] | None = None
+        self._infos: dict[str, Any] = {}
         tasks = described.get("tasks")
         if tasks is not None:
             self.tasks = RemoteTaskSet(self._page_of_ids, tasks["splits"], tasks["difficulties"])
@@ -110,16 +111,15 @@ class _RemoteGame:
         self.agents = list(view["agents"])
         self.task = None if view["task_id"] is None else RemoteTask(view["task_id"])
         self.episode_seed = view["episode_seed"]
-        self._legal = view["legal_actions"]
         self._take(view)
-        return result["returned"]
+        returned = result["returned"]  # a parallel game's infos come last; an AEC's in its view
+        self._infos = view["infos"] if "infos" in view else returned[-1]
+        return returned
 
     def legal_actions(self, world: Any, agent: str) -> list[str] | None:
         """``agent``'s legal moves now, as the game lists them (None where it does not):
         what :class:`~agentgym.multiagent.RandomPlayer` draws from, here as locally."""
-        if self._legal is None:
-            return None
-        moves: list[str] | None = self._legal.get(agent)
+        moves: list[str] | None = self._infos.get(agent, {}).get("legal_actions")
         return moves
 
     def _take(self, view: dict[str, Any]) -> None:

@@ -183,7 +183,6 @@ class MultiHost(_Local):
             "agents": list(env.agents),
             "task_id": getattr(task, "id", None),
             "episode_seed": getattr(base, "episode_seed", None),
-            "legal_actions": self._legal_actions(base),
         }
         if self.kind == "aec":
             view.update(
@@ -195,15 +194,6 @@ class MultiHost(_Local):
                 infos={a: dict(i) for a, i in env.infos.items()},
             )
         return view
-
-    @staticmethod
-    def _legal_actions(base: Any) -> dict[str, Any] | None:
-        """Every agent's legal moves now, where the game lists them (what its random
-        reference player draws from); None where it does not."""
-        lister, world = getattr(base, "legal_actions", None), getattr(base, "world", None)
-        if lister is None or world is None:
-            return None
-        return {a: lister(world, a) for a in base.possible_agents}
 
     def reset(self, seed: Any, options: Any) -> Any:
         returned = self.env.reset(seed=seed, options=options)
