@@ -131,6 +131,9 @@ class HFBackend(TokenBackend):
             or mismatching compile logs a warning and decodes eagerly. None (the default):
             on CUDA only (on a CPU the eager step over the columns in use is the fast one).
         static_cache_tokens: the static cache's length per slot (prompt plus reply).
+        join_in_step: eagerly over the static cache, newcomers join the running batch inside
+            its next decode step (one forward pass for both); False: a pass of their own
+            (the benchmark's comparison).
     """
 
     def __init__(
@@ -145,6 +148,7 @@ class HFBackend(TokenBackend):
         static_cache: bool = True,
         compile: bool | None = None,
         static_cache_tokens: int = 2048,
+        join_in_step: bool = True,
     ) -> None:
         if not isinstance(max_batch, int) or max_batch < 1:
             raise UsageError(f"max_batch must be a positive int, got {max_batch!r}")
@@ -157,6 +161,7 @@ class HFBackend(TokenBackend):
         if compile is None:
             compile = model.device.type == "cuda"
         self.static_cache, self.compile = static_cache, compile
+        self.join_in_step = join_in_step
         self.stats = BackendStats()
         self.eos_ids = eos_ids(model, tokenizer)
         pad = tokenizer.pad_token_id
@@ -340,6 +345,7 @@ class HFBackend(TokenBackend):
             slots=self.max_batch,
             length=self.static_cache_tokens,
             compile=self.compile,
+            join_in_step=self.join_in_step,
         )
         return SplitBatch(static, dynamic)
 
@@ -377,28 +383,30 @@ class HFBackend(TokenBackend):
         newcomers: list[DecodeRequest],
         gone: list[DecodeRequest],
     ) -> list[tuple[DecodeRequest, DecodeResult]]:
-        """Drop ``gone``, admit ``newcomers``, decode one token; the finished rows. Runs on
-        the one decode thread, the only one touching the model and the prefix store."""
+        """Drop ``gone``, admit ``newcomers`` (storing their prompts' keys and values),
+        decode one token; the finished rows. Runs on the one decode thread, the only one
+        touching the model and the prefix store."""
         before = dataclasses.replace(batch.timing)
         if gone:
             batch.discard(gone)
+        keep = self.prefixes.enabled
         if newcomers:
             self.stats.joined += len(newcomers) if batch else 0
-            self._admit(batch, newcomers)
-        done = batch.step() if batch else []
+            self._prepare(newcomers)
+        done, prompts = batch.advance(newcomers, keep_prompts=keep)
+        for request, states in zip(newcomers, prompts or [], strict=False):
+            self.prefixes.add(request.prompt_ids, states)
         self._count(before, batch.timing)
         return done
 
-    def _admit(self, batch: RunningBatch | SplitBatch, requests: list[DecodeRequest]) -> None:
-        """Prefill ``requests`` into ``batch``, reusing and storing prompt prefixes."""
+    def _prepare(self, requests: list[DecodeRequest]) -> None:
+        """Give ``requests`` their stored prompt prefixes (computing first those they share
+        with each other), and count them."""
         keep = self.prefixes.enabled
         if keep and len(requests) > 1:
             self._prefill_shared([r.prompt_ids for r in requests])
         for request in requests:
             request.prefix = self.prefixes.lookup(request.prompt_ids) if keep else None
-        prompts = batch.admit(requests, keep_prompts=keep)
-        for request, states in zip(requests, prompts or [], strict=False):
-            self.prefixes.add(request.prompt_ids, states)
         stats = self.stats
         stats.requests += len(requests)
         stats.batches += 1

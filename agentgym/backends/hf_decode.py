@@ -143,11 +143,24 @@ class RowBatch:
     timing: DecodeTiming
     _logits: torch.Tensor
 
+    def admit(
+        self, requests: list[DecodeRequest], *, keep_prompts: bool = False
+    ) -> list[CachedPrefix] | None:
+        raise NotImplementedError
+
     def _select(self, keep: list[int]) -> None:
         raise NotImplementedError
 
     def _feed_last_tokens(self) -> None:
         raise NotImplementedError
+
+    def advance(
+        self, newcomers: list[DecodeRequest], *, keep_prompts: bool = False
+    ) -> tuple[list[tuple[DecodeRequest, DecodeResult]], list[CachedPrefix] | None]:
+        """Admit ``newcomers`` (one forward pass), then :meth:`step`: the rows that finished,
+        and (``keep_prompts``) the newcomers' prompt keys and values."""
+        prompts = self.admit(newcomers, keep_prompts=keep_prompts) if newcomers else None
+        return (self.step() if self.rows else []), prompts
 
     @torch.inference_mode()
     def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:

@@ -26,6 +26,16 @@ retired between tokens, each row's own seeded generator and logprobs) over fixed
   on first use. Eager, it runs on the live rows over the columns they use
   (``[min start_r, c]``), so nothing is computed for padding rows or empty columns.
 
+**Newcomers join inside the decode step** (eager only): when requests arrive while rows
+decode, one forward pass feeds the rows their last tokens and the newcomers their prompts
+(after any cached prefix), packed into one sequence of tokens: each token's keys and values
+are written at its own slot and column, and attention runs per row over its own columns
+(:func:`packed_attention`, registered with transformers' attention functions for that pass
+only). On a 2-core CPU a forward pass has a floor of ~30 ms of SmolLM2 whatever it computes
+(reading the weights), which an admission of its own paid again for every newcomer. A model
+whose attention does not go through transformers' interface is noticed on the first such
+step (the function is not called), and admissions go back to passes of their own.
+
 The model sees the cache through :class:`SlotCache`, which has only what transformers'
 attention calls (``update``: write at column ``c``, return the buffers, or eagerly the
 columns in use). On the first
@@ -41,6 +51,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -55,9 +66,12 @@ from agentgym.backends.hf_decode import (
     _prefill,
     _prompt_states,
     _Row,
+    take_tokens,
 )
 
-__all__ = ["SlotCache", "SplitBatch", "StaticBatch", "bucket"]
+__all__ = ["PACKED", "SlotCache", "SplitBatch", "StaticBatch", "bucket", "packed_attention"]
+
+PACKED = "agentgym_packed"  # the attention function's name among transformers' ones
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +83,91 @@ def bucket(rows: int, slots: int) -> int:
     while size < rows:
         size *= 4
     return min(size, slots)
+
+
+@dataclass
+class Piece:
+    """Some of a packed step's query tokens and the keys they attend to: the decoding rows
+    (one token each, ``each_row``) or one newcomer's prompt tokens."""
+
+    tokens: slice  # positions in the packed sequence
+    rows: slice  # their slots
+    columns: slice  # the cache columns they attend to
+    mask: torch.Tensor  # additive: [rows, 1, queries per row, columns]
+    each_row: bool
+
+
+@dataclass
+class PackedStep:
+    """One packed forward pass: its tokens (ids, positions, and the slot and column each
+    one's keys and values go to), the pieces :func:`packed_attention` runs, the tokens whose
+    logits are kept, and how many layers the attention ran for."""
+
+    ids: list[int] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+    slots: list[int] = field(default_factory=list)
+    columns: list[int] = field(default_factory=list)
+    pieces: list[Piece] = field(default_factory=list)
+    kept: list[int] = field(default_factory=list)  # one per row: its last token's logits
+    calls: int = 0
+
+    def add(
+        self,
+        ids: list[int],
+        positions: list[int],
+        columns: list[int],
+        *,
+        rows: slice,
+        attended: slice,
+        mask: torch.Tensor,
+    ) -> None:
+        """The tokens of ``rows``: one per row (several rows), or a prompt's (one row)."""
+        begin = len(self.ids)
+        each_row = len(ids) == rows.stop - rows.start  # else one row's several tokens
+        self.ids += ids
+        self.positions += positions
+        self.columns += columns
+        self.slots += list(range(rows.start, rows.stop)) if each_row else [rows.start] * len(ids)
+        self.pieces.append(Piece(slice(begin, len(self.ids)), rows, attended, mask, each_row))
+        self.kept += range(begin, len(self.ids)) if each_row else [len(self.ids) - 1]
+
+
+def packed_attention(
+    module: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: Any,
+    *,
+    scaling: float | None = None,
+    packed: PackedStep | None = None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, None]:
+    """Attention of a packed step's tokens ``query`` ``[1, heads, tokens, dim]``, each over
+    its own row's columns of the slot buffers ``key``/``value``; the output
+    ``[1, tokens, heads, dim]``. Without ``packed``, transformers' sdpa attention."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    if packed is None:
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, scaling=scaling, **kwargs
+        )
+    packed.calls += 1
+    outputs = []
+    for piece in packed.pieces:
+        queries = query[:, :, piece.tokens]
+        if piece.each_row:  # [1, heads, rows, dim] -> [rows, heads, 1, dim]
+            queries = queries[0].transpose(0, 1).unsqueeze(2)
+        keys, values = key[piece.rows, :, piece.columns], value[piece.rows, :, piece.columns]
+        out, _ = sdpa_attention_forward(module, queries, keys, values, piece.mask, scaling=scaling)
+        outputs.append(out.reshape(1, -1, *out.shape[2:]))
+    return torch.cat(outputs, dim=1), None
+
+
+def _register_packed_attention() -> None:
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(PACKED, packed_attention)
 
 
 class SlotCache:
@@ -85,10 +184,18 @@ class SlotCache:
             torch._dynamo.mark_static_address(tensor)
 
         self.span: tuple[int, int] | None = None  # eager steps: the columns attended to
+        # packed steps: each token's slot and column (the whole buffers are returned)
+        self.scatter: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def update(
         self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *_: Any
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.scatter is not None:  # [1, heads, tokens, dim]: token t to its slot, column
+            slots, columns = self.scatter
+            keys, values = self.keys[layer_idx], self.values[layer_idx]
+            keys[slots, :, columns] = key_states[0].transpose(0, 1)
+            values[slots, :, columns] = value_states[0].transpose(0, 1)
+            return keys, values
         rows = key_states.shape[0]
         keys, values = self.keys[layer_idx][:rows], self.values[layer_idx][:rows]
         keys.index_copy_(2, self.column, key_states)
@@ -117,8 +224,10 @@ class StaticBatch(RowBatch):
         slots: int,
         length: int,
         compile: bool = True,
+        join_in_step: bool = True,
     ) -> None:
         self.model, self.eos_ids, self.pad_id = model, eos_ids, pad_id
+        self.join_in_step = join_in_step
         self.slots, self.length = slots, length
         self.rows: list[_Row] = []
         self.timing = DecodeTiming()
@@ -225,13 +334,148 @@ class StaticBatch(RowBatch):
         self.cache.span = (first, end) if eager else None
         columns = self._columns[first:end]
         opened = (columns >= starts) & (columns <= self.column)
-        mask = torch.zeros(opened.shape, dtype=self.model.dtype, device=opened.device)
-        mask = mask.masked_fill(~opened, self._masked)[:, None, None, :]
+        mask = self._additive(~opened)[:, None, None, :]
         self.cache.column.fill_(self.column)
         logits = self._run(input_ids, positions, mask)
         self.column += 1
         self.timing.forward_passes += 1
         self._logits = logits[: len(self.rows)]
+
+    def advance(
+        self, newcomers: list[DecodeRequest], *, keep_prompts: bool = False
+    ) -> tuple[list[tuple[DecodeRequest, DecodeResult]], list[CachedPrefix] | None]:
+        """Like :meth:`RowBatch.advance`; eagerly, with rows decoding, the newcomers join in
+        the same forward pass as the rows' next tokens (their first token is chosen at the
+        next step, as every row's is after a forward pass)."""
+        if not (newcomers and self.rows and self.join_in_step and self._compiled is None):
+            return super().advance(newcomers, keep_prompts=keep_prompts)
+        with torch.inference_mode():
+            started = time.perf_counter()
+            done, keep = take_tokens(self.rows, self._logits, self.eos_ids)
+            self._select(keep)
+            if not self.rows:  # nobody left to share the pass with
+                self.timing.decode_seconds += time.perf_counter() - started
+                return done, self.admit(newcomers, keep_prompts=keep_prompts)
+            prompts = self._feed_with_newcomers(newcomers, keep_prompts)
+            self.timing.decode_seconds += time.perf_counter() - started
+        return done, prompts
+
+    def _feed_with_newcomers(
+        self, newcomers: list[DecodeRequest], keep_prompts: bool
+    ) -> list[CachedPrefix] | None:
+        """One forward pass: each row's last token at the shared column ``c``, each
+        newcomer's prompt (its cached prefix copied first) ending at ``c`` in a free slot."""
+        if len(self.rows) + len(newcomers) > self.slots:
+            raise ValueError(f"{len(self.rows)} + {len(newcomers)} rows over {self.slots} slots")
+        if self.column == self.capacity:
+            self._reserve(self.column + 1)
+        if self.column == self.capacity:
+            self._shift(-int(self.starts[: len(self.rows)].min()))
+        longest = max(len(r.prompt_ids) for r in newcomers)
+        if longest - 1 > self.column:
+            self._shift(longest - 1 - self.column)
+        self._reserve(self.column + 1)
+        column, width = self.column, len(self.rows)
+        starts = self.starts[:width, None]
+        first = int(starts.min())
+        columns = self._columns[first : column + 1]
+        step = PackedStep()
+        step.add(
+            [row.completion[-1] for row in self.rows],
+            (column - starts[:, 0]).tolist(),
+            [column] * width,
+            rows=slice(0, width),
+            attended=slice(first, column + 1),
+            mask=self._additive(~((columns >= starts) & (columns <= column)))[:, None, None, :],
+        )
+        for slot, request in enumerate(newcomers, start=width):
+            self._place(step, slot, request)
+        try:
+            logits = self._forward_packed(step)
+            layers = self.model.config.num_hidden_layers
+            why = "" if step.calls == layers else f"packed attention ran {step.calls} of {layers}"
+        except Exception as error:  # a model that cannot take a packed pass
+            why = f"{type(error).__name__}: {error}"
+        if why:  # the model's attention is not transformers' interface: no harm done yet
+            log.warning("newcomers join in forward passes of their own: %s", why)
+            self.join_in_step = False
+            self._feed_last_tokens()  # rewrites what the pass wrote, as admit does
+            return self.admit(newcomers, keep_prompts=keep_prompts)
+        self.rows += [_Row(r, torch.Generator().manual_seed(r.seed)) for r in newcomers]
+        self._logits = logits
+        self.column += 1
+        self.timing.forward_passes += 1
+        self.timing.reused_tokens += sum(r.prefix.length for r in newcomers if r.prefix)
+        if not keep_prompts:
+            return None
+        return [self._prompt_of(slot) for slot in range(width, len(self.rows))]
+
+    def _place(self, step: PackedStep, slot: int, request: DecodeRequest) -> None:
+        """Put ``request``'s prompt in ``slot``, ending at the shared column: its cached
+        prefix copied in, the rest of its tokens added to ``step``."""
+        prompt, prefix = request.prompt_ids, request.prefix
+        length, reused = len(prompt), prefix.length if prefix is not None else 0
+        if reused >= length:
+            raise ValueError("a cached prefix must leave at least one prompt token to compute")
+        start = self.column - length + 1
+        if prefix is not None and reused:
+            for layer, (keys, values) in enumerate(zip(prefix.keys, prefix.values, strict=True)):
+                self.cache.keys[layer][slot, :, start : start + reused] = keys
+                self.cache.values[layer][slot, :, start : start + reused] = values
+        self.starts[slot] = start
+        device = self.model.device
+        queries = torch.arange(reused, length, device=device)[:, None]
+        later = torch.arange(length, device=device)[None, :] > queries  # causal
+        step.add(
+            prompt[reused:],
+            list(range(reused, length)),
+            list(range(start + reused, self.column + 1)),
+            rows=slice(slot, slot + 1),
+            attended=slice(start, self.column + 1),
+            mask=self._additive(later)[None, None],
+        )
+
+    def _forward_packed(self, step: PackedStep) -> torch.Tensor:
+        """The packed pass's logits of each row's last token: the model's attention switched
+        to :func:`packed_attention` for this pass only (the model is this thread's alone)."""
+        device, config = self.model.device, self.model.config
+        _register_packed_attention()
+        self.cache.scatter = (
+            torch.tensor(step.slots, device=device),
+            torch.tensor(step.columns, device=device),
+        )
+        attention = config._attn_implementation
+        config._attn_implementation = PACKED
+        try:
+            out = self.model(
+                input_ids=torch.tensor([step.ids], device=device),
+                position_ids=torch.tensor([step.positions], device=device),
+                # a 4-d mask is used as given: packed_attention keeps its own per piece
+                attention_mask=torch.zeros((1, 1, 1, 1), dtype=self.model.dtype, device=device),
+                past_key_values=self.cache,
+                use_cache=True,
+                logits_to_keep=torch.tensor(step.kept, device=device),
+                packed=step,
+            )
+        finally:
+            config._attn_implementation = attention
+            self.cache.scatter = None
+        logits: torch.Tensor = out.logits[0]
+        return logits
+
+    def _prompt_of(self, slot: int) -> CachedPrefix:
+        """A copy of the keys and values of the prompt in ``slot`` (just prefilled)."""
+        used = slice(int(self.starts[slot]), self.column)
+        return CachedPrefix(
+            used.stop - used.start,
+            [keys[slot, :, used].clone() for keys in self.cache.keys],
+            [values[slot, :, used].clone() for values in self.cache.values],
+        )
+
+    def _additive(self, hidden: torch.Tensor) -> torch.Tensor:
+        """An additive attention mask: 0 where attended, the dtype's minimum where ``hidden``."""
+        mask = torch.zeros(hidden.shape, dtype=self.model.dtype, device=hidden.device)
+        return mask.masked_fill(hidden, self._masked)
 
     def _run(self, input_ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor) -> Any:
         """The step's logits: compiled, checked against eager on a bucket's first step."""
@@ -332,10 +576,7 @@ class SplitBatch:
     def admit(
         self, requests: list[DecodeRequest], *, keep_prompts: bool = False
     ) -> list[CachedPrefix] | None:
-        room = self.static.slots - len(self.static)
-        static = [r for r in requests if self.static.fits(r)][:room]
-        chosen = {id(r) for r in static}
-        dynamic = [r for r in requests if id(r) not in chosen]
+        static, dynamic = self._share(requests)
         states: dict[int, CachedPrefix] = {}
         for group, batch in ((static, self.static), (dynamic, self.dynamic)):
             if group:
@@ -346,6 +587,27 @@ class SplitBatch:
     def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
         done = self.static.step() if self.static else []
         return done + (self.dynamic.step() if self.dynamic else [])
+
+    def advance(
+        self, newcomers: list[DecodeRequest], *, keep_prompts: bool = False
+    ) -> tuple[list[tuple[DecodeRequest, DecodeResult]], list[CachedPrefix] | None]:
+        """Each batch admits its share of ``newcomers`` (see :meth:`admit`) and steps."""
+        static, dynamic = self._share(newcomers)
+        done, states = [], {}
+        for group, batch in ((static, self.static), (dynamic, self.dynamic)):
+            finished, prompts = batch.advance(group, keep_prompts=keep_prompts)
+            done += finished
+            states.update(zip(map(id, group), prompts or [], strict=False))
+        return done, [states[id(r)] for r in newcomers] if keep_prompts else None
+
+    def _share(
+        self, requests: list[DecodeRequest]
+    ) -> tuple[list[DecodeRequest], list[DecodeRequest]]:
+        """The requests for the slots (those that fit, while slots are free), and the rest."""
+        room = self.static.slots - len(self.static)
+        static = [r for r in requests if self.static.fits(r)][:room]
+        chosen = {id(r) for r in static}
+        return static, [r for r in requests if id(r) not in chosen]
 
     def discard(self, requests: list[DecodeRequest]) -> None:
         self.static.discard(requests)

@@ -271,3 +271,66 @@ def test_a_failing_scheduler_fails_its_callers_instead_of_hanging(tiny_model_dir
         assert isinstance(outcome, ModelError) and "admission broke" in str(outcome)
     monkeypatch.undo()
     assert len(asyncio.run(both())[0].completion_ids) == 3
+
+
+def chats(backend, count, turns, seed=0):
+    """``count`` episodes of ``turns`` prompts each, every prompt the last one plus a reply
+    and a new observation (so the prefix store holds all but the new tokens)."""
+    rng = random.Random(seed)
+    episodes = []
+    for first in prompts(backend, count, seed):
+        episode = [first]
+        for _ in range(turns - 1):
+            said = " ".join(rng.choices(WORDS, k=rng.randint(1, 6)))
+            episode.append(episode[-1] + backend.encode([{"role": "user", "content": said}]))
+        episodes.append(episode)
+    return [p for turn in zip(*episodes, strict=True) for p in turn]
+
+
+def test_newcomers_join_inside_the_decode_step(tiny_model_dir):
+    """Requests arriving while rows decode are prefilled in the rows' next forward pass
+    (their stored prefixes copied first): the same greedy tokens as one-at-a-time
+    ``generate`` and as admissions in passes of their own, with fewer forward passes."""
+    batch = chats(HFBackend.load(tiny_model_dir, device="cpu"), 8, 3, seed=3)
+    limits = [2 + (i * 5) % 9 for i in range(len(batch))]
+    requests = [
+        (p, SamplingParams(temperature=0, max_tokens=n), 0)
+        for p, n in zip(batch, limits, strict=True)
+    ]
+    stats, results = {}, {}
+    for joined in (True, False):
+        backend = HFBackend.load(tiny_model_dir, device="cpu", join_in_step=joined)
+        results[joined] = asyncio.run(lanes(backend, requests, 8))
+        stats[joined] = backend.stats
+    assert stats[True].reused_tokens == stats[False].reused_tokens > 0
+    assert stats[True].joined == stats[False].joined > len(batch) // 2
+    assert stats[True].forward_passes < stats[False].forward_passes - len(batch) // 4
+    assert [r.completion_ids for r in results[True]] == [r.completion_ids for r in results[False]]
+    assert_as_generate(backend, batch, limits, results[True])
+
+
+def test_a_model_whose_attention_cannot_be_packed_admits_apart(tiny_model_dir, monkeypatch, caplog):
+    """A test double for a model whose layers do not call transformers' attention
+    functions (the packed attention is replaced by plain sdpa, which fails on the packed
+    shapes): a warning, then newcomers are admitted in passes of their own, with the same
+    tokens."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from agentgym.backends import hf_static
+
+    def own_attention(module, query, key, value, mask, *, scaling=None, packed=None, **kw):
+        return sdpa_attention_forward(module, query, key, value, mask, scaling=scaling)
+
+    monkeypatch.setattr(hf_static, "packed_attention", own_attention)
+    backend = HFBackend.load(tiny_model_dir, device="cpu")
+    batch = prompts(backend, 12, seed=4)
+    limits = [2 + (i * 3) % 7 for i in range(len(batch))]
+    requests = [
+        (p, SamplingParams(temperature=0, max_tokens=n), 0)
+        for p, n in zip(batch, limits, strict=True)
+    ]
+    with caplog.at_level("WARNING", logger="agentgym.backends.hf_static"):
+        results = asyncio.run(lanes(backend, requests, 4))
+    assert "newcomers join in forward passes of their own" in caplog.text
+    assert backend._batch.static.join_in_step is False
+    assert_as_generate(backend, batch, limits, results)

@@ -25,12 +25,14 @@ Last, staggered arrivals (issue 34): ``--episodes`` episodes of ``--turns`` turn
 episode sending its next request when its reply is back and its env step is done; env step
 times are heavy-tailed (seeded lognormal, median ``--step-seconds``, capped at 10x) and so are
 reply lengths (each request's ``max_tokens`` from 1/4 to all of ``--max-tokens``, greedy). The
-same schedule runs through three backends, alternated over rounds: ``window``, the window
+same schedule runs through four backends, alternated over rounds: ``window``, the window
 batching of before issue 34 (``continuous=False, static_cache=False``: a request that arrives
 while a batch decodes waits for the whole batch, over transformers' dynamic cache, which
 copies the whole cache at every token and admission), ``window-slots`` (window batching over
-the slot cache, to tell the cache's gain from the scheduling's), and ``continuous``, the
-default (requests join at the next token, over the slot cache). The ratio of ``continuous``
+the slot cache, to tell the cache's gain from the scheduling's), ``joined-apart``
+(continuous batching whose newcomers are prefilled in a forward pass of their own,
+``join_in_step=False``) and ``continuous``, the default (requests join inside the next
+decode step, over the slot cache). The ratio of ``continuous``
 to ``window`` tokens/s is the figure (goal >= 1.5x); the outputs are compared (greedy: the
 same tokens). In this schedule an episode's turn ``t`` resends episode ``index + t``'s first
 prompt, so the prefix store holds nearly all of it; ``--growing`` sends prompts that grow
@@ -42,7 +44,8 @@ reply, the end of the turn and a second-turn observation, ~46 tokens), the defau
 with the prefix store on and off.
 
     python tests/perf/bench_hf.py [--requests 16] [--max-tokens 32] [--rounds 2] [--model DIR]
-        [--episodes 16] [--turns 3] [--step-seconds 0.5] [--only staggered|reuse] [--growing]
+        [--episodes 16] [--turns 3] [--lanes N] [--step-seconds 0.5] [--only staggered|reuse]
+        [--growing]
 
 ``--model DIR`` measures another local model directory instead of SmolLM2 (on a GPU machine,
 the device check's model: ``tests/perf/gpu_check.py``). Each round also counts the prompts
@@ -114,15 +117,25 @@ def schedule(
     ]
 
 
-async def staggered_run(backend, prompts, plan, turns=None) -> tuple[list[list[list[int]]], float]:
+async def staggered_run(
+    backend, prompts, plan, turns=None, lanes=None
+) -> tuple[list[list[list[int]]], float]:
     """Play ``plan``: each episode steps its env (a sleep), sends its turn's prompt, waits for
     the reply; every episode's completions and the wall seconds of the whole run. Without
     ``turns`` an episode's turn ``t`` sends the first prompt of episode ``index + t``; with
     ``turns`` (token ids per episode: the end of a reply and the next observation) its
-    prompt grows as a chat's does: the last prompt, its reply, then ``turns[index]``."""
+    prompt grows as a chat's does: the last prompt, its reply, then ``turns[index]``. With
+    ``lanes``, at most that many episodes run at once, the next starting when one ends (an
+    evaluator's ``--num-envs``); else all at once."""
     from agentgym.backends.sampling import SamplingParams
 
+    running = asyncio.Semaphore(lanes or len(plan))
+
     async def episode(index: int) -> list[list[int]]:
+        async with running:
+            return await play(index)
+
+    async def play(index: int) -> list[list[int]]:
         replies, prompt = [], prompts[index % len(prompts)]
         for turn, (seconds, tokens) in enumerate(plan[index]):
             await asyncio.sleep(seconds)
@@ -147,7 +160,8 @@ def staggered(backend, prompts, args, turns=None) -> None:
     plan = schedule(args.episodes, args.turns, args.step_seconds, args.max_tokens)
     asleep = sum(max(s for s, _ in turn) for turn in zip(*plan, strict=True))
     print(
-        f"staggered: {args.episodes} episodes x {args.turns} turns, env steps median "
+        f"staggered: {args.episodes} episodes x {args.turns} turns, "
+        f"{args.lanes or args.episodes} at once, env steps median "
         f"{args.step_seconds} s (lognormal), max_tokens {args.max_tokens // 4}-{args.max_tokens}"
         f" (Pareto); the slowest env steps alone take {asleep:.1f} s"
     )
@@ -155,14 +169,16 @@ def staggered(backend, prompts, args, turns=None) -> None:
         name: HFBackend(
             backend.model,
             backend.tokenizer,
-            max_batch=args.episodes,
+            max_batch=args.lanes or args.episodes,
             continuous=continuous,
             static_cache=slots,
+            join_in_step=joined,
         )
-        for name, continuous, slots in (
-            ("window", False, False),
-            ("window-slots", False, True),
-            ("continuous", True, True),
+        for name, continuous, slots, joined in (
+            ("window", False, False, True),
+            ("window-slots", False, True, True),
+            ("joined-apart", True, True, False),
+            ("continuous", True, True, True),
         )
     }
     totals = {name: [0, 0.0] for name in variants}
@@ -170,7 +186,7 @@ def staggered(backend, prompts, args, turns=None) -> None:
     for round_ in range(args.rounds):
         names = list(variants) if round_ % 2 == 0 else list(reversed(variants))
         for name in names:
-            run = staggered_run(variants[name], prompts, plan, turns)
+            run = staggered_run(variants[name], prompts, plan, turns, args.lanes)
             outputs[name], seconds = asyncio.run(run)
             tokens = sum(len(c) for replies in outputs[name] for c in replies)
             totals[name][0] += tokens
@@ -184,18 +200,20 @@ def staggered(backend, prompts, args, turns=None) -> None:
             stats.joined, stats.busy_seconds = 0, 0.0
         differ = sum(
             a != b
-            for other in ("window-slots", "continuous")
+            for other in ("window-slots", "joined-apart", "continuous")
             for x, y in zip(outputs["window"], outputs[other], strict=True)
             for a, b in zip(x, y, strict=True)
         )
-        replies = 2 * args.episodes * args.turns
+        replies = 3 * args.episodes * args.turns
         print(f"round {round_ + 1}: {differ} of {replies} replies differ from window's")
     rate = {name: tokens / seconds for name, (tokens, seconds) in totals.items()}
     print(
         f"staggered arrivals, continuous vs window batching: {rate['continuous']:.1f} vs "
         f"{rate['window']:.1f} tokens/s = {rate['continuous'] / rate['window']:.2f}x "
         f"(goal >= 1.5x); window over the slot cache {rate['window-slots']:.1f} tokens/s "
-        f"(continuous {rate['continuous'] / rate['window-slots']:.2f}x it)"
+        f"(continuous {rate['continuous'] / rate['window-slots']:.2f}x it); newcomers "
+        f"admitted in passes of their own {rate['joined-apart']:.1f} tokens/s (joining "
+        f"inside the decode step {rate['continuous'] / rate['joined-apart']:.2f}x it)"
     )
 
 
@@ -253,6 +271,9 @@ def main() -> None:
     parser.add_argument("--model", help="a local model directory (default: SmolLM2-135M)")
     parser.add_argument("--episodes", type=int, default=16, help="staggered: episodes (16)")
     parser.add_argument("--turns", type=int, default=3, help="staggered: turns each (3)")
+    parser.add_argument(
+        "--lanes", type=int, help="staggered: episodes at once (default: all; an eval's num-envs)"
+    )
     parser.add_argument(
         "--step-seconds", type=float, default=0.5, help="staggered: median env step (0.5)"
     )
