@@ -68,8 +68,10 @@ def hf_path_factory(
     prompt: PromptConfig | None = None,
     *,
     device: str | None = None,
+    dtype: str | None = None,
     max_batch: int = 16,
     batch_window: float = 0.01,
+    prefix_cache_mb: float = 512.0,
 ) -> SharedBackendFactory[HFBackend]:
     """The factory for ``hf:PATH``: a local model directory (or a trainer's run directory or
     checkpoint: see :func:`checkpoint_policy`), checked now, loaded on first use (the keyword
@@ -88,7 +90,12 @@ def hf_path_factory(
         )
     return SharedBackendFactory(
         lambda: HFBackend.load(
-            directory, device=device, max_batch=max_batch, batch_window=batch_window
+            directory,
+            device=device,
+            dtype=dtype,
+            max_batch=max_batch,
+            batch_window=batch_window,
+            prefix_cache_mb=prefix_cache_mb,
         ),
         f"hf:{path}",
         prompt,
@@ -112,8 +119,10 @@ def smollm2_factory(
     prompt: PromptConfig | None = None,
     *,
     device: str | None = None,
+    dtype: str | None = None,
     max_batch: int = 16,
     batch_window: float = 0.01,
+    prefix_cache_mb: float = 512.0,
 ) -> SharedBackendFactory[HFBackend]:
     """The factory for the ``smollm2`` spec (the model converts/loads on first use)."""
     require_hf()
@@ -124,7 +133,12 @@ def smollm2_factory(
         )
     return SharedBackendFactory(
         lambda: HFBackend.load(
-            model_dir(), device=device, max_batch=max_batch, batch_window=batch_window
+            model_dir(),
+            device=device,
+            dtype=dtype,
+            max_batch=max_batch,
+            batch_window=batch_window,
+            prefix_cache_mb=prefix_cache_mb,
         ),
         "smollm2",
         prompt or SMOLLM2_PROMPT,

@@ -316,3 +316,16 @@ def test_the_prefix_store_is_bounded_and_forgets_the_oldest():
     store.add(list(range(100, 160)), states(60))  # over the cap: the first one goes
     assert store.lookup([*range(30), 999]) is None
     assert store.lookup(list(range(100, 160))).length == 59  # one token is left to compute
+
+
+def test_the_dtype_and_prefix_store_options_reach_the_backend(tiny_model_dir):
+    """``dtype`` and ``prefix_cache_mb`` (docs/evaluation.md's options) are taken, and a
+    dtype the backend does not know is refused with its value."""
+    factory, _ = resolve_agent(
+        f"hf:{tiny_model_dir}", {"dtype": "bfloat16", "prefix_cache_mb": 1, "device": "cpu"}
+    )
+    backend = factory.backend
+    assert backend.model.dtype == torch.bfloat16
+    assert backend.prefixes.max_bytes == 2**20
+    with pytest.raises(UsageError, match="'float8'"):
+        HFBackend.load(tiny_model_dir, device="cpu", dtype="float8")
