@@ -594,7 +594,8 @@ class SplitBatch:
     ) -> tuple[list[tuple[DecodeRequest, DecodeResult]], list[CachedPrefix] | None]:
         """Each batch admits its share of ``newcomers`` (see :meth:`admit`) and steps."""
         static, dynamic = self._share(newcomers)
-        done, states = [], {}
+        done: list[tuple[DecodeRequest, DecodeResult]] = []
+        states: dict[int, CachedPrefix] = {}
         for group, batch in ((static, self.static), (dynamic, self.dynamic)):
             finished, prompts = batch.advance(group, keep_prompts=keep_prompts)
             done += finished
