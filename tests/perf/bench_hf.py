@@ -36,7 +36,10 @@ decode step, over the slot cache). The ratio of ``continuous``
 to ``window`` tokens/s is the figure (goal >= 1.5x); the outputs are compared (greedy: the
 same tokens). In this schedule an episode's turn ``t`` resends episode ``index + t``'s first
 prompt, so the prefix store holds nearly all of it; ``--growing`` sends prompts that grow
-as a chat's do instead (below).
+as a chat's do instead (below). By default all episodes start at once, a short burst whose
+start and end are most of the run; ``--episodes 64 --lanes 16`` is an evaluation's steady
+state (16 envs at a time, the next episode starting when one ends): issue 34's goal is
+measured there, with ``--growing`` (``make perf`` runs it).
 
 Last, prefix reuse across turns under continuous batching (issue 34, item 3; ``--only
 reuse``): the same schedule with prompts that grow as a chat's do (the last prompt, its
