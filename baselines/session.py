@@ -10,7 +10,6 @@ holds their objects, they use ``common``'s steps.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -166,15 +165,9 @@ class Session:
 
 def env_kwargs(args: TrainArgs) -> dict[str, Any]:
     """``--env-kwargs`` read: the env's keyword arguments (none when it is not given)."""
-    if args.env_kwargs is None:
-        return {}
-    try:
-        kwargs = json.loads(args.env_kwargs)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"--env-kwargs {args.env_kwargs!r} is not JSON ({error})") from None
-    if not isinstance(kwargs, dict):
-        raise UsageError(f"--env-kwargs {args.env_kwargs!r} is not a JSON object ({{...}})")
-    return kwargs
+    from agentgym.eval import parse_env_kwargs
+
+    return parse_env_kwargs(args.env_kwargs)
 
 
 def check_args(args: TrainArgs) -> None:

@@ -8,8 +8,8 @@
 This package's public face: callers outside ``agentgym.eval`` (the leaderboard, the baselines,
 the README) import from here, not from its submodules, so the modules can move without breaking
 them. The face covers the four jobs: reading a benchmark (``load_benchmark``, ``Benchmark``,
-``BenchmarkEnv``, ``EpisodePlan``, ``episode_seed``), running episodes (``evaluate``,
-``run_episodes``, ``plan_env``, ``EngineLimits``, ``EnvServers``), reading a run back
+``BenchmarkEnv``, ``EpisodePlan``, ``episode_seed``, ``parse_env_kwargs``), running episodes
+(``evaluate``, ``run_episodes``, ``plan_env``, ``EngineLimits``, ``EnvServers``), reading a run back
 (``read_manifest``, ``read_run``, ``write_html``, an episode's transcript: ``episode_transcript``,
 ``render_transcript``) and the statistics (``summarize``, ``bootstrap_ci``, ...), with
 the headline as every terminal prints it (``percent_interval``, ``pooled_line``, ...).
@@ -32,6 +32,7 @@ from agentgym.eval.plan import (
     episode_seed,
     list_benchmarks,
     load_benchmark,
+    parse_env_kwargs,
     strata_of,
 )
 from agentgym.eval.report import Run, read_run, write_html
@@ -85,6 +86,7 @@ __all__ = [
     "iteration_curve",
     "list_benchmarks",
     "load_benchmark",
+    "parse_env_kwargs",
     "pass_at_k",
     "pass_hat_k",
     "percent_interval",

@@ -169,6 +169,13 @@ def add_commands(commands: Any) -> None:
         "--max-steps", type=int, metavar="N", help="the step limit (default: the env's own)"
     )
     one_env.add_argument(
+        "--env-kwargs",
+        metavar="JSON",
+        help="the env's keyword arguments, a JSON object as a benchmark file's kwargs, e.g. "
+        '\'{"prompt": "verl-agent"}\' (as agentgym train takes them); recorded in the '
+        "manifest with the env",
+    )
+    one_env.add_argument(
         "--sampling",
         action="append",
         default=[],
@@ -228,6 +235,7 @@ ONE_ENV_OPTIONS = (
     "sampling",
     "opponent",
     "seat",
+    "env_kwargs",
 )
 """The options that describe an ``--env`` run's suite; a benchmark file pins its own."""
 
@@ -276,7 +284,6 @@ def _benchmark_of(args: argparse.Namespace) -> Any:
 
     from agentgym.eval.plan import load_benchmark
     from agentgym.eval.run import one_env_benchmark
-    from agentgym.seating import seat_kwargs
 
     if args.benchmark:
         for name in ONE_ENV_OPTIONS:
@@ -297,8 +304,24 @@ def _benchmark_of(args: argparse.Namespace) -> Any:
         seed=args.seed,
         sampling=parse_options(args.sampling, "--sampling"),
         flag="--tasks ",
-        kwargs=seat_kwargs(args.opponent, args.seat),
+        kwargs=_env_kwargs(args),
     )
+
+
+def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """``--env-kwargs`` with the seating of ``--opponent``/``--seat``, which it must not set
+    as well."""
+    from agentgym.eval.plan import parse_env_kwargs
+    from agentgym.seating import seat_kwargs
+
+    kwargs = parse_env_kwargs(args.env_kwargs)
+    seating = seat_kwargs(args.opponent, args.seat)
+    both = sorted(set(kwargs) & set(seating))
+    if both:
+        raise UsageError(
+            f"--env-kwargs sets {', '.join(both)}, which --opponent and --seat set; give one"
+        )
+    return {**kwargs, **seating}
 
 
 def _read_run(run_dir: str) -> Any:

@@ -56,6 +56,7 @@ __all__ = [
     "episode_seed",
     "list_benchmarks",
     "load_benchmark",
+    "parse_env_kwargs",
     "select_tasks",
     "strata_of",
 ]
@@ -401,3 +402,18 @@ def load_benchmark(name_or_path: str) -> Benchmark:
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a benchmark file holds a mapping, got {type(data).__name__}")
     return Benchmark.from_dict(data, str(path))
+
+
+def parse_env_kwargs(text: str | None, flag: str = "--env-kwargs") -> dict[str, Any]:
+    """An env's keyword arguments given as one JSON object, as a benchmark file's
+    ``kwargs:`` (``agentgym eval --env`` and ``agentgym train`` both take them so); none
+    when ``text`` is None."""
+    if text is None:
+        return {}
+    try:
+        kwargs = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{flag} {text!r} is not JSON ({error})") from None
+    if not isinstance(kwargs, dict):
+        raise UsageError(f"{flag} {text!r} is not a JSON object ({{...}})")
+    return kwargs

@@ -138,6 +138,7 @@ def test_seed_with_a_benchmark_replaces_its_seed_and_the_manifest_records_it(tmp
         ["--difficulty", "easy"],
         ["--episodes-per-task", "2"],
         ["--max-steps", "5"],
+        ["--env-kwargs", "{}"],
     ],
 )
 def test_one_env_options_with_a_benchmark_are_refused_not_ignored(tmp_path, capsys, option):
@@ -274,3 +275,31 @@ def test_the_default_run_directory_stays_under_runs_whatever_the_names(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
     (run,) = (work / "runs").iterdir()
     assert run.name.startswith("escaped-random-") and (run / "episodes.jsonl").is_file()
+
+
+def test_env_kwargs_reach_every_episode_and_bad_ones_are_refused(tmp_path, capsys):
+    """``--env-kwargs JSON`` (the form ``agentgym train`` takes) goes to the env of every
+    episode and into the manifest; text that is not a JSON object, an argument the env does
+    not take, and seating set twice are refused."""
+    out = tmp_path / "run"
+    kwargs = {"max_invalid_actions": 2}
+    assert main([*MAZE, "--env-kwargs", json.dumps(kwargs), "--out", str(out)]) == 0
+    capsys.readouterr()
+    record = json.loads((out / "episodes.jsonl").read_text().splitlines()[0])
+    assert record["spec"]["env_kwargs"] == kwargs
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["benchmark"]["envs"][0]["kwargs"] == kwargs
+    for text, message in (("max_invalid_actions=2", "not JSON"), ("[2]", "not a JSON object")):
+        refused(capsys, [*MAZE, "--env-kwargs", text, "--out", str(tmp_path / "r")], message)
+    refused(
+        capsys,
+        [*MAZE, "--env-kwargs", '{"max_invalid_action": 2}', "--out", str(tmp_path / "r")],
+        "max_invalid_action",
+    )
+    seated = ["eval", "--env", "multiagent/TicTacToe-v0", "--agent", "random", "--tasks", "1"]
+    refused(
+        capsys,
+        [*seated, "--opponent", "random", "--env-kwargs", '{"opponent": "random"}'],
+        "--env-kwargs sets opponent",
+    )
+    assert not (tmp_path / "r").exists()
