@@ -9,8 +9,9 @@ one batch over one KV cache of slots allocated once
 dynamic cache, :class:`~agentgym.backends.hf_decode.RunningBatch`), one forward pass per
 token for all its rows, which requests join and leave between tokens.
 Before each token the worker admits every pending request (up to ``max_batch`` rows; when
-the batch is idle it first waits ``batch_window`` seconds for stragglers; on the CPU their
-prompts are computed in the same forward pass as the running rows' next tokens) and each
+the batch is idle it first waits ``batch_window`` seconds for stragglers; when decoding
+eagerly, the CPU's default, their prompts are computed in the same forward pass as the
+running rows' next tokens) and each
 finished row resolves its request at once, so a request that arrives while others decode starts at
 the next token instead of waiting for the whole batch to finish (what ``continuous=False``,
 the older window batching, does). The model runs in a thread of its own, so the event loop

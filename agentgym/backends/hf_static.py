@@ -30,12 +30,13 @@ retired between tokens, each row's own seeded generator and logprobs) over fixed
 decode, one forward pass feeds the rows their last tokens and the newcomers their prompts
 (after any cached prefix), packed into one sequence of tokens: each token's keys and values
 are written at its own slot and column, and attention runs per row over its own columns
-(:func:`packed_attention`, registered with transformers' attention functions for that pass
-only). On a 2-core CPU a forward pass of SmolLM2 costs ~30 ms whatever it computes (two
-thirds of it the matrix products reading the weights, at ~25 GB/s), which an admission of
-its own paid again for every newcomer. A model
-whose attention does not go through transformers' interface is noticed on the first such
-step (the function is not called), and admissions go back to passes of their own.
+(:func:`packed_attention`, which stands in transformers' table for ``sdpa`` and acts only
+in the thread running a packed pass; models on another attention are not packed). On a
+2-core CPU a forward pass of SmolLM2 costs ~30 ms whatever it computes (two thirds of it
+the matrix products reading the weights, at ~25 GB/s), which an admission of its own paid
+again for every newcomer. A model whose layers do not look their attention up in that table
+is noticed on the first such pass (the function did not run for every layer, or the pass
+failed), and admissions go back to passes of their own.
 
 The model sees the cache through :class:`SlotCache`, which has only what transformers'
 attention calls (``update``: write at column ``c``, return the buffers, or eagerly the
@@ -51,7 +52,9 @@ not (``docs/performance.md``, issue 34).
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,9 +73,7 @@ from agentgym.backends.hf_decode import (
     take_tokens,
 )
 
-__all__ = ["PACKED", "SlotCache", "SplitBatch", "StaticBatch", "bucket", "packed_attention"]
-
-PACKED = "agentgym_packed"  # the attention function's name among transformers' ones
+__all__ = ["SlotCache", "SplitBatch", "StaticBatch", "bucket", "packed_attention"]
 
 log = logging.getLogger(__name__)
 
@@ -133,42 +134,51 @@ class PackedStep:
         self.kept += range(begin, len(self.ids)) if each_row else [len(self.ids) - 1]
 
 
+_packing = threading.local()  # .step: the PackedStep this thread's forward pass runs
+_SDPA: list[Callable[..., tuple[torch.Tensor, Any]]] = []  # what packed_attention stands in for
+
+
 def packed_attention(
     module: Any,
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
     attention_mask: Any,
-    *,
-    scaling: float | None = None,
-    packed: PackedStep | None = None,
+    *args: Any,
     **kwargs: Any,
-) -> tuple[torch.Tensor, None]:
-    """Attention of a packed step's tokens ``query`` ``[1, heads, tokens, dim]``, each over
-    its own row's columns of the slot buffers ``key``/``value``; the output
-    ``[1, tokens, heads, dim]``. Without ``packed``, transformers' sdpa attention."""
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-    if packed is None:
-        return sdpa_attention_forward(
-            module, query, key, value, attention_mask, scaling=scaling, **kwargs
-        )
-    packed.calls += 1
+) -> tuple[torch.Tensor, Any]:
+    """transformers' ``sdpa`` attention, except in a packed pass of this thread: there the
+    tokens ``query`` ``[1, heads, tokens, dim]`` attend each over its own row's columns of
+    the slot buffers ``key``/``value``, one sdpa call per piece with the layer's other
+    arguments, and the output is ``[1, tokens, heads, dim]``. It stands in transformers'
+    table of attention functions under ``sdpa`` (see :func:`_install_packed_attention`)."""
+    step: PackedStep | None = getattr(_packing, "step", None)
+    if step is None:
+        return _SDPA[0](module, query, key, value, attention_mask, *args, **kwargs)
+    step.calls += 1
     outputs = []
-    for piece in packed.pieces:
+    for piece in step.pieces:
         queries = query[:, :, piece.tokens]
         if piece.each_row:  # [1, heads, rows, dim] -> [rows, heads, 1, dim]
             queries = queries[0].transpose(0, 1).unsqueeze(2)
         keys, values = key[piece.rows, :, piece.columns], value[piece.rows, :, piece.columns]
-        out, _ = sdpa_attention_forward(module, queries, keys, values, piece.mask, scaling=scaling)
+        out, _ = _SDPA[0](module, queries, keys, values, piece.mask, *args, **kwargs)
         outputs.append(out.reshape(1, -1, *out.shape[2:]))
     return torch.cat(outputs, dim=1), None
 
 
-def _register_packed_attention() -> None:
+def _install_packed_attention() -> None:
+    """Put :func:`packed_attention` in transformers' table under ``sdpa``, delegating to the
+    function it replaces outside packed passes. Switching a model's attention by its config
+    for one pass would switch it for every thread using that model (transformers builds no
+    mask at all for a name it does not know); this way only the packing thread sees it."""
     from transformers import AttentionInterface
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-    AttentionInterface.register(PACKED, packed_attention)
+    current = ALL_ATTENTION_FUNCTIONS["sdpa"]
+    if current is not packed_attention:
+        _SDPA[:] = [current]
+        AttentionInterface.register("sdpa", packed_attention)
 
 
 class SlotCache:
@@ -348,7 +358,7 @@ class StaticBatch(RowBatch):
         """Like :meth:`RowBatch.advance`; eagerly, with rows decoding, the newcomers join in
         the same forward pass as the rows' next tokens (their first token is chosen at the
         next step, as every row's is after a forward pass)."""
-        if not (newcomers and self.rows and self.join_in_step and self._compiled is None):
+        if not (newcomers and self.rows and self.packs):
             return super().advance(newcomers, keep_prompts=keep_prompts)
         with torch.inference_mode():
             started = time.perf_counter()
@@ -360,6 +370,14 @@ class StaticBatch(RowBatch):
             prompts = self._feed_with_newcomers(newcomers, keep_prompts)
             self.timing.decode_seconds += time.perf_counter() - started
         return done, prompts
+
+    @property
+    def packs(self) -> bool:
+        """Whether newcomers join inside the decode step: eager steps (a compiled graph has
+        fixed shapes) of a model on transformers' sdpa attention (one that needs another, as
+        Gemma2's soft-capped eager attention, is computed as it asks), unless turned off."""
+        sdpa = getattr(self.model.config, "_attn_implementation", None) == "sdpa"
+        return self.join_in_step and self._compiled is None and sdpa
 
     def _feed_with_newcomers(
         self, newcomers: list[DecodeRequest], keep_prompts: bool
@@ -437,16 +455,15 @@ class StaticBatch(RowBatch):
         )
 
     def _forward_packed(self, step: PackedStep) -> torch.Tensor:
-        """The packed pass's logits of each row's last token: the model's attention switched
-        to :func:`packed_attention` for this pass only (the model is this thread's alone)."""
-        device, config = self.model.device, self.model.config
-        _register_packed_attention()
+        """The packed pass's logits of each row's last token (:func:`packed_attention` runs
+        its attention, in this thread only)."""
+        device = self.model.device
+        _install_packed_attention()
         self.cache.scatter = (
             torch.tensor(step.slots, device=device),
             torch.tensor(step.columns, device=device),
         )
-        attention = config._attn_implementation
-        config._attn_implementation = PACKED
+        _packing.step = step
         try:
             out = self.model(
                 input_ids=torch.tensor([step.ids], device=device),
@@ -456,10 +473,9 @@ class StaticBatch(RowBatch):
                 past_key_values=self.cache,
                 use_cache=True,
                 logits_to_keep=torch.tensor(step.kept, device=device),
-                packed=step,
             )
         finally:
-            config._attn_implementation = attention
+            _packing.step = None
             self.cache.scatter = None
         logits: torch.Tensor = out.logits[0]
         return logits

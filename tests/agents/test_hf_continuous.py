@@ -309,19 +309,20 @@ def test_newcomers_join_inside_the_decode_step(tiny_model_dir):
     assert_as_generate(backend, batch, limits, results[True])
 
 
-def test_a_model_whose_attention_cannot_be_packed_admits_apart(tiny_model_dir, monkeypatch, caplog):
-    """A test double for a model whose layers do not call transformers' attention
-    functions (the packed attention is replaced by plain sdpa, which fails on the packed
-    shapes): a warning, then newcomers are admitted in passes of their own, with the same
-    tokens."""
+def test_a_model_whose_layers_bypass_the_attention_table_admits_apart(
+    tiny_model_dir, monkeypatch, caplog
+):
+    """A test double for a model whose layers do not look their attention up in
+    transformers' table (custom modelling code): the table's ``sdpa`` is transformers' own
+    and the packed attention is never put there, so the packed pass fails or never calls
+    it. A warning, then newcomers are admitted in passes of their own, with the same tokens."""
+    from transformers import AttentionInterface
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     from agentgym.backends import hf_static
 
-    def own_attention(module, query, key, value, mask, *, scaling=None, packed=None, **kw):
-        return sdpa_attention_forward(module, query, key, value, mask, scaling=scaling)
-
-    monkeypatch.setattr(hf_static, "packed_attention", own_attention)
+    monkeypatch.setitem(AttentionInterface._global_mapping, "sdpa", sdpa_attention_forward)
+    monkeypatch.setattr(hf_static, "_install_packed_attention", lambda: None)
     backend = HFBackend.load(tiny_model_dir, device="cpu")
     batch = prompts(backend, 12, seed=4)
     limits = [2 + (i * 3) % 7 for i in range(len(batch))]
@@ -332,5 +333,48 @@ def test_a_model_whose_attention_cannot_be_packed_admits_apart(tiny_model_dir, m
     with caplog.at_level("WARNING", logger="agentgym.backends.hf_static"):
         results = asyncio.run(lanes(backend, requests, 4))
     assert "newcomers join in forward passes of their own" in caplog.text
-    assert backend._batch.static.join_in_step is False
+    assert backend._batch.static.packs is False
     assert_as_generate(backend, batch, limits, results)
+
+
+def test_a_model_on_another_attention_is_not_packed(tiny_model_dir):
+    """Eager attention (as Gemma2's soft-capped one) is computed as the model asks: no
+    packed pass, the tokens of one-at-a-time ``generate``."""
+    backend = HFBackend.load(tiny_model_dir, device="cpu")
+    backend.model.config._attn_implementation = "eager"
+    batch = prompts(backend, 12, seed=6)
+    limits = [2 + (i * 3) % 7 for i in range(len(batch))]
+    requests = [
+        (p, SamplingParams(temperature=0, max_tokens=n), 0)
+        for p, n in zip(batch, limits, strict=True)
+    ]
+    results = asyncio.run(lanes(backend, requests, 4))
+    assert backend.stats.joined > 0
+    assert backend._batch.static.packs is False
+    assert_as_generate(backend, batch, limits, results)
+
+
+def test_a_packed_pass_changes_attention_in_its_own_thread_only(tiny_model_dir):
+    """While a thread runs a packed pass, another thread's forward pass of the same model
+    (a padded batch) gets transformers' sdpa attention, to the bit."""
+    import concurrent.futures
+
+    from agentgym.backends import hf_static
+
+    model = HFBackend.load(tiny_model_dir, device="cpu").model
+    ids = torch.tensor([[5, 6, 7, 8], [0, 0, 9, 10]])
+    mask = torch.tensor([[1, 1, 1, 1], [0, 0, 1, 1]])
+
+    def forward():
+        with torch.no_grad():
+            return model(input_ids=ids, attention_mask=mask).logits
+
+    reference = forward()
+    hf_static._install_packed_attention()
+    hf_static._packing.step = hf_static.PackedStep()  # this thread is packing
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            other = pool.submit(forward).result()
+    finally:
+        hf_static._packing.step = None
+    assert torch.equal(other, reference)
