@@ -1,4 +1,8 @@
-"""Registers the faulty test envs for the evaluator tests only (not seen by conformance)."""
+"""Registers the faulty test envs for the evaluator tests only (not seen by conformance).
+
+Module-scoped: a session-scoped registration stayed in the worker after the evaluator tests,
+where the checks that count the registered ids (tests/test_wheel.py, tests/core) counted
+these too when xdist gave them the same worker."""
 
 import gymnasium
 import pytest
@@ -9,7 +13,7 @@ from agentgym import registry
 FAULTS = ("raise_on_step", "hang_on_step", "flaky_reset", "slow_step")
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def faulty_envs():
     ids = []
     for fault in FAULTS:
