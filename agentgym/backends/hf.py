@@ -11,17 +11,16 @@ token for all its rows, which requests join and leave between tokens.
 Before each token the worker admits every pending request (up to ``max_batch`` rows; when
 the batch is idle it first waits ``batch_window`` seconds for stragglers; when decoding
 eagerly, the CPU's default, their prompts are computed in the same forward pass as the
-running rows' next tokens) and each
-finished row resolves its request at once, so a request that arrives while others decode starts at
-the next token instead of waiting for the whole batch to finish (what ``continuous=False``,
-the older window batching, does). The model runs in a thread of its own, so the event loop
-stays free for env steps. A forward pass reads the weights once whatever the batch size,
-so a step of 16 rows costs far less than 16 steps of one (on a 2-core CPU about 3x one
-row's: there the matrix products of 16 rows are already bound by arithmetic;
-``tests/perf/bench_hf.py`` measures batching, and requests arriving at different times with
-``--only staggered``). This is written on transformers' cache classes, not
-its ``generate_batch``: that samples every row from one generator, so a request's samples
-would depend on its batch-mates.
+running rows' next tokens) and each finished row resolves its request at once, so a request
+that arrives while others decode starts at the next token instead of waiting for the whole
+batch to finish (what ``continuous=False``, the older window batching, does). The model runs
+in a thread of its own, so the event loop stays free for env steps. A forward pass reads the
+weights once whatever the batch size, so a step of 16 rows costs far less than 16 steps of
+one (on a 2-core CPU about 3x one row's: there the matrix products of 16 rows are already
+bound by arithmetic; ``tests/perf/bench_hf.py`` measures batching, and requests arriving at
+different times with ``--only staggered``). This is written on transformers' cache classes,
+not its ``generate_batch``: that samples every row from one generator, so a request's
+samples would depend on its batch-mates.
 
 Each reply goes back as an :class:`~agentgym.agents.AgentReply` with the exact prompt and
 completion token ids and the logprob of each sampled token (a
@@ -404,11 +403,10 @@ class HFBackend(TokenBackend):
         before = dataclasses.replace(batch.timing)
         if gone:
             batch.discard(gone)
-        keep = self.prefixes.enabled
         if newcomers:
             self.stats.joined += len(newcomers) if batch else 0
             self._prepare(newcomers)
-        done, prompts = batch.advance(newcomers, keep_prompts=keep)
+        done, prompts = batch.advance(newcomers, keep_prompts=self.prefixes.enabled)
         for request, states in zip(newcomers, prompts or [], strict=False):
             self.prefixes.add(request.prompt_ids, states)
         self._count(before, batch.timing)

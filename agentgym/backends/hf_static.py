@@ -328,10 +328,7 @@ class StaticBatch(RowBatch):
 
     def _feed_last_tokens(self) -> None:
         """One forward pass (compiled where it can be) feeding each row its last token."""
-        if self.column == self.capacity:
-            self._reserve(self.column + 1)
-        if self.column == self.capacity:
-            self._shift(-int(self.starts[: len(self.rows)].min()))
+        self._room_for_a_column()
         # compiled: a bucket of rows over the whole length (fixed shapes for the graph);
         # eager: the live rows over the columns they use, nothing attended to in vain
         eager = self._compiled is None
@@ -386,10 +383,7 @@ class StaticBatch(RowBatch):
         newcomer's prompt (its cached prefix copied first) ending at ``c`` in a free slot."""
         if len(self.rows) + len(newcomers) > self.slots:
             raise ValueError(f"{len(self.rows)} + {len(newcomers)} rows over {self.slots} slots")
-        if self.column == self.capacity:
-            self._reserve(self.column + 1)
-        if self.column == self.capacity:
-            self._shift(-int(self.starts[: len(self.rows)].min()))
+        self._room_for_a_column()
         longest = max(len(r.prompt_ids) for r in newcomers)
         if longest - 1 > self.column:
             self._shift(longest - 1 - self.column)
@@ -493,6 +487,15 @@ class StaticBatch(RowBatch):
         """An additive attention mask: 0 where attended, the dtype's minimum where ``hidden``."""
         mask = torch.zeros(hidden.shape, dtype=self.model.dtype, device=hidden.device)
         return mask.masked_fill(hidden, self._masked)
+
+    def _room_for_a_column(self) -> None:
+        """A free column at :attr:`column`: eager buffers grow; at the full length every row
+        moves left by the first column any row uses (one always is free: see the module
+        docstring)."""
+        if self.column == self.capacity:
+            self._reserve(self.column + 1)
+        if self.column == self.capacity:
+            self._shift(-int(self.starts[: len(self.rows)].min()))
 
     def _run(self, input_ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor) -> Any:
         """The step's logits: compiled, checked against eager on a bucket's first step."""
