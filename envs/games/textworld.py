@@ -62,10 +62,11 @@ A task id is one game: its seed is TextWorld's ``--seed`` (the task seed modulo 
 TextWorld cannot build a quest for a seed (rare), the next seeds of a fixed sequence are
 tried, so a task id still names one fixed game.
 
-**Cache.** Generating a game takes 2-4 s (TreasureHunter hard 5-7 s), a few seconds more for
-the first game of a fresh cache (TextWorld builds the world and quest, writes Inform 7 source
-and compiles it with the bundled ``ni`` and ``inform6``); loading a cached game takes
-15-120 ms. Games are cached by (challenge, level settings, seed) in
+**Cache.** Generating a game takes 1-3 s (TreasureHunter hard 5-7 s), a few seconds more for
+the first game of a fresh cache and about a second more for the first game a process makes
+(TextWorld builds the world and quest, writes Inform 7 source and compiles it with the bundled
+``ni`` and ``inform6``); loading a cached game takes 15-120 ms. Games are cached by
+(challenge, level settings, seed) in
 ``$AGENTGYM_CACHE/textworld/<challenge>/<settings>/<seed>.z8`` (+ ``.json``), where
 ``$AGENTGYM_CACHE`` defaults to ``~/.cache/agentgym``. A game is generated in a private
 temporary folder next to its destination and moved into place (``.json`` first, ``.z8``
@@ -75,9 +76,10 @@ half-written files nor generate the same game twice. Generation runs in a child 
 generator iterates over sets of strings, and TextWorld reads its data files in directory
 order, so in-process generation gives different games for the same seed in different
 processes and machines; the child makes a task id name the same game everywhere (with the
-same TextWorld version). The child keeps TextWorld's parsed text grammars in
-``.text-grammars-<version>.pickle`` beside the games (they take ~2 s a process to parse).
-Nothing is downloaded.
+same TextWorld version). A child stays up for the next game (starting one costs about a
+second) and exits after 30 s without one (``textworld_games.py``). The children keep
+TextWorld's parsed text grammars in ``.text-grammars-<version>.pickle`` beside the games
+(they take ~2 s a process to parse). Nothing is downloaded.
 
 **State key.** The game's seed and a hash of TextWorld's facts about the world (every
 proposition true now, sorted) and of won/lost: ``look`` or a refused command leaves it
@@ -89,11 +91,13 @@ game's walkthrough while the agent has followed it exactly.
 
 **Resources.** Each episode runs the game in Jericho's Z-machine interpreter (in-process: a
 private copy of ``libfrotz.so`` loaded with ``dlopen``; no child process, no thread, no open
-file once started). ``teardown`` (on reset and ``close()``) shuts the interpreter down and
-drops the last reference to it, which unloads the library copy; an env dropped without
-``close()`` frees its game as soon as its last reference goes (no reference cycle, and the
-game's ``.json`` is parsed in a short-lived thread so that TextWorld's parser, which keeps its
-last traceback, cannot keep our frames and the env alive). Snapshots are not supported.
+file once started; a reset that had to generate its game leaves the generator child
+waiting 30 s for the next, under "Cache"). ``teardown`` (on reset and ``close()``) shuts the
+interpreter down and drops the last reference to it, which unloads the library copy; an env
+dropped without ``close()`` frees its game as soon as its last reference goes (no reference
+cycle, and the game's ``.json`` is parsed in a short-lived thread so that TextWorld's parser,
+which keeps its last traceback, cannot keep our frames and the env alive). Snapshots are not
+supported.
 
 **Version history.** v0: first release.
 """
@@ -101,16 +105,8 @@ last traceback, cannot keep our frames and the env alive). Snapshots are not sup
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
-import json
-import os
-import pickle
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -120,17 +116,12 @@ from typing import Any, ClassVar
 import jericho
 import numpy as np
 import textworld
-import textworld.challenges
-import textworld.generator
 from textworld.envs.wrappers.tw_inform7 import TWInform7
 from textworld.envs.zmachine.jericho import JerichoEnv
-from textworld.generator import QuestGenerationError
 from textworld.generator.game import Game
-from textworld.generator.text_grammar import Grammar
 
-from agentgym.cache import cache_dir as agentgym_cache_dir
 from agentgym.core import GeneratedTaskSet, Task, Verdict
-from agentgym.errors import InfrastructureError
+from agentgym.envs.games.textworld_games import cache_dir, ensure_game, game_path
 from agentgym.task_env import InvalidAction, TaskEnv
 
 __all__ = [
@@ -140,6 +131,7 @@ __all__ = [
     "TextWorldEnv",
     "TextWorldTreasureHunterEnv",
     "cache_dir",
+    "ensure_game",
     "game_path",
 ]
 
@@ -157,8 +149,6 @@ REQUEST_INFOS = textworld.EnvInfos(
 )
 
 MAX_COMMAND_LENGTH = 100
-GENERATION_ATTEMPTS = 8
-GENERATION_TIMEOUT = 300
 
 _META_WORDS = frozenset(
     [
@@ -196,197 +186,6 @@ _META_WORDS = frozenset(
 )
 _COMMAND = re.compile(r"[a-z0-9 ',-]+")
 _SPLIT_TO_COOKING = {"train": "train", "dev": "valid", "test": "test"}
-
-
-# --------------------------------------------------------------------------- the game cache
-
-
-def cache_dir() -> Path:
-    """Where generated games are kept: ``$AGENTGYM_CACHE/textworld`` (``~/.cache/agentgym``)."""
-    return agentgym_cache_dir() / "textworld"
-
-
-def _slug(settings: dict[str, Any]) -> str:
-    parts = []
-    for key, value in settings.items():
-        if value is True:
-            parts.append(key)
-        elif value not in (False, None):
-            parts.append(f"{key}{value}")
-    return "-".join(parts).replace("_", "")
-
-
-def game_path(challenge: str, settings: dict[str, Any], seed: int) -> Path:
-    """The cached ``.z8`` of a game (which may not exist yet)."""
-    return cache_dir() / challenge / _slug(settings) / f"{seed}.z8"
-
-
-def ensure_game(challenge: str, settings: dict[str, Any], seed: int) -> Path:
-    """The game's ``.z8``, generated and cached on first use (atomic, safe across processes).
-
-    A per-game lock file serialises generation across processes (no duplicated work); the
-    game is built in a private folder and moved into place ``.json`` first and ``.z8`` last, so
-    a reader that finds the ``.z8`` always finds a complete pair.
-    """
-    path = game_path(challenge, settings, seed)
-    if _complete(path):
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not _complete(path):
-                scratch = Path(tempfile.mkdtemp(prefix=f".{seed}-", dir=path.parent))
-                try:
-                    built = _run_generator(challenge, settings, seed, scratch / path.name)
-                    os.replace(built.with_suffix(".json"), path.with_suffix(".json"))
-                    os.replace(built, path)
-                finally:
-                    shutil.rmtree(scratch, ignore_errors=True)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    return path
-
-
-def _complete(path: Path) -> bool:
-    return path.is_file() and path.with_suffix(".json").is_file()
-
-
-def _run_generator(challenge: str, settings: dict[str, Any], seed: int, path: Path) -> Path:
-    """Generate in a child Python, reproducibly.
-
-    TextWorld's cooking generator iterates over sets of strings, so in-process generation gives
-    a different game for the same seed in every process (hash randomisation); and TextWorld
-    reads its logic and grammar files in ``glob`` order, which is the file system's directory
-    order (rules read later override earlier ones). The child runs with ``PYTHONHASHSEED=0``
-    and a sorted ``glob``, so a task id names the same game in every process and on every
-    machine (with the same TextWorld). It also keeps the generator's memory out of the
-    caller's process.
-    """
-    request = json.dumps(
-        {"challenge": challenge, "settings": settings, "seed": seed, "path": str(path)}
-    )
-    code = (
-        "import glob, sys\n"
-        "_glob = glob.glob\n"
-        "glob.glob = lambda *args, **kwargs: sorted(_glob(*args, **kwargs))\n"
-        "from agentgym.envs.games.textworld import _generate_main\n"
-        "_generate_main(sys.argv[1])\n"
-    )
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", code, request],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=GENERATION_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as error:
-        raise InfrastructureError(
-            f"TextWorld took over {GENERATION_TIMEOUT} s to generate {challenge} {settings} "
-            f"seed {seed}"
-        ) from error
-    if done.returncode != 0 or not _complete(path):
-        raise InfrastructureError(
-            f"TextWorld could not generate {challenge} {settings} seed {seed} "
-            f"(exit {done.returncode}):\n{(done.stderr or done.stdout)[-2000:]}"
-        )
-    return path
-
-
-def _generate_main(request: str) -> None:
-    """Entry point of the generator child process."""
-    args = json.loads(request)
-    known = _load_grammars()
-    _generate(args["challenge"], args["settings"], int(args["seed"]), Path(args["path"]))
-    _save_grammars(known)
-
-
-def _grammar_cache() -> Path:
-    version = f"{textworld.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
-    return cache_dir() / f".text-grammars-{version}.pickle"
-
-
-def _load_grammars() -> set[str]:
-    """Fill TextWorld's grammar cache from disk: parsing its grammars takes ~2 s a process.
-
-    Entries are keyed by file and used only while the file's size and mtime are unchanged.
-    The result is identical to parsing (checked: same games byte for byte).
-    """
-    try:
-        with open(_grammar_cache(), "rb") as handle:
-            saved = pickle.load(handle)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        return set()
-    fresh = {}
-    for path, (stamp, grammar) in saved.items():
-        with contextlib.suppress(OSError):
-            if _stamp(path) == stamp:
-                fresh[path] = grammar
-    Grammar._cache.update(fresh)
-    return set(fresh)
-
-
-def _save_grammars(known: set[str]) -> None:
-    if set(Grammar._cache) <= known:
-        return
-    target = _grammar_cache()
-    scratch = None
-    try:
-        entries = {path: (_stamp(path), grammar) for path, grammar in Grammar._cache.items()}
-        fd, scratch = tempfile.mkstemp(prefix=".grammars-", dir=target.parent)
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump(entries, handle)
-        os.replace(scratch, target)  # atomic: readers see the old file or the new one
-    except (OSError, pickle.PicklingError):
-        if scratch is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(scratch)
-
-
-def _stamp(path: str) -> tuple[int, int]:
-    info = os.stat(path)
-    return info.st_size, info.st_mtime_ns
-
-
-def _generate(challenge: str, settings: dict[str, Any], seed: int, path: Path) -> Path:
-    """Run TextWorld's generator (as ``tw-make`` does) and compile the game to ``path``."""
-    for attempt in range(GENERATION_ATTEMPTS):
-        options = textworld.GameOptions()
-        options.seeds = seed if attempt == 0 else _retry_seed(seed, attempt)
-        options.path = str(path)
-        options.file_ext = ".z8"
-        options.force_recompile = True
-        try:
-            if challenge == "custom":
-                options.nb_rooms = settings["world_size"]
-                options.nb_objects = settings["nb_objects"]
-                options.nb_parallel_quests = 1
-                options.chaining.min_breadth = 1
-                options.chaining.max_breadth = 5  # tw-make's defaults
-                options.chaining.min_depth = 1
-                options.chaining.min_length = settings["quest_length"]
-                options.chaining.max_length = settings["quest_length"]
-                options.chaining.max_depth = settings["quest_length"]
-                game = textworld.generator.make_game(options)
-            else:
-                _, make, _ = textworld.challenges.CHALLENGES[challenge]
-                game = make(settings=dict(settings), options=options)
-        except QuestGenerationError:
-            continue
-        textworld.generator.compile_game(game, options)
-        return path
-    raise QuestGenerationError(
-        f"TextWorld could not generate a {challenge} game with {settings} from seed {seed} "
-        f"in {GENERATION_ATTEMPTS} attempts"
-    )
-
-
-def _retry_seed(seed: int, attempt: int) -> int:
-    digest = hashlib.blake2b(f"{seed}:{attempt}".encode(), digest_size=4).digest()
-    return int.from_bytes(digest, "big")
 
 
 # --------------------------------------------------------------------------- cleaning text
