@@ -302,6 +302,7 @@ class HFBackend(TokenBackend):
         batch = self._batch  # kept across event loops: its compiled graphs with it
         if batch:  # rows of an earlier event loop's requests, which nobody awaits any more
             batch.discard([row.request for row in batch.rows])
+            batch.take_replies()  # not stored: the weights may have changed since
         while True:
             if not batch and not self._held:
                 self._held.append(await queue.get())
@@ -360,6 +361,7 @@ class HFBackend(TokenBackend):
             length=self.static_cache_tokens,
             compile=self.compile,
             join_in_step=self.join_in_step,
+            keep_replies=self.prefixes.enabled,
         )
         return SplitBatch(static, dynamic)
 
@@ -409,6 +411,8 @@ class HFBackend(TokenBackend):
         done, prompts = batch.advance(newcomers, keep_prompts=self.prefixes.enabled)
         for request, states in zip(newcomers, prompts or [], strict=False):
             self.prefixes.add(request.prompt_ids, states)
+        for tokens, states in batch.take_replies():
+            self.prefixes.add(tokens, states)
         self._count(before, batch.timing)
         return done
 
@@ -458,11 +462,13 @@ class HFBackend(TokenBackend):
 class PrefixStore:
     """Recent prompts' keys and values, to reuse their longest shared prefix (LRU, bounded).
 
-    Every prompt the backend prefills is kept; a new prompt reuses the longest common prefix
-    it has with any kept one, if that is at least ``min_tokens`` long (shorter is not worth
-    the copy). Multi-turn agents repeat themselves: with the history kept, turn ``t + 1``
-    starts with all of turn ``t``'s prompt; with a window, at least the system message and
-    the task instructions. Entries are evicted oldest-used first beyond ``max_bytes``.
+    Every prompt the backend prefills is kept, and over the slot cache every retired row's
+    prompt and reply (but the reply's last token, never fed), which replaces the entry of its
+    prompt alone; a new prompt reuses the longest common prefix it has with any kept one, if
+    that is at least ``min_tokens`` long (shorter is not worth the copy). Multi-turn agents
+    repeat themselves: with the history kept, turn ``t + 1`` starts with all of turn ``t``'s
+    prompt and reply; with a window, at least the system message and the task instructions.
+    Entries are evicted oldest-used first beyond ``max_bytes``.
     """
 
     def __init__(self, max_bytes: int, min_tokens: int = 16) -> None:
@@ -494,6 +500,8 @@ class PrefixStore:
         key = tuple(prompt)
         if key in self._entries or states.nbytes > self.max_bytes:
             return
+        for shorter in [k for k in self._entries if len(k) < len(key) and key[: len(k)] == k]:
+            self._bytes -= self._entries.pop(shorter)[1].nbytes  # the new entry holds it all
         self._entries[key] = (np.asarray(prompt), states)
         self._bytes += states.nbytes
         while self._bytes > self.max_bytes:

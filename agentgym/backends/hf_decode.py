@@ -21,7 +21,9 @@ prompt is computed. In the batch, row ``i``'s cache holds its prefix right-align
 first ``P`` slots and its remaining tokens follow, left-padded, in the next ``S``; the mask
 hides both paddings and the position ids continue from the prefix, so the row attends to
 exactly its own tokens at their own positions, as it would alone. Each row's prompt keys and
-values come back (``keep_prompts=True``) for the caller to store.
+values come back (``keep_prompts=True``) for the caller to store; the slot cache also hands
+over a retired row's prompt and reply (:meth:`RowBatch.take_replies`), which the chat's next
+turn starts with.
 """
 
 from __future__ import annotations
@@ -153,6 +155,13 @@ class RowBatch:
 
     def _feed_last_tokens(self) -> None:
         raise NotImplementedError
+
+    def take_replies(self) -> list[tuple[list[int], CachedPrefix]]:
+        """The rows retired since the last call, as the token ids their cache holds (the
+        prompt and the reply but its last token) with those keys and values: for the prefix
+        store, since a chat's next prompt starts with them. Only the slot cache keeps them
+        (:class:`~agentgym.backends.hf_static.StaticBatch`); this batch keeps none."""
+        return []
 
     def advance(
         self, newcomers: list[DecodeRequest], *, keep_prompts: bool = False

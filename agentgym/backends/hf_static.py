@@ -236,9 +236,12 @@ class StaticBatch(RowBatch):
         length: int,
         compile: bool = True,
         join_in_step: bool = True,
+        keep_replies: bool = False,
     ) -> None:
         self.model, self.eos_ids, self.pad_id = model, eos_ids, pad_id
         self.join_in_step = join_in_step
+        self.keep_replies = keep_replies  # retired rows' keys and values, for take_replies
+        self._replies: list[tuple[list[int], CachedPrefix]] = []
         self.slots, self.length = slots, length
         self.rows: list[_Row] = []
         self.timing = DecodeTiming()
@@ -421,7 +424,7 @@ class StaticBatch(RowBatch):
         self.timing.reused_tokens += sum(r.prefix.length for r in newcomers if r.prefix)
         if not keep_prompts:
             return None
-        return [self._prompt_of(slot) for slot in range(width, len(self.rows))]
+        return [self._states_of(slot) for slot in range(width, len(self.rows))]
 
     def _place(self, step: PackedStep, slot: int, request: DecodeRequest) -> None:
         """Put ``request``'s prompt in ``slot``, ending at the shared column: its cached
@@ -474,8 +477,14 @@ class StaticBatch(RowBatch):
         logits: torch.Tensor = out.logits[0]
         return logits
 
-    def _prompt_of(self, slot: int) -> CachedPrefix:
-        """A copy of the keys and values of the prompt in ``slot`` (just prefilled)."""
+    def take_replies(self) -> list[tuple[list[int], CachedPrefix]]:
+        """See :meth:`RowBatch.take_replies` (kept with ``keep_replies``)."""
+        replies, self._replies = self._replies, []
+        return replies
+
+    def _states_of(self, slot: int) -> CachedPrefix:
+        """A copy of the keys and values ``slot`` holds: its row's prompt and every token of
+        its reply but the last (sampled, not yet fed)."""
         used = slice(int(self.starts[slot]), self.column)
         return CachedPrefix(
             used.stop - used.start,
@@ -537,6 +546,13 @@ class StaticBatch(RowBatch):
         """Keep only the rows ``keep`` (indices), moving them into slots ``0..n-1``."""
         if len(keep) == len(self.rows):
             return
+        if self.keep_replies:
+            kept = set(keep)
+            self._replies += [
+                (row.request.prompt_ids + row.completion[:-1], self._states_of(slot))
+                for slot, row in enumerate(self.rows)
+                if slot not in kept and len(row.completion) > 1
+            ]
         for slot, row in enumerate(keep):
             if slot != row:
                 used = slice(int(self.starts[row]), self.column)  # a row's own columns only
@@ -607,6 +623,9 @@ class SplitBatch:
     def step(self) -> list[tuple[DecodeRequest, DecodeResult]]:
         done = self.static.step() if self.static else []
         return done + (self.dynamic.step() if self.dynamic else [])
+
+    def take_replies(self) -> list[tuple[list[int], CachedPrefix]]:
+        return self.static.take_replies()
 
     def advance(
         self, newcomers: list[DecodeRequest], *, keep_prompts: bool = False

@@ -318,6 +318,22 @@ def test_the_prefix_store_is_bounded_and_forgets_the_oldest():
     assert store.lookup(list(range(100, 160))).length == 59  # one token is left to compute
 
 
+def test_an_entry_that_extends_another_replaces_it():
+    from agentgym.backends.hf import PrefixStore
+    from agentgym.backends.hf_decode import CachedPrefix
+
+    def states(length):
+        return CachedPrefix(length, [torch.zeros(2, length, 4)], [torch.zeros(2, length, 4)])
+
+    store = PrefixStore(max_bytes=10**6, min_tokens=4)
+    store.add(list(range(40)), states(40))  # a prompt
+    store.add(list(range(100, 130)), states(30))  # another
+    store.add(list(range(60)), states(60))  # the first prompt and its reply
+    assert store.lookup([*range(50), 999]).length == 50
+    assert len(store._entries) == 2
+    assert store._bytes == states(60).nbytes + states(30).nbytes
+
+
 def test_the_dtype_and_prefix_store_options_reach_the_backend(tiny_model_dir):
     """``dtype`` and ``prefix_cache_mb`` (docs/evaluation.md's options) are taken, and a
     dtype the backend does not know is refused with its value."""

@@ -287,6 +287,24 @@ def chats(backend, count, turns, seed=0):
     return [p for turn in zip(*episodes, strict=True) for p in turn]
 
 
+def test_a_chats_next_turn_reuses_its_last_prompt_and_reply(tiny_model_dir):
+    """Over the slot cache, a retired row's prompt and reply stay in the prefix store: the
+    chat's next turn (the last prompt, the reply, a new observation) computes only the new
+    tokens, and decodes what one-at-a-time ``generate`` does."""
+    backend = HFBackend.load(tiny_model_dir, device="cpu")
+    params = SamplingParams(temperature=0, max_tokens=6)
+    first = prompts(backend, 4, seed=5)
+    replies = asyncio.run(lanes(backend, [(p, params, 0) for p in first], 4))
+    said = backend.encode([{"role": "user", "content": "north"}])
+    second = [p + r.completion_ids + said for p, r in zip(first, replies, strict=True)]
+    before = backend.stats.reused_tokens
+    results = asyncio.run(lanes(backend, [(p, params, 0) for p in second], 4))
+    held = [len(p) + len(r.completion_ids) - 1 for p, r in zip(first, replies, strict=True)]
+    assert backend.stats.reused_tokens - before == sum(held) > sum(map(len, first))
+    assert_as_generate(backend, second, [6] * 4, results)
+    assert len(backend.prefixes._entries) == 4  # each episode's longest, not every turn's
+
+
 def test_newcomers_join_inside_the_decode_step(tiny_model_dir):
     """Requests arriving while rows decode are prefilled in the rows' next forward pass
     (their stored prefixes copied first): the same greedy tokens as one-at-a-time
