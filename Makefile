@@ -104,6 +104,7 @@ perf: install
 	$(PY) tests/perf/bench_sandbox.py --backend docker
 	$(PY) tests/perf/bench_hf.py
 	$(PY) tests/perf/bench_hf.py --only staggered --growing --episodes 64 --lanes 16
+	$(PY) tests/perf/bench_textworld_games.py
 	$(PY) tests/perf/bench_search.py
 	$(PY) tests/perf/bench_code_verifier.py
 	$(PY) tests/perf/bench_web.py
