@@ -15,7 +15,6 @@ whatever it made before (tested against a fresh child, byte for byte).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -38,6 +37,7 @@ from textworld.generator import QuestGenerationError
 from textworld.generator.text_grammar import Grammar
 
 from agentgym.cache import cache_dir as agentgym_cache_dir
+from agentgym.cache import exclusive
 from agentgym.errors import InfrastructureError
 
 __all__ = ["GENERATION_TIMEOUT", "IDLE_EXIT", "cache_dir", "ensure_game", "game_path"]
@@ -80,19 +80,15 @@ def ensure_game(challenge: str, settings: dict[str, Any], seed: int) -> Path:
     if _complete(path):
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not _complete(path):
-                scratch = Path(tempfile.mkdtemp(prefix=f".{seed}-", dir=path.parent))
-                try:
-                    built = _run_generator(challenge, settings, seed, scratch / path.name)
-                    os.replace(built.with_suffix(".json"), path.with_suffix(".json"))
-                    os.replace(built, path)
-                finally:
-                    shutil.rmtree(scratch, ignore_errors=True)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with exclusive(path.with_suffix(".lock")):
+        if not _complete(path):
+            scratch = Path(tempfile.mkdtemp(prefix=f".{seed}-", dir=path.parent))
+            try:
+                built = _run_generator(challenge, settings, seed, scratch / path.name)
+                os.replace(built.with_suffix(".json"), path.with_suffix(".json"))
+                os.replace(built, path)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
     return path
 
 
