@@ -553,16 +553,17 @@ class StaticBatch(RowBatch):
                 for slot, row in enumerate(self.rows)
                 if slot not in kept and len(row.completion) > 1
             ]
-        for slot, row in enumerate(keep):
+        order = _fill_holes(keep)
+        for slot, row in enumerate(order):
             if slot != row:
                 used = slice(int(self.starts[row]), self.column)  # a row's own columns only
                 for tensor in (*self.cache.keys, *self.cache.values):
                     tensor[slot, :, used] = tensor[row, :, used]
                 self.starts[slot] = self.starts[row]
-        self.starts[len(keep) :] = self.length + 1
-        self.rows = [self.rows[i] for i in keep]
+        self.starts[len(order) :] = self.length + 1
+        self.rows = [self.rows[i] for i in order]
         self._logits = self._logits[
-            torch.tensor(keep, dtype=torch.long, device=self._logits.device)
+            torch.tensor(order, dtype=torch.long, device=self._logits.device)
         ]
         if not keep and self._compiled is None and self.capacity > self.initial_capacity:
             # an idle backend (a trainer's, between iterations) does not hold its peak memory
@@ -582,6 +583,19 @@ class StaticBatch(RowBatch):
             tensor[:width, :, new] = tensor[:width, :, old].clone()
         self.starts[:width] += by
         self.column += by
+
+
+def _fill_holes(keep: list[int]) -> list[int]:
+    """The slot each kept row moves to, as the kept row each slot ``0..n-1`` takes: a row
+    already in those slots stays, the rows past them fill the retired rows' slots. Keeping
+    the rows' order instead would move every row after a retired one (four rows moved per
+    retirement in an evaluation's steady state, each copying its keys and values)."""
+    slots = len(keep)
+    order = list(range(slots))
+    holes = sorted(set(order) - set(keep))
+    for hole, row in zip(holes, (row for row in keep if row >= slots), strict=True):
+        order[hole] = row
+    return order
 
 
 class SplitBatch:

@@ -396,3 +396,15 @@ def test_a_packed_pass_changes_attention_in_its_own_thread_only(tiny_model_dir):
     finally:
         hf_static._packing.step = None
     assert torch.equal(other, reference)
+
+
+def test_a_retired_rows_slot_is_taken_by_a_row_past_the_live_ones():
+    """Retiring a row moves only the rows past the live count into the freed slots (each
+    move copies a row's keys and values); the rows in slots below it stay where they are."""
+    from agentgym.backends.hf_static import _fill_holes
+
+    assert _fill_holes([1, 2, 3]) == [3, 1, 2]
+    assert _fill_holes([0, 2, 4, 5]) == [0, 4, 2, 5]
+    assert _fill_holes([0, 1, 2]) == [0, 1, 2]
+    assert _fill_holes([5]) == [5]
+    assert _fill_holes([]) == []
