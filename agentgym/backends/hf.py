@@ -157,6 +157,9 @@ class HFBackend(TokenBackend):
         if not isinstance(max_batch, int) or max_batch < 1:
             raise UsageError(f"max_batch must be a positive int, got {max_batch!r}")
         self.prefixes = PrefixStore(int(prefix_cache_mb * 2**20))
+        from agentgym.backends.hf_head import block_output_head
+
+        block_output_head(model)  # small CPU batches' logits in blocks: the same, faster
         self.model = model
         self.tokenizer = tokenizer
         self.max_batch = max_batch
