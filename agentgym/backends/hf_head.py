@@ -40,7 +40,8 @@ def block_output_head(model: Any) -> bool:
     if type(head) is not torch.nn.Linear:
         return False
     if not isinstance(head.forward, _BlockedHead):
-        head.forward = _BlockedHead(head)
+        # this instance's forward only: the class and every other Linear stay as they are
+        head.forward = _BlockedHead(head)  # type: ignore[method-assign, assignment]
     return True
 
 
