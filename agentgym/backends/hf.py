@@ -156,11 +156,11 @@ class HFBackend(TokenBackend):
     ) -> None:
         if not isinstance(max_batch, int) or max_batch < 1:
             raise UsageError(f"max_batch must be a positive int, got {max_batch!r}")
-        self.prefixes = PrefixStore(int(prefix_cache_mb * 2**20))
         from agentgym.backends.hf_head import block_output_head
 
-        block_output_head(model)  # small CPU batches' logits in blocks: the same, faster
+        self.prefixes = PrefixStore(int(prefix_cache_mb * 2**20))
         self.model = model
+        block_output_head(model)  # small CPU batches' logits in blocks: the same, faster
         self.tokenizer = tokenizer
         self.max_batch = max_batch
         self.batch_window = batch_window

@@ -1,16 +1,17 @@
 """The output head of a model decoding on the CPU, computed in blocks of its rows of weights.
 
 A decode step of 4-15 rows spends a fifth of its time in the output head on the CPU: for
-that many rows, the float32 matrix product PyTorch's CPU BLAS (MKL) picks costs as if it read
-the whole weight once per three rows, and an output head's weight is large (SmolLM2's: 49,152 x 576
-floats, 113 MB, far past a core's 4 MB of L2). The head alone, measured on the 2-core
-machine with its weight out of cache: 4.2-5.4 ms for 1-3 rows, 9.9-10.7 for 4-6, 14.5-15.5
-for 7-9, 19.1-19.7 for 10-12, 22.3-24.1 for 13-15, then 10.0 ms for 16 (where it reads the
-weight once). In blocks of 1,024 outputs (2.4 MB each) each block's weight stays in L2
-while every row reads it: 7.5 ms for 4 rows, 10.5 for 9, 12.9 for 15. Inside a decode step
-(``docs/performance.md``, "The output head") the head for 9 rows takes 9.2 ms instead of
-15.5, for 12 rows 10.0 instead of 19.3. Below 4 rows and from 16 on blocks are slower (4.6 ms
-for one row, 12.9 for 16), so those keep the plain product.
+that many rows, the float32 matrix product that PyTorch's CPU BLAS (MKL) picks costs as if
+it read the whole weight once per three rows, and an output head's weight is large
+(SmolLM2's: 49,152 x 576 floats, 113 MB, far past a core's 4 MB of L2). The head alone,
+measured on the 2-core machine with its weight out of cache: 4.2-5.4 ms for 1-3 rows,
+9.9-10.7 for 4-6, 14.5-15.5 for 7-9, 19.1-19.7 for 10-12, 22.3-24.1 for 13-15, then 10.0 ms
+for 16 (where it reads the weight once). In blocks of 1,024 outputs (2.4 MB each) each
+block's weight stays in L2 while every row reads it: 7.5 ms for 4 rows, 10.5 for 9, 12.9
+for 15. Inside a decode step (``docs/performance.md``, "Two costs found in the step") the
+head for 9 rows takes 9.2 ms instead of 15.5, for 12 rows 10.0 instead of 19.3. Below 4
+rows and from 16 on blocks are slower (4.6 ms for one row, 12.9 for 16), so those keep the
+plain product.
 
 Each logit is the same dot product either way, over the same hidden size in the same
 kernel: on that machine the blocked logits equal the plain ones to the bit for 1-69 rows and
