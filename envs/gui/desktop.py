@@ -47,8 +47,10 @@ from agentgym.sandbox.uids import UidLease, lease_uid, processes_of
 
 __all__ = ["APPS", "App", "Desktop", "DesktopCrashedError", "desktop_problem"]
 
-START_TIMEOUT = 10.0
-"""Seconds Xvfb, the window manager or an application may take to come up."""
+START_TIMEOUT = 30.0
+"""Seconds Xvfb, the window manager or an application may take to come up: a deadline that
+only ends a start that hangs, not a wait. 10 s was once too short for pcmanfm to show its
+focused window in CI, with the suite's two workers busy beside it."""
 
 STOP_WAIT = 2.0
 """Seconds Xvfb gets to exit on SIGTERM (and remove its lock and socket) before SIGKILL."""

@@ -94,26 +94,38 @@ def test_the_oracle_saves_the_sentence_through_pixel_actions_only(env):
     assert saved.stat().st_uid == world.desktop.uid
 
 
+def save_as(env, text: str, name: str) -> tuple[float, bool, dict]:
+    """Type ``text``, save it as ``name`` through the Save As dialog and wait for the file;
+    return the rewards' sum and the last step's ``terminated`` and info."""
+    total = 0.0
+    for action in [f'type("{text}")', 'key("Control+s")', f'type("{name}")', 'key("Enter")']:
+        _, reward, terminated, _, info = env.step(action)
+        total += reward
+    desktop = env.unwrapped._world.desktop
+    # The write lands on mousepad's timer after Enter; a loaded machine may delay it past the
+    # first wait()'s quiet (one CI run did), so an agent would wait again.
+    for _ in range(4):
+        _, reward, terminated, _, info = env.step("wait()")
+        total += reward
+        if (desktop.home / name).exists():
+            return total, terminated, info
+    titles = [desktop.screen.title(w.id) for w in desktop.screen.windows()]
+    home = sorted(p.name for p in desktop.home.iterdir())
+    raise AssertionError(f"{name} not saved after 4 waits: home {home}, windows {titles}")
+
+
 def test_a_fixed_sequence_earns_nothing(env):
     """The same text saved under the same name every time: right only by chance, and the
     sentences are drawn so that it never is on this task."""
     env.reset(seed=0, options=WRITE)
-    fixed = ['type("Apple river stone cloud.")', 'key("Control+s")', 'type("notes.txt")']
-    total = 0.0
-    for action in [*fixed, 'key("Enter")', "wait()"]:
-        _, reward, terminated, _, info = env.step(action)
-        total += reward
-    assert (env.unwrapped._world.desktop.home / "notes.txt").exists()  # it saved, wrongly
+    total, terminated, info = save_as(env, "Apple river stone cloud.", "notes.txt")
     assert total == 0.0 and not terminated and not info["verdict"].passed
 
 
 def test_one_desktop_serves_every_episode_and_reset_restores_its_home(env):
     env.reset(seed=0, options=WRITE)
     desktop = env.unwrapped._desktop
-    for action in ['type("left over")', 'key("Control+s")', 'type("stray.txt")', 'key("Enter")']:
-        env.step(action)
-    env.step("wait()")
-    assert (desktop.home / "stray.txt").exists()
+    save_as(env, "left over", "stray.txt")
     env.reset(seed=0, options=task_of("sort_lines", "medium"))
     assert env.unwrapped._desktop is desktop
     assert not (desktop.home / "stray.txt").exists()
