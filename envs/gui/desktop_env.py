@@ -63,6 +63,14 @@ after which an action's effect counts as shown. The CPU clause is what lets the 
 an application still working on a key (GTK laying out a dialog) is busy even where its window
 has not changed yet."""
 
+TYPE_QUIET = 0.3
+"""The stillness after typing. Toolkits act on typed text from a timer, with the screen and
+CPU still until it fires: GTK's Save As name entry ignores an Enter that comes within about
+0.15 s of the typing (measured: an Enter 0.11-0.13 s after the name was lost 12 times in 12,
+0.15 s after 3 times in 6, 0.17 s and later 0 in 12). The 0.12 s quiet plus a step's own work
+left the Enter just past that most of the time, but not always: one save in about a hundred
+test runs here, and one in each of two CI runs, ended with the dialog open and no file."""
+
 WAIT_QUIET = 0.8
 """The stillness ``wait()`` waits for: longer than mousepad's timer between a Save As dialog's
 Enter and the write (0.52-0.57 s measured, screen and CPU still all that time)."""
@@ -259,7 +267,7 @@ class DesktopTaskEnv(TaskEnv[DesktopWorld]):
         if name == "wait":
             settle(world.desktop, WAIT_QUIET, WAIT_LIMIT)
         else:
-            settle(world.desktop)
+            settle(world.desktop, TYPE_QUIET if name == "type" else QUIET)
         self._feedback = f"{name}: done."
         return self._feedback
 

@@ -103,7 +103,7 @@ def save_as(env, text: str, name: str) -> tuple[float, bool, dict]:
         total += reward
     desktop = env.unwrapped._world.desktop
     # The write lands on mousepad's timer after Enter; a loaded machine may delay it past the
-    # first wait()'s quiet (one CI run did), so an agent would wait again.
+    # first wait()'s quiet, and an agent would wait again.
     for _ in range(4):
         _, reward, terminated, _, info = env.step("wait()")
         total += reward
