@@ -1,6 +1,7 @@
 """The wheel is the product: built from a copy of the checkout, it holds every module and data
 file, and installed into a clean virtual environment every registered id makes and every
-env class resets (every id of a small class, every eighth of a large one: ``RESET_EVERY``).
+env class resets (every id of a small class, a fixed sample of a large one in the suite:
+``RESET_PER_CLASS``; every id under ``make check``).
 
 The clean environment gets the development environment's third-party packages through a
 path entry (so nothing is downloaded), but not its editable agentgym: what it imports is the
@@ -9,6 +10,7 @@ wheel's, and the test checks that it is.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from package_layout import ROOT, package_folders, package_modules
+from sampling import sample
 
 pytestmark = pytest.mark.slow
 
@@ -86,33 +89,42 @@ def _wheel_path(module: str, path: Path) -> str:
     return "/".join(parts) + ".py"
 
 
-RESET_EVERY = 8
-"""A class with more ids than this (MiniWoB++'s 101 pages, the pixel web's 78, reasoning-gym's
-93) resets every eighth of them: the rest differ only in their data files, which the test
-above finds in the wheel, and resetting them all was 30 of the test's 52 s."""
+RESET_PER_CLASS = 12
+"""Ids of one env class that reset in the suite: all of a small class, a fixed sample of
+MiniWoB++'s 101 pages, the pixel web's 78 and reasoning-gym's 93 (all under ``make check``).
+The rest differ only in their data files, which the test above finds in the wheel, and
+resetting them all was 30 of the test's 52 s."""
 
-PROGRAM = f"""
-import collections, sys, pathlib
+PROGRAM = """
+import json, sys, pathlib
 import agentgym
 where = pathlib.Path(agentgym.__file__).resolve()
-assert str(where).startswith(sys.argv[1]), f"imported {{where}}, not the wheel's agentgym"
-specs = agentgym.list_envs()
-size = collections.Counter(spec.entry_point for spec in specs)
-seen = collections.Counter()
+assert str(where).startswith(sys.argv[1]), f"imported {where}, not the wheel's agentgym"
+to_reset = set(json.loads(sys.argv[2]))
 made = reset = 0
-for spec in specs:
+for spec in agentgym.list_envs():
     make = agentgym.make if spec.kind == "env" else agentgym.make_multi
     env = make(spec.id)
-    seen[spec.entry_point] += 1
-    if size[spec.entry_point] <= {RESET_EVERY} or seen[spec.entry_point] % {RESET_EVERY} == 1:
+    if spec.id in to_reset:
         env.reset(seed=0)
         reset += 1
     env.close()
     made += 1
-print(f"\\nmade {{made}} ids and reset {{reset}}")
+print(f"\\nmade {made} ids and reset {reset}")
 """
 
 
+def ids_to_reset() -> list[str]:
+    """Every env class's ids, sampled (:func:`sampling.sample`) to :data:`RESET_PER_CLASS`."""
+    import agentgym
+
+    classes: dict[object, list[str]] = {}
+    for spec in agentgym.list_envs():
+        classes.setdefault(spec.entry_point, []).append(spec.id)
+    return [i for ids in classes.values() for i in sample(ids, RESET_PER_CLASS)]
+
+
+@pytest.mark.sampled
 def test_every_id_makes_and_resets_from_the_installed_wheel(wheel, tmp_path):
     import site
     import sysconfig
@@ -134,9 +146,10 @@ def test_every_id_makes_and_resets_from_the_installed_wheel(wheel, tmp_path):
     # Third-party packages from the development environment, after the wheel's own files.
     ours = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
     (target / "zz_dependencies.pth").write_text("\n".join(sorted(ours)) + "\n")
+    to_reset = ids_to_reset()
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     done = subprocess.run(
-        [str(python), "-c", PROGRAM, str(target.resolve())],
+        [str(python), "-c", PROGRAM, str(target.resolve()), json.dumps(to_reset)],
         cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
@@ -144,5 +157,6 @@ def test_every_id_makes_and_resets_from_the_installed_wheel(wheel, tmp_path):
 
     made = re.search(r"made (\d+) ids and reset (\d+)", done.stdout)
     assert made and int(made.group(1)) == len(agentgym.list_envs()), done.stdout[-2000:]
+    assert int(made.group(2)) == len(to_reset), done.stdout[-2000:]
     classes = {spec.entry_point for spec in agentgym.list_envs()}
-    assert int(made.group(2)) > len(classes), done.stdout[-2000:]
+    assert len(to_reset) > len(classes), to_reset
